@@ -1,0 +1,31 @@
+# hermit: deterministic record/replay debugger.
+GO ?= go
+export CGO_ENABLED := 1
+
+.PHONY: build test bench demo vet fmt clean FORCE
+
+build: bin/hermit
+
+bin/hermit: FORCE
+	@mkdir -p bin
+	$(GO) build -o bin/hermit ./cmd/hermit
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+# Everything: unit tests, fuzz seed corpora, end-to-end tests with real guests.
+test: build vet
+	$(GO) test -count=1 -timeout 25m ./...
+
+# Benchmarks print ratios against native and strace, measured in one run.
+bench: build
+	$(GO) run ./tests/bench/runbench
+	$(GO) run ./tests/bench/tracebench
+
+# Build, then run a small bundled racy program twice under hermit: same bytes both times.
+demo: build
+	@./tests/demo.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,52 @@
+// Command hermit runs programs deterministically, records them and replays
+// them under a debugger.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `hermit: deterministic record/replay debugger for x86-64 Linux
+
+Usage:
+  hermit run [flags] -- PROG [ARGS...]      run PROG deterministically
+  hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace
+  hermit replay [--autopilot|--gdb-port N] [TRACE]
+  hermit trace ls|info|dump|rm [TRACE]      inspect traces
+  hermit version
+
+Run 'hermit COMMAND --help' for the flags of one command.
+`
+
+func main() {
+	os.Exit(hermitMain(os.Args[1:]))
+}
+
+func hermitMain(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runMain(args[1:])
+	case "trace":
+		return traceMain(args[1:])
+	case "record", "replay":
+		fmt.Fprintf(os.Stderr, "hermit %s: not implemented yet\n", args[0])
+		return 2
+	case "version", "--version":
+		fmt.Println("hermit", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return 0
+	default:
+		fmt.Fprintf(os.Stderr, "hermit: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// version is the hermit version recorded in traces.
+const version = "0.1.0-dev"
