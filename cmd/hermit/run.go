@@ -1,11 +1,236 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 )
 
+// Exit statuses hermit itself uses (the guest's own status passes through).
+const (
+	exitNotFound      = 127
+	exitNotExecutable = 126
+	// exitHermit: hermit failed, or --verify found the runs differ.
+	exitHermit = 125
+)
+
+// runFlags are the flags shared by run and record.
+type runFlags struct {
+	summary   bool
+	verify    bool
+	seed      uint64
+	cpu       int
+	watchdog  time.Duration
+	listTrace bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.summary, "summary", false, "print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed for the scheduler's `N`; the same seed gives the same run")
+	fs.IntVar(&f.cpu, "cpu", -2, "pin hermit and the guest to CPU `N` (-1: do not pin; default: the CPU hermit starts on)")
+	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
+}
+
 func runMain(args []string) int {
-	fmt.Fprintln(os.Stderr, "hermit run: not implemented yet")
-	return 2
+	fs := flag.NewFlagSet("hermit run", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: hermit run [flags] -- PROG [ARGS...]
+
+Runs PROG deterministically: one guest thread at a time, switching only at
+syscalls, thread and process events and signals, in fresh pid, mount and uts
+namespaces with ASLR off. The same program, inputs and flags give the same
+output, exit status, pids and thread interleaving on every run. hermit exits
+with PROG's status, or 128+N if PROG died of signal N; 127 if PROG is not
+found, 126 if it cannot be executed, 125 if hermit itself failed or --verify
+saw the two runs differ.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	var f runFlags
+	f.register(fs)
+	fs.BoolVar(&f.verify, "verify", false, "run twice and fail (status 125) showing the first difference if stdout, stderr, exit status or schedule digest differ")
+	fs.BoolVar(&f.listTrace, "list-intercepted", false, "print the syscalls the seccomp filter sends to hermit, comma-separated, and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if f.listTrace {
+		fmt.Println(abi.SyscallNames(detcore.InterceptedSyscalls()))
+		return 0
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "hermit run: no program given; usage: hermit run [flags] -- PROG [ARGS...]")
+		return 2
+	}
+	path, code := resolveProgram(argv[0])
+	if code != 0 {
+		return code
+	}
+	stop := handleSignals()
+	defer stop()
+	if f.verify {
+		return verify(path, argv, &f)
+	}
+	out, err := runGuest(path, argv, &f, guestIO{os.Stdin, os.Stdout, os.Stderr})
+	if err != nil {
+		return reportLaunchError(err)
+	}
+	if f.summary {
+		printSummary(os.Stderr, out.Stats)
+	}
+	return out.ExitCode
+}
+
+// resolveProgram finds PROG the way a shell does, returning an exit status
+// other than 0 with a message when it cannot run.
+func resolveProgram(name string) (string, int) {
+	if strings.Contains(name, "/") {
+		st, err := os.Stat(name)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "hermit: %s: no such file or directory\n", name)
+			return "", exitNotFound
+		case st.IsDir() || st.Mode()&0o111 == 0:
+			fmt.Fprintf(os.Stderr, "hermit: %s: permission denied (not an executable file)\n", name)
+			return "", exitNotExecutable
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			abs = name
+		}
+		return abs, 0
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hermit: %s: command not found\n", name)
+		return "", exitNotFound
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		abs = p
+	}
+	return abs, 0
+}
+
+func reportLaunchError(err error) int {
+	fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
+	switch {
+	case errors.Is(err, ptrace.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, ptrace.ErrNotExecutable):
+		return exitNotExecutable
+	}
+	return exitHermit
+}
+
+// handleSignals keeps hermit alive on SIGINT and SIGQUIT, which the
+// terminal also sends to the guest (the guest decides), and kills the guest
+// on SIGTERM and SIGHUP.
+func handleSignals() func() {
+	c := make(chan os.Signal, 4)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-c:
+				if s == syscall.SIGTERM || s == syscall.SIGHUP {
+					killCurrent()
+				}
+			}
+		}
+	}()
+	return func() { signal.Stop(c); close(done) }
+}
+
+type guestIO struct{ stdin, stdout, stderr *os.File }
+
+// current is the tracer of the run in progress, for killCurrent.
+var current = make(chan *ptrace.Tracer, 1)
+
+func killCurrent() {
+	select {
+	case t := <-current:
+		t.KillAll()
+		current <- t
+	default:
+	}
+}
+
+// runGuest runs one deterministic execution on a dedicated, locked OS
+// thread (ptrace binds tracees to the thread that attached them).
+func runGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Result, error) {
+	type outcome struct {
+		res detcore.Result
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Never unlocked: the thread exits with the goroutine, taking its
+		// ptrace state with it.
+		res, err := traceGuest(path, argv, f, gio)
+		ch <- outcome{res, err}
+	}()
+	o := <-ch
+	return o.res, o.err
+}
+
+func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Result, error) {
+	cpu := f.cpu
+	if cpu == -2 {
+		cpu = ptrace.CurrentCPU()
+	}
+	tr, root, err := ptrace.Start(ptrace.Options{
+		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
+		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(),
+		Stdin: gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
+	})
+	if err != nil {
+		return detcore.Result{}, err
+	}
+	current <- tr
+	defer func() { <-current; tr.Close() }()
+	eng := detcore.NewEngine(tr, detcore.Config{
+		Seed:     f.seed,
+		Watchdog: f.watchdog,
+		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+	}, root)
+	res, err := eng.Run()
+	if err != nil {
+		tr.KillAll()
+		return res, err
+	}
+	return res, nil
+}
+
+func printSummary(w io.Writer, s detcore.Stats) {
+	fmt.Fprintf(w, "hermit summary:\n")
+	fmt.Fprintf(w, "  threads: %d\n", s.Threads)
+	fmt.Fprintf(w, "  processes: %d\n", s.Processes)
+	fmt.Fprintf(w, "  syscalls intercepted: %d\n", s.Syscalls)
+	fmt.Fprintf(w, "  ptrace stops: %d\n", s.Stops)
+	fmt.Fprintf(w, "  scheduler turns: %d\n", s.Turns)
+	fmt.Fprintf(w, "  nondeterministic points: %d\n", s.Nondet)
+	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)
 }

@@ -1,0 +1,181 @@
+// Package abi holds the pieces of the linux/amd64 kernel ABI that hermit's
+// pure logic needs: syscall numbers and names, errno values, futex, clone,
+// wait and signal constants, and the register layout. It imports nothing
+// from the operating system, so traces can be decoded on any host.
+package abi
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// SyscallName returns the kernel's name for syscall nr, or "syscall_NNN".
+func SyscallName(nr int) string {
+	if n, ok := syscallNames[nr]; ok {
+		return n
+	}
+	return fmt.Sprintf("syscall_%d", nr)
+}
+
+// SyscallNumber returns the number of the syscall called name.
+func SyscallNumber(name string) (int, bool) {
+	for nr, n := range syscallNames {
+		if n == name {
+			return nr, true
+		}
+	}
+	return 0, false
+}
+
+// SyscallNames returns the names of nrs, sorted and comma-separated.
+func SyscallNames(nrs []int) string {
+	names := make([]string, 0, len(nrs))
+	for _, nr := range nrs {
+		names = append(names, SyscallName(nr))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+// Errno values from <asm-generic/errno-base.h> and <asm-generic/errno.h>.
+const (
+	EPERM     = 1
+	ENOENT    = 2
+	ESRCH     = 3
+	EINTR     = 4
+	EBADF     = 9
+	ECHILD    = 10
+	EAGAIN    = 11
+	ENOMEM    = 12
+	EFAULT    = 14
+	EINVAL    = 22
+	ENOSYS    = 38
+	ETIMEDOUT = 110
+)
+
+// Futex operations from <linux/futex.h>.
+const (
+	FUTEX_WAIT            = 0
+	FUTEX_WAKE            = 1
+	FUTEX_FD              = 2
+	FUTEX_REQUEUE         = 3
+	FUTEX_CMP_REQUEUE     = 4
+	FUTEX_WAKE_OP         = 5
+	FUTEX_LOCK_PI         = 6
+	FUTEX_UNLOCK_PI       = 7
+	FUTEX_TRYLOCK_PI      = 8
+	FUTEX_WAIT_BITSET     = 9
+	FUTEX_WAKE_BITSET     = 10
+	FUTEX_WAIT_REQUEUE_PI = 11
+	FUTEX_CMP_REQUEUE_PI  = 12
+	FUTEX_LOCK_PI2        = 13
+
+	FUTEX_PRIVATE_FLAG   = 128
+	FUTEX_CLOCK_REALTIME = 256
+	FUTEX_BITSET_ANY     = 0xffffffff
+)
+
+// Clone flags from <linux/sched.h>.
+const (
+	CLONE_VM             = 0x00000100
+	CLONE_FS             = 0x00000200
+	CLONE_FILES          = 0x00000400
+	CLONE_SIGHAND        = 0x00000800
+	CLONE_VFORK          = 0x00004000
+	CLONE_PARENT         = 0x00008000
+	CLONE_THREAD         = 0x00010000
+	CLONE_SETTLS         = 0x00080000
+	CLONE_PARENT_SETTID  = 0x00100000
+	CLONE_CHILD_CLEARTID = 0x00200000
+	CLONE_CHILD_SETTID   = 0x01000000
+)
+
+// Wait options from <linux/wait.h>.
+const (
+	WNOHANG = 0x00000001
+	WNOWAIT = 0x01000000
+)
+
+// Clock ids from <linux/time.h>.
+const (
+	CLOCK_REALTIME  = 0
+	CLOCK_MONOTONIC = 1
+	TIMER_ABSTIME   = 1
+)
+
+// Signal numbers from <asm/signal.h>.
+const (
+	SIGHUP  = 1
+	SIGINT  = 2
+	SIGQUIT = 3
+	SIGILL  = 4
+	SIGTRAP = 5
+	SIGABRT = 6
+	SIGBUS  = 7
+	SIGFPE  = 8
+	SIGKILL = 9
+	SIGUSR1 = 10
+	SIGSEGV = 11
+	SIGUSR2 = 12
+	SIGPIPE = 13
+	SIGALRM = 14
+	SIGTERM = 15
+	SIGCHLD = 17
+	SIGCONT = 18
+	SIGSTOP = 19
+	SIGTSTP = 20
+	SIGTTIN = 21
+	SIGTTOU = 22
+	SIGURG  = 23
+)
+
+// Regs is the x86-64 user register set (struct user_regs_struct).
+type Regs struct {
+	R15, R14, R13, R12, Rbp, Rbx, R11, R10 uint64
+	R9, R8, Rax, Rcx, Rdx, Rsi, Rdi        uint64
+	OrigRax, Rip, Cs, Eflags, Rsp, Ss      uint64
+	FsBase, GsBase, Ds, Es, Fs, Gs         uint64
+}
+
+// Arg returns syscall argument i (0-5) as the kernel reads it.
+func (r *Regs) Arg(i int) uint64 {
+	switch i {
+	case 0:
+		return r.Rdi
+	case 1:
+		return r.Rsi
+	case 2:
+		return r.Rdx
+	case 3:
+		return r.R10
+	case 4:
+		return r.R8
+	case 5:
+		return r.R9
+	}
+	panic("abi: syscall argument index out of range")
+}
+
+// SetArg sets syscall argument i (0-5).
+func (r *Regs) SetArg(i int, v uint64) {
+	switch i {
+	case 0:
+		r.Rdi = v
+	case 1:
+		r.Rsi = v
+	case 2:
+		r.Rdx = v
+	case 3:
+		r.R10 = v
+	case 4:
+		r.R8 = v
+	case 5:
+		r.R9 = v
+	default:
+		panic("abi: syscall argument index out of range")
+	}
+}
+
+// SyscallInsnLen is the length of the `syscall` instruction (0f 05).
+const SyscallInsnLen = 2

@@ -1,0 +1,178 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+type blockKind int
+
+const (
+	bkFutex  blockKind = iota // woken by a futex wake
+	bkFd                      // waits until one of fds is ready
+	bkChild                   // wait4/waitid: retried when a child changes state
+	bkSleep                   // waits for its deadline only
+	bkSignal                  // pause, sigsuspend, sigtimedwait
+)
+
+// blocker describes what a blocked thread waits for.
+type blocker struct {
+	kind   blockKind
+	key    futexKey
+	bitset uint32
+	fds    []FdWait
+	epoch  uint64
+	// deadline is the logical time at which the wait times out; -1: never.
+	deadline int64
+	// onTimeout sets the thread's result when the deadline passes.
+	onTimeout func(e *Engine, t *thread)
+	// wakeMask, when set, returns the signals that end this wait given the
+	// thread's blocked mask; by default every unblocked signal does.
+	wakeMask func(blocked uint64) uint64
+}
+
+// emulate makes t skip its syscall and return ret.
+func (t *thread) emulate(ret int64) {
+	t.act = actEmulate
+	t.ret = ret
+}
+
+func emulateResult(ret int64) func(*Engine, *thread) {
+	return func(_ *Engine, t *thread) { t.emulate(ret) }
+}
+
+// blockOn parks t until b is satisfied, unless a signal it must take is
+// already pending: then the syscall runs natively and the kernel
+// interrupts it as it would without hermit.
+func (e *Engine) blockOn(t *thread, b *blocker) {
+	if t.sigWoken {
+		t.sigWoken = false
+		t.act = actCont
+		return
+	}
+	if e.signalEnds(t, b) {
+		t.act = actCont
+		return
+	}
+	t.block = b
+	t.state = tsBlocked
+	if b.kind == bkFutex {
+		e.futexes[b.key] = append(e.futexes[b.key], t)
+	}
+}
+
+// unblock removes t from whatever wait it is in.
+func (e *Engine) unblock(t *thread) {
+	b := t.block
+	if b == nil {
+		return
+	}
+	if b.kind == bkFutex {
+		ws := e.futexes[b.key]
+		for i, w := range ws {
+			if w == t {
+				e.setWaiters(b.key, append(ws[:i:i], ws[i+1:]...))
+				break
+			}
+		}
+	}
+	t.block = nil
+	if t.state == tsBlocked {
+		t.state = tsReady
+	}
+}
+
+// wake reports whether blocked thread t can run now, and sets how.
+func (e *Engine) wake(t *thread) bool {
+	b := t.block
+	if b.deadline >= 0 && e.clock >= b.deadline {
+		e.unblock(t)
+		if b.onTimeout != nil {
+			b.onTimeout(e, t)
+		}
+		return true
+	}
+	switch b.kind {
+	case bkFd:
+		ready, err := e.t.Poll(b.fds, 0)
+		if err != nil {
+			// The descriptor went away: let the syscall report it.
+			e.unblock(t)
+			t.act = actCont
+			return true
+		}
+		for _, r := range ready {
+			if r {
+				e.unblock(t)
+				t.act = actCont
+				return true
+			}
+		}
+	case bkChild:
+		if e.childEpoch != b.epoch {
+			e.unblock(t)
+			t.act = actCont
+			return true
+		}
+	}
+	if e.signalEnds(t, b) {
+		e.unblock(t)
+		t.act = actCont
+		// A rewound syscall meets its seccomp stop again first.
+		t.sigWoken = b.kind == bkChild
+		return true
+	}
+	return false
+}
+
+// signalEnds reports whether t has a pending signal that ends wait b. It
+// reads the thread's signal state only when a signal may have been sent
+// since it last looked.
+func (e *Engine) signalEnds(t *thread, b *blocker) bool {
+	if t.sigChecked == e.sigEpoch+1 {
+		return false
+	}
+	t.sigChecked = e.sigEpoch + 1
+	pending, blocked, err := e.t.Signals(t.tid)
+	if err != nil || pending == 0 {
+		return false
+	}
+	wake := ^blocked
+	if b.wakeMask != nil {
+		wake = b.wakeMask(blocked)
+	}
+	return pending&wake != 0
+}
+
+// nextDeadline returns the earliest deadline of a blocked thread.
+func (e *Engine) nextDeadline() (int64, bool) {
+	best, ok := int64(0), false
+	for _, t := range e.threads {
+		if t.state == tsBlocked && t.block.deadline >= 0 && (!ok || t.block.deadline < best) {
+			best, ok = t.block.deadline, true
+		}
+	}
+	return best, ok
+}
+
+// readDeadline reads a struct timespec at addr and turns it into a logical
+// deadline. An absolute timespec is read against the host clock.
+func (e *Engine) readDeadline(t *thread, addr uint64, absolute bool, clock int) (int64, bool) {
+	var b [16]byte
+	if e.t.ReadMem(t.tid, addr, b[:]) != nil {
+		return 0, false
+	}
+	ns := int64(le64(b[0:]))*1e9 + int64(le64(b[8:]))
+	if absolute {
+		ns -= e.t.NowNS(clock)
+	}
+	return e.clock + max(ns, 0), true
+}
+
+// relDeadline returns the logical deadline ms milliseconds from now, or -1
+// for a negative (infinite) timeout.
+func (e *Engine) relDeadline(ms int64) int64 {
+	if ms < 0 {
+		return -1
+	}
+	return e.clock + ms*1e6
+}
+
+var _ = abi.SIGKILL

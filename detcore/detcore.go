@@ -1,0 +1,182 @@
+// Package detcore is hermit's deterministic core: a serialized scheduler
+// that runs exactly one guest thread at a time and switches only at
+// deterministic points (intercepted syscalls, thread and process creation
+// and exit, signal delivery), plus the syscall policy that turns blocking
+// calls into scheduler waits.
+//
+// detcore never touches the kernel itself. It drives a Tracer, which the
+// ptrace backend (package detcore/ptrace) implements for real and tests
+// implement with scripted fakes. All Tracer calls come from the goroutine
+// that calls Engine.Run.
+package detcore
+
+import (
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// StopKind says why a guest thread stopped.
+type StopKind int
+
+const (
+	// StopSeccomp: the thread is at an intercepted syscall, before it runs.
+	StopSeccomp StopKind = iota
+	// StopSyscallExit: the thread finished a syscall resumed with ResumeSyscall.
+	StopSyscallExit
+	// StopClone: the thread created a thread or process; Msg is its tid.
+	StopClone
+	// StopExec: the thread completed execve; Msg is its tid before the exec.
+	StopExec
+	// StopEvent: a PTRACE_EVENT_STOP: a new thread's first stop, a group
+	// stop (Sig is the stopping signal) or an interrupt.
+	StopEvent
+	// StopSignal: a signal is about to be delivered to the thread (Sig).
+	StopSignal
+	// StopExited: the thread is gone; Code is its exit status.
+	StopExited
+	// StopKilled: the thread is gone, killed by signal Sig.
+	StopKilled
+)
+
+var stopKindNames = [...]string{"seccomp", "syscall-exit", "clone", "exec", "event", "signal", "exited", "killed"}
+
+func (k StopKind) String() string {
+	if int(k) < len(stopKindNames) {
+		return stopKindNames[k]
+	}
+	return "stop?"
+}
+
+// Stop is one report from Tracer.Wait.
+type Stop struct {
+	Tid  int
+	Kind StopKind
+	Sig  int
+	Code int
+	Msg  uint64
+	// CloneKind is SYS_CLONE, SYS_FORK or SYS_VFORK for StopClone.
+	CloneKind int
+}
+
+// ResumeMode says how far a resumed thread runs.
+type ResumeMode int
+
+const (
+	// ResumeCont runs until the next intercepted syscall, event or signal.
+	ResumeCont ResumeMode = iota
+	// ResumeSyscall also stops when the current syscall returns.
+	ResumeSyscall
+	// ResumeStep executes one instruction.
+	ResumeStep
+)
+
+// FdWait names a guest file descriptor and the poll events a thread waits for.
+type FdWait struct {
+	Tid    int
+	Fd     int
+	Events int16
+}
+
+// Poll events from <asm-generic/poll.h>.
+const (
+	POLLIN   = 0x1
+	POLLOUT  = 0x4
+	POLLERR  = 0x8
+	POLLHUP  = 0x10
+	POLLNVAL = 0x20
+)
+
+// FdKind classifies a guest file descriptor for the blocking policy.
+type FdKind int
+
+const (
+	FdOther    FdKind = iota // a regular file, directory or device that never blocks
+	FdPollable               // a pipe, FIFO, socket, tty or event fd: may block
+	FdNonblock               // pollable but opened O_NONBLOCK: never blocks
+	FdClosed                 // not open
+)
+
+// Tracer is the kernel side of the engine. Every method must be called from
+// the goroutine that runs Engine.Run. Methods that take a tid may return an
+// error wrapping ErrGone when the thread has died; the engine then waits
+// for its exit report.
+type Tracer interface {
+	// Wait blocks until some guest thread stops or exits.
+	Wait() (Stop, error)
+	// Resume restarts a stopped thread, delivering sig if it is not 0.
+	Resume(tid int, mode ResumeMode, sig int) error
+	GetRegs(tid int, r *abi.Regs) error
+	SetRegs(tid int, r *abi.Regs) error
+	ReadMem(tid int, addr uint64, b []byte) error
+	WriteMem(tid int, addr uint64, b []byte) error
+	// FdKind classifies file descriptor fd of tid's process.
+	FdKind(tid, fd int) FdKind
+	// PipeSpace returns how many bytes a write to fd can take without
+	// blocking, or -1 when fd is not a pipe or the space is unknown.
+	PipeSpace(tid, fd int) int
+	// Poll polls the given guest descriptors from outside the guest,
+	// waiting at most timeout (0: do not wait), and reports which are ready.
+	Poll(ws []FdWait, timeout time.Duration) ([]bool, error)
+	// Signals returns thread tid's pending (thread and process) and blocked
+	// signal masks; bit N-1 stands for signal N.
+	Signals(tid int) (pending, blocked uint64, err error)
+	// Preempt asks the running thread tid to stop at once; it reports a
+	// StopSignal with SIGSTOP that the engine suppresses.
+	Preempt(tid int) error
+	// NowNS reads the host clock (CLOCK_REALTIME or CLOCK_MONOTONIC) in ns;
+	// used to turn absolute guest deadlines into relative ones.
+	NowNS(clock int) int64
+	// KillAll kills every guest process.
+	KillAll()
+}
+
+// Config holds the scheduling policy knobs.
+type Config struct {
+	// Seed perturbs the round-robin order deterministically; 0 keeps plain
+	// round robin in thread creation order.
+	Seed uint64
+	// Quantum is the logical time (ns) one scheduler turn costs.
+	Quantum int64
+	// Watchdog is how long one thread may run without reaching a
+	// scheduling point while others wait before hermit preempts it
+	// (nondeterministically) and says so. 0 disables the watchdog.
+	Watchdog time.Duration
+	// Warn receives one-line warnings for the user (may be nil).
+	Warn func(msg string)
+}
+
+// Result is what Engine.Run reports.
+type Result struct {
+	// ExitCode is the guest's exit status; 128+N when killed by signal N.
+	ExitCode int
+	// Signal is the signal that killed the root process, or 0.
+	Signal int
+	Stats  Stats
+}
+
+// Stats counts what the engine did; reported by --summary.
+type Stats struct {
+	Threads     int
+	Processes   int
+	Syscalls    int64 // intercepted syscalls
+	Stops       int64 // ptrace stops
+	Turns       int64 // scheduling decisions
+	Nondet      int64 // points where the outside world decided
+	Preemptions int64 // watchdog preemptions (nondeterministic)
+	Digest      uint64
+	// BySyscall counts intercepted syscalls by number.
+	BySyscall map[int]int64
+}
+
+// InterceptedSyscalls lists the syscalls the seccomp filter must send to
+// the tracer: exactly those with a policy entry.
+func InterceptedSyscalls() []int {
+	nrs := make([]int, 0, len(policy))
+	for nr := range policy {
+		nrs = append(nrs, nr)
+	}
+	return nrs
+}
+
+var _ = abi.SYS_READ

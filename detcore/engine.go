@@ -1,0 +1,506 @@
+package detcore
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// ErrGone is wrapped by Tracer errors about a thread that no longer exists.
+var ErrGone = errors.New("thread is gone")
+
+// Engine is the serialized deterministic scheduler. It owns the thread
+// table; all its methods run on the Run goroutine.
+type Engine struct {
+	t   Tracer
+	cfg Config
+
+	threads map[int]*thread
+	procs   map[int]*process
+	// early holds first stops of threads whose creation event has not
+	// been seen yet.
+	early map[int]Stop
+	seq   int
+	mmSeq int
+	// cursor is the seq of the thread picked last (round robin).
+	cursor int
+	// running is the thread resumed last; nil when none runs.
+	running *thread
+	// dying counts threads whose exit report the engine waits for.
+	dying int
+
+	futexes map[futexKey][]*thread
+	// clock is logical time in ns since the start of the run.
+	clock int64
+	// sigEpoch and childEpoch count events that may have made a signal
+	// pending or a child waitable; blocked threads re-check when they move.
+	sigEpoch, childEpoch uint64
+
+	root     *process
+	rootDone bool
+	result   Result
+	digest   hashWriter
+	warned   map[string]bool
+
+	// progress is bumped at every stop; the watchdog reads it.
+	progress atomic.Int64
+	// watchTid is the tid the watchdog preempted, or 0.
+	watchTid atomic.Int64
+	// waitTid is the running thread while the engine waits for it.
+	waitTid atomic.Int64
+	// others counts live threads other than the running one.
+	others atomic.Int64
+	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
+	// has been allowed to run.
+	sigAfter bool
+}
+
+type hashWriter struct{ h uint64 }
+
+func (d *hashWriter) add(vs ...int64) {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
+		}
+		h.Write(b[:])
+	}
+	put(d.h)
+	for _, v := range vs {
+		put(uint64(v))
+	}
+	d.h = h.Sum64()
+}
+
+// NewEngine returns an engine for a guest whose first thread, rootTid, is
+// stopped (after its first exec) and ready to run.
+func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
+	if cfg.Quantum == 0 {
+		cfg.Quantum = 1000
+	}
+	e := &Engine{
+		t:       t,
+		cfg:     cfg,
+		threads: map[int]*thread{},
+		procs:   map[int]*process{},
+		early:   map[int]Stop{},
+		futexes: map[futexKey][]*thread{},
+		warned:  map[string]bool{},
+	}
+	e.result.Stats.BySyscall = map[int]int64{}
+	p := e.newProcess(rootTid, nil, nil)
+	e.root = p
+	th := e.newThread(rootTid, p)
+	th.started = true
+	th.state = tsReady
+	return e
+}
+
+func (e *Engine) newProcess(pid int, parent *process, mm *addrSpace) *process {
+	if mm == nil {
+		e.mmSeq++
+		mm = &addrSpace{id: e.mmSeq}
+	}
+	p := &process{pid: pid, mm: mm, parent: parent}
+	e.procs[pid] = p
+	e.result.Stats.Processes++
+	return p
+}
+
+func (e *Engine) newThread(tid int, p *process) *thread {
+	e.seq++
+	t := &thread{tid: tid, proc: p, seq: e.seq, state: tsNew}
+	e.threads[tid] = t
+	p.threads = append(p.threads, t)
+	e.result.Stats.Threads++
+	if st, ok := e.early[tid]; ok {
+		delete(e.early, tid)
+		e.noteFirstStop(t, st)
+	}
+	return t
+}
+
+func (e *Engine) warnOnce(key, msg string) {
+	if e.warned[key] {
+		return
+	}
+	e.warned[key] = true
+	if e.cfg.Warn != nil {
+		e.cfg.Warn(msg)
+	}
+}
+
+// Run schedules the guest until every guest thread has exited.
+func (e *Engine) Run() (Result, error) {
+	stopWatch := e.startWatchdog()
+	defer stopWatch()
+	for len(e.threads) > 0 {
+		if e.running != nil || e.dying > 0 {
+			if e.running != nil {
+				e.waitTid.Store(int64(e.running.tid))
+				e.others.Store(int64(e.countWaiting()))
+			}
+			st, err := e.t.Wait()
+			e.waitTid.Store(0)
+			if err != nil {
+				return e.result, err
+			}
+			e.progress.Add(1)
+			e.result.Stats.Stops++
+			if err := e.handleStop(st); err != nil {
+				return e.result, err
+			}
+			continue
+		}
+		next := e.pick()
+		if next == nil {
+			if err := e.allBlocked(); err != nil {
+				return e.result, err
+			}
+			continue
+		}
+		if err := e.resume(next); err != nil {
+			return e.result, err
+		}
+	}
+	e.result.Stats.Digest = e.digest.h
+	return e.result, nil
+}
+
+// pick chooses the next thread to run: the first runnable thread after the
+// last one picked, in creation order. A blocked thread is runnable when its
+// wait is over.
+func (e *Engine) pick() *thread {
+	ts := e.ordered()
+	n := len(ts)
+	if n == 0 {
+		return nil
+	}
+	start := sort.Search(n, func(i int) bool { return ts[i].seq > e.cursor })
+	for i := 0; i < n; i++ {
+		t := ts[(start+i)%n]
+		if e.runnable(t) {
+			e.cursor = t.seq
+			e.result.Stats.Turns++
+			e.clock += e.cfg.Quantum
+			e.digest.add(int64(t.tid), int64(t.nr), int64(t.act), t.ret)
+			return t
+		}
+	}
+	return nil
+}
+
+// countWaiting counts threads that could run if the running one stopped.
+func (e *Engine) countWaiting() int {
+	n := 0
+	for _, t := range e.threads {
+		if t.state == tsReady || t.state == tsNew {
+			n++
+		}
+	}
+	return n
+}
+
+// ordered returns the live threads in round-robin order.
+func (e *Engine) ordered() []*thread {
+	ts := make([]*thread, 0, len(e.threads))
+	for _, t := range e.threads {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].seq < ts[j].seq })
+	return ts
+}
+
+func (e *Engine) runnable(t *thread) bool {
+	switch t.state {
+	case tsNew:
+		return true
+	case tsReady:
+		return t.vforkChild == nil
+	case tsBlocked:
+		return e.wake(t)
+	}
+	return false
+}
+
+// resume restarts t according to how it parked.
+func (e *Engine) resume(t *thread) error {
+	if !t.started {
+		// Its first stop has not been reported yet: wait for it.
+		if err := e.awaitFirstStop(t); err != nil {
+			return err
+		}
+		if _, ok := e.threads[t.tid]; !ok || t.state == tsDying {
+			return nil
+		}
+	}
+	mode := ResumeCont
+	switch t.act {
+	case actEmulate:
+		t.regs.OrigRax = ^uint64(0)
+		t.regs.Rax = uint64(t.ret)
+		if err := e.t.SetRegs(t.tid, &t.regs); err != nil {
+			return e.gone(t, err)
+		}
+	case actExitStop:
+		mode = ResumeSyscall
+	}
+	sig := t.sig
+	t.sig = 0
+	t.act = actCont
+	t.state = tsRunning
+	e.running = t
+	if err := e.t.Resume(t.tid, mode, sig); err != nil {
+		return e.gone(t, err)
+	}
+	if t.exiting && t.nr == abi.SYS_EXIT && len(t.proc.threads) > 1 && t.proc.threads[0] == t {
+		// A leader leaving before its threads: its report comes last.
+		t.state = tsZombie
+		e.running = nil
+	}
+	return nil
+}
+
+// gone handles a Tracer error on t: a vanished thread is left to its exit
+// report; anything else is fatal.
+func (e *Engine) gone(t *thread, err error) error {
+	if errors.Is(err, ErrGone) {
+		e.setDying(t)
+		if e.running == t {
+			e.running = nil
+		}
+		return nil
+	}
+	return fmt.Errorf("thread %d: %w", t.tid, err)
+}
+
+func (e *Engine) setDying(t *thread) {
+	if t.state == tsDying {
+		return
+	}
+	if t.state == tsBlocked {
+		e.unblock(t)
+	}
+	t.state = tsDying
+	e.dying++
+}
+
+func (e *Engine) awaitFirstStop(t *thread) error {
+	for !t.started {
+		if _, ok := e.threads[t.tid]; !ok {
+			return nil
+		}
+		st, err := e.t.Wait()
+		if err != nil {
+			return err
+		}
+		e.result.Stats.Stops++
+		if err := e.handleStop(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) noteFirstStop(t *thread, st Stop) {
+	t.started = true
+	if st.Kind == StopExited || st.Kind == StopKilled {
+		// Killed before it ever ran (an exit_group raced its creation).
+		e.threadGone(t, st)
+	}
+}
+
+// handleStop updates the thread table for one stop report.
+func (e *Engine) handleStop(st Stop) error {
+	t := e.threads[st.Tid]
+	if t == nil {
+		if st.Kind == StopExec {
+			return e.handleExec(st)
+		}
+		// The first stop of a thread whose creator has not reported the
+		// clone event yet.
+		e.early[st.Tid] = st
+		return nil
+	}
+	if !t.started {
+		e.noteFirstStop(t, st)
+		return nil
+	}
+	switch st.Kind {
+	case StopExited, StopKilled:
+		e.threadGone(t, st)
+		return nil
+	case StopSeccomp:
+		e.park(t)
+		if e.sigAfter {
+			e.sigAfter = false
+			e.sigEpoch++
+		}
+		return e.syscall(t)
+	case StopSyscallExit:
+		e.park(t)
+		if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
+			return e.gone(t, err)
+		}
+		if f := t.onExit; f != nil {
+			t.onExit = nil
+			f(e, t)
+		}
+		return nil
+	case StopClone:
+		return e.handleClone(t, st)
+	case StopExec:
+		return e.handleExec(st)
+	case StopSignal:
+		return e.handleSignal(t, st)
+	case StopEvent:
+		// A group stop or interrupt: park the thread; it runs again when picked.
+		e.park(t)
+		return nil
+	}
+	return fmt.Errorf("thread %d: unexpected stop %v", t.tid, st.Kind)
+}
+
+// park marks the running thread t as stopped and ready.
+func (e *Engine) park(t *thread) {
+	if e.running == t {
+		e.running = nil
+	}
+	if t.state == tsDying {
+		return
+	}
+	t.state = tsReady
+	t.act = actCont
+}
+
+func (e *Engine) handleSignal(t *thread, st Stop) error {
+	if st.Sig == abi.SIGSTOP && int(e.watchTid.Load()) == t.tid {
+		// Our own watchdog preemption: suppress it and reschedule.
+		e.watchTid.Store(0)
+		e.result.Stats.Preemptions++
+		e.result.Stats.Nondet++
+		var r abi.Regs
+		_ = e.t.GetRegs(t.tid, &r)
+		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %#x) while other threads waited to run; "+
+			"without a PMU hermit cannot yet preempt it deterministically, so it preempted it at an arbitrary point "+
+			"and this run may not repeat exactly (--watchdog sets the limit)", t.tid, e.cfg.Watchdog, r.Rip))
+		e.park(t)
+		return nil
+	}
+	if t.state == tsDying || e.running != t {
+		return e.deliver(t, st.Sig)
+	}
+	e.digest.add(-1, int64(t.tid), int64(st.Sig))
+	return e.deliver(t, st.Sig)
+}
+
+func (e *Engine) deliver(t *thread, sig int) error {
+	if err := e.t.Resume(t.tid, ResumeCont, sig); err != nil {
+		return e.gone(t, err)
+	}
+	return nil
+}
+
+// threadGone removes a thread that exited or was killed.
+func (e *Engine) threadGone(t *thread, st Stop) {
+	if e.running == t {
+		e.running = nil
+	}
+	if t.state == tsDying {
+		e.dying--
+	}
+	if t.state == tsBlocked {
+		e.unblock(t)
+	}
+	delete(e.threads, t.tid)
+	p := t.proc
+	p.remove(t)
+	if t.clearTid != 0 {
+		// The kernel cleared *clear_child_tid and woke its futex; waiters
+		// park in the engine, so wake them here.
+		e.futexWake(futexKey{mm: p.mm, addr: t.clearTid}, 1, abi.FUTEX_BITSET_ANY)
+	}
+	if len(p.threads) > 0 {
+		return
+	}
+	delete(e.procs, p.pid)
+	e.childEpoch++
+	e.sigEpoch++
+	if p.vforkParent != nil {
+		p.vforkParent.vforkChild = nil
+		p.vforkParent = nil
+	}
+	if p == e.root {
+		e.rootDone = true
+		if st.Kind == StopKilled {
+			e.result.Signal = st.Sig
+			e.result.ExitCode = 128 + st.Sig
+		} else {
+			e.result.ExitCode = st.Code
+		}
+	}
+}
+
+// allBlocked runs when no thread can run: time jumps to the next deadline,
+// or the engine waits for the outside world.
+func (e *Engine) allBlocked() error {
+	if d, ok := e.nextDeadline(); ok {
+		if d > e.clock {
+			e.clock = d
+		}
+		return nil
+	}
+	var ws []FdWait
+	for _, t := range e.ordered() {
+		if t.state == tsBlocked && t.block.kind == bkFd {
+			ws = append(ws, t.block.fds...)
+		}
+	}
+	start := time.Now()
+	for {
+		ready, err := e.t.Poll(ws, 100*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		// A signal from outside may be pending on some thread now.
+		e.sigEpoch++
+		e.childEpoch++
+		for _, r := range ready {
+			if r {
+				e.result.Stats.Nondet++
+				return nil
+			}
+		}
+		for _, t := range e.ordered() {
+			if e.runnable(t) {
+				e.result.Stats.Nondet++
+				return nil
+			}
+		}
+		if time.Since(start) > 5*time.Second {
+			e.warnOnce("allblocked", "all guest threads have been blocked for 5s: "+e.describeBlocked())
+		}
+	}
+}
+
+func (e *Engine) describeBlocked() string {
+	var parts []string
+	for _, t := range e.ordered() {
+		desc := "ready"
+		if t.state == tsBlocked {
+			desc = abi.SyscallName(t.nr)
+			if t.block.kind == bkFutex {
+				desc += fmt.Sprintf("(%#x)", t.block.key.addr)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("tid %d %s", t.tid, desc))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,212 @@
+package detcore
+
+import (
+	"strconv"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// futexKey identifies a futex word. Private and shared futexes alike are
+// keyed by address space and address; futexes shared between processes
+// through shared memory are not yet matched across processes.
+type futexKey struct {
+	mm   *addrSpace
+	addr uint64
+}
+
+// sysFutex emulates futex(2): waiters park in the engine, in FIFO order per
+// word, and wakes pick them deterministically.
+func sysFutex(e *Engine, t *thread) {
+	r := &t.regs
+	uaddr, op, val := r.Rdi, int(r.Rsi), uint32(r.Rdx)
+	cmd := op &^ (abi.FUTEX_PRIVATE_FLAG | abi.FUTEX_CLOCK_REALTIME)
+	key := futexKey{mm: t.proc.mm, addr: uaddr}
+	key2 := futexKey{mm: t.proc.mm, addr: r.R8}
+	switch cmd {
+	case abi.FUTEX_WAIT, abi.FUTEX_WAIT_BITSET:
+		bitset := uint32(abi.FUTEX_BITSET_ANY)
+		if cmd == abi.FUTEX_WAIT_BITSET {
+			bitset = uint32(r.R9)
+			if bitset == 0 {
+				t.emulate(-abi.EINVAL)
+				return
+			}
+		}
+		cur, ok := e.readU32(t, uaddr)
+		if !ok {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		if cur != val {
+			t.emulate(-abi.EAGAIN)
+			return
+		}
+		deadline := int64(-1)
+		if r.R10 != 0 {
+			clock := abi.CLOCK_MONOTONIC
+			if op&abi.FUTEX_CLOCK_REALTIME != 0 {
+				clock = abi.CLOCK_REALTIME
+			}
+			d, ok := e.readDeadline(t, r.R10, cmd == abi.FUTEX_WAIT_BITSET, clock)
+			if !ok {
+				t.emulate(-abi.EFAULT)
+				return
+			}
+			deadline = d
+		}
+		e.blockOn(t, &blocker{kind: bkFutex, key: key, bitset: bitset, deadline: deadline,
+			onTimeout: emulateResult(-abi.ETIMEDOUT)})
+	case abi.FUTEX_WAKE:
+		t.emulate(int64(e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY)))
+	case abi.FUTEX_WAKE_BITSET:
+		if uint32(r.R9) == 0 {
+			t.emulate(-abi.EINVAL)
+			return
+		}
+		t.emulate(int64(e.futexWake(key, int(val), uint32(r.R9))))
+	case abi.FUTEX_REQUEUE, abi.FUTEX_CMP_REQUEUE:
+		if cmd == abi.FUTEX_CMP_REQUEUE {
+			cur, ok := e.readU32(t, uaddr)
+			if !ok {
+				t.emulate(-abi.EFAULT)
+				return
+			}
+			if cur != uint32(r.R9) {
+				t.emulate(-abi.EAGAIN)
+				return
+			}
+		}
+		woken := e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY)
+		moved := e.futexRequeue(key, key2, int(int32(r.R10)))
+		if cmd == abi.FUTEX_CMP_REQUEUE {
+			woken += moved
+		}
+		t.emulate(int64(woken))
+	case abi.FUTEX_WAKE_OP:
+		t.emulate(e.futexWakeOp(t, key, key2, int(val), int(int32(r.R10)), uint32(r.R9)))
+	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI:
+		// Never block: let the kernel run them.
+	default:
+		e.warnOnce("futexop", "futex operation "+strconv.Itoa(cmd)+" (priority inheritance) is not supported; the guest gets ENOSYS")
+		t.emulate(-abi.ENOSYS)
+	}
+}
+
+// futexWake wakes up to n waiters on key whose bitset matches, oldest
+// first, and returns how many it woke.
+func (e *Engine) futexWake(key futexKey, n int, bitset uint32) int {
+	ws := e.futexes[key]
+	woken := 0
+	kept := ws[:0]
+	for _, w := range ws {
+		if woken < n && w.block.bitset&bitset != 0 {
+			woken++
+			w.block = nil
+			w.state = tsReady
+			w.emulate(0)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	e.setWaiters(key, kept)
+	return woken
+}
+
+// futexRequeue moves up to n waiters from key to key2.
+func (e *Engine) futexRequeue(key, key2 futexKey, n int) int {
+	ws := e.futexes[key]
+	if n > len(ws) {
+		n = len(ws)
+	}
+	if n <= 0 {
+		return 0
+	}
+	moved := ws[:n]
+	for _, w := range moved {
+		w.block.key = key2
+	}
+	e.futexes[key2] = append(e.futexes[key2], moved...)
+	e.setWaiters(key, append([]*thread(nil), ws[n:]...))
+	return n
+}
+
+func (e *Engine) setWaiters(key futexKey, ws []*thread) {
+	if len(ws) == 0 {
+		delete(e.futexes, key)
+		return
+	}
+	e.futexes[key] = ws
+}
+
+// futexWakeOp implements FUTEX_WAKE_OP: update *uaddr2, wake on uaddr, and
+// wake on uaddr2 if the old value passes the comparison.
+func (e *Engine) futexWakeOp(t *thread, key, key2 futexKey, n, n2 int, enc uint32) int64 {
+	op := (enc >> 28) & 0xf
+	cmp := (enc >> 24) & 0xf
+	oparg := signExtend12(enc >> 12)
+	cmparg := signExtend12(enc)
+	if op&8 != 0 {
+		op &= 7
+		oparg = 1 << (uint32(oparg) & 31)
+	}
+	old, ok := e.readU32(t, key2.addr)
+	if !ok {
+		return -abi.EFAULT
+	}
+	var nv uint32
+	switch op {
+	case 0:
+		nv = uint32(oparg)
+	case 1:
+		nv = old + uint32(oparg)
+	case 2:
+		nv = old | uint32(oparg)
+	case 3:
+		nv = old &^ uint32(oparg)
+	case 4:
+		nv = old ^ uint32(oparg)
+	default:
+		return -abi.ENOSYS
+	}
+	if !e.writeU32(t, key2.addr, nv) {
+		return -abi.EFAULT
+	}
+	woken := e.futexWake(key, n, abi.FUTEX_BITSET_ANY)
+	o := int32(old)
+	var hit bool
+	switch cmp {
+	case 0:
+		hit = o == cmparg
+	case 1:
+		hit = o != cmparg
+	case 2:
+		hit = o < cmparg
+	case 3:
+		hit = o <= cmparg
+	case 4:
+		hit = o > cmparg
+	case 5:
+		hit = o >= cmparg
+	default:
+		return -abi.ENOSYS
+	}
+	if hit {
+		woken += e.futexWake(key2, n2, abi.FUTEX_BITSET_ANY)
+	}
+	return int64(woken)
+}
+
+func signExtend12(v uint32) int32 { return int32(v<<20) >> 20 }
+
+func (e *Engine) readU32(t *thread, addr uint64) (uint32, bool) {
+	var b [4]byte
+	if e.t.ReadMem(t.tid, addr, b[:]) != nil {
+		return 0, false
+	}
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24, true
+}
+
+func (e *Engine) writeU32(t *thread, addr uint64, v uint32) bool {
+	b := [4]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}
+	return e.t.WriteMem(t.tid, addr, b[:]) == nil
+}

@@ -1,0 +1,204 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// MSG_DONTWAIT from <linux/socket.h>.
+const msgDontwait = 0x40
+
+// ioIn handles a call that reads from descriptor arg 0 and may block until
+// data arrives: if the descriptor is not ready, the thread waits.
+func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
+
+// ioOut handles a call that writes to descriptor arg 0.
+func ioOut(e *Engine, t *thread) { e.ioWait(t, POLLOUT) }
+
+func (e *Engine) ioWait(t *thread, events int16) {
+	r := &t.regs
+	switch t.nr {
+	case abi.SYS_RECVFROM, abi.SYS_SENDTO:
+		if r.R10&msgDontwait != 0 {
+			return
+		}
+	case abi.SYS_RECVMSG, abi.SYS_SENDMSG:
+		if r.Rdx&msgDontwait != 0 {
+			return
+		}
+	}
+	fd := int(int32(r.Rdi))
+	if e.t.FdKind(t.tid, fd) != FdPollable {
+		return
+	}
+	w := []FdWait{{Tid: t.tid, Fd: fd, Events: events}}
+	if ready, err := e.t.Poll(w, 0); err != nil || ready[0] {
+		return
+	}
+	e.blockOn(t, &blocker{kind: bkFd, fds: w, deadline: -1})
+}
+
+// sysWrite is ioOut plus one rule for pipes: a write larger than the space
+// left in the pipe is cut to that space, so it never blocks half done (a
+// short write, which callers of write(2) handle). The length register is
+// restored when the call returns.
+func sysWrite(e *Engine, t *thread) {
+	e.ioWait(t, POLLOUT)
+	if t.state != tsReady || t.act != actCont {
+		return
+	}
+	r := &t.regs
+	fd, count := int(int32(r.Rdi)), r.Rdx
+	space := e.t.PipeSpace(t.tid, fd)
+	if space <= 0 || count <= uint64(space) {
+		return
+	}
+	r.Rdx = uint64(space)
+	if e.t.SetRegs(t.tid, r) != nil {
+		return
+	}
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		t.regs.Rdx = count
+		_ = e.t.SetRegs(t.tid, &t.regs)
+	}
+}
+
+// sysPoll handles poll and ppoll: the thread waits until one of its
+// descriptors is ready (then the kernel runs the call) or the timeout
+// passes in logical time (then hermit returns 0 as the kernel would).
+func sysPoll(e *Engine, t *thread) {
+	r := &t.regs
+	fdsAddr, nfds := r.Rdi, int(r.Rsi)
+	deadline := int64(-1)
+	if t.nr == abi.SYS_POLL {
+		deadline = e.relDeadline(int64(int32(r.Rdx)))
+	} else if r.Rdx != 0 {
+		d, ok := e.readDeadline(t, r.Rdx, false, 0)
+		if !ok {
+			return
+		}
+		deadline = d
+	}
+	if deadline == e.clock || nfds > 4096 {
+		return
+	}
+	buf := make([]byte, 8*nfds)
+	if e.t.ReadMem(t.tid, fdsAddr, buf) != nil {
+		return
+	}
+	ws := make([]FdWait, 0, nfds)
+	for i := 0; i < nfds; i++ {
+		fd := int32(uint32(buf[8*i]) | uint32(buf[8*i+1])<<8 | uint32(buf[8*i+2])<<16 | uint32(buf[8*i+3])<<24)
+		ev := int16(uint16(buf[8*i+4]) | uint16(buf[8*i+5])<<8)
+		if fd >= 0 {
+			ws = append(ws, FdWait{Tid: t.tid, Fd: int(fd), Events: ev})
+		}
+	}
+	onTimeout := func(e *Engine, t *thread) {
+		// revents are all zero after a timeout.
+		for i := 0; i < nfds; i++ {
+			buf[8*i+6], buf[8*i+7] = 0, 0
+		}
+		_ = e.t.WriteMem(t.tid, fdsAddr, buf)
+		if t.nr == abi.SYS_PPOLL && t.regs.Rdx != 0 {
+			var zero [16]byte
+			_ = e.t.WriteMem(t.tid, t.regs.Rdx, zero[:])
+		}
+		t.emulate(0)
+	}
+	e.waitFds(t, ws, deadline, onTimeout)
+}
+
+// sysSelect handles select and pselect6 like sysPoll.
+func sysSelect(e *Engine, t *thread) {
+	r := &t.regs
+	nfds := int(int32(r.Rdi))
+	if nfds < 0 || nfds > 1024 {
+		return
+	}
+	deadline := int64(-1)
+	if r.R8 != 0 {
+		var b [16]byte
+		if e.t.ReadMem(t.tid, r.R8, b[:]) != nil {
+			return
+		}
+		sub := int64(le64(b[8:])) // timeval: µs; timespec: ns
+		if t.nr == abi.SYS_SELECT {
+			sub *= 1000
+		}
+		deadline = e.clock + max(int64(le64(b[0:]))*1e9+sub, 0)
+	}
+	if deadline == e.clock {
+		return
+	}
+	setBytes := (nfds + 63) / 64 * 8
+	sets := [3]uint64{r.Rsi, r.Rdx, r.R10}
+	events := [3]int16{POLLIN, POLLOUT, POLLERR}
+	var ws []FdWait
+	for i, addr := range sets {
+		if addr == 0 {
+			continue
+		}
+		b := make([]byte, setBytes)
+		if e.t.ReadMem(t.tid, addr, b) != nil {
+			return
+		}
+		for fd := 0; fd < nfds; fd++ {
+			if b[fd/8]&(1<<(fd%8)) != 0 {
+				ws = append(ws, FdWait{Tid: t.tid, Fd: fd, Events: events[i]})
+			}
+		}
+	}
+	onTimeout := func(e *Engine, t *thread) {
+		zero := make([]byte, setBytes)
+		for _, addr := range sets {
+			if addr != 0 {
+				_ = e.t.WriteMem(t.tid, addr, zero)
+			}
+		}
+		if t.regs.R8 != 0 {
+			var z [16]byte
+			_ = e.t.WriteMem(t.tid, t.regs.R8, z[:])
+		}
+		t.emulate(0)
+	}
+	e.waitFds(t, ws, deadline, onTimeout)
+}
+
+// sysEpollWait handles the epoll_wait family by polling the epoll
+// descriptor itself, which is readable when it has events to report.
+func sysEpollWait(e *Engine, t *thread) {
+	r := &t.regs
+	deadline := int64(-1)
+	if t.nr == abi.SYS_EPOLL_PWAIT2 {
+		if r.R10 != 0 {
+			d, ok := e.readDeadline(t, r.R10, false, 0)
+			if !ok {
+				return
+			}
+			deadline = d
+		}
+	} else {
+		deadline = e.relDeadline(int64(int32(r.R10)))
+	}
+	if deadline == e.clock {
+		return
+	}
+	ws := []FdWait{{Tid: t.tid, Fd: int(int32(r.Rdi)), Events: POLLIN}}
+	e.waitFds(t, ws, deadline, emulateResult(0))
+}
+
+// waitFds blocks t until one of ws is ready or deadline passes, unless one
+// is ready now.
+func (e *Engine) waitFds(t *thread, ws []FdWait, deadline int64, onTimeout func(*Engine, *thread)) {
+	if len(ws) > 0 {
+		ready, err := e.t.Poll(ws, 0)
+		if err != nil {
+			return
+		}
+		for _, r := range ready {
+			if r {
+				return
+			}
+		}
+	}
+	e.blockOn(t, &blocker{kind: bkFd, fds: ws, deadline: deadline, onTimeout: onTimeout})
+}

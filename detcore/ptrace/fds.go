@@ -1,0 +1,122 @@
+package ptrace
+
+import (
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"golang.org/x/sys/unix"
+)
+
+// pidfdThread is PIDFD_THREAD (O_EXCL): a pidfd for one thread (Linux 6.9).
+const pidfdThread = unix.O_EXCL
+
+// dupFd copies descriptor fd of thread tid into the tracer with
+// pidfd_getfd. The caller closes the copy.
+func (t *Tracer) dupFd(tid, fd int) (int, error) {
+	pfd, ok := t.pidfds[tid]
+	if !ok {
+		var err error
+		pfd, err = unix.PidfdOpen(tid, pidfdThread)
+		if err != nil {
+			// Older kernels: a process pidfd (fine for leaders).
+			if pfd, err = unix.PidfdOpen(tid, 0); err != nil {
+				return -1, gone(err)
+			}
+		}
+		t.pidfds[tid] = pfd
+	}
+	return unix.PidfdGetfd(pfd, fd, 0)
+}
+
+func (t *Tracer) forget(tid int) {
+	if fd, ok := t.pidfds[tid]; ok {
+		unix.Close(fd)
+		delete(t.pidfds, tid)
+	}
+}
+
+// FdKind implements detcore.Tracer.FdKind.
+func (t *Tracer) FdKind(tid, fd int) detcore.FdKind {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return detcore.FdClosed
+	}
+	defer unix.Close(c)
+	var st unix.Stat_t
+	if unix.Fstat(c, &st) != nil {
+		return detcore.FdOther
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFBLK, unix.S_IFLNK:
+		return detcore.FdOther
+	}
+	fl, err := unix.FcntlInt(uintptr(c), unix.F_GETFL, 0)
+	if err == nil && fl&unix.O_NONBLOCK != 0 {
+		return detcore.FdNonblock
+	}
+	return detcore.FdPollable
+}
+
+// PipeSpace implements detcore.Tracer.PipeSpace.
+func (t *Tracer) PipeSpace(tid, fd int) int {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return -1
+	}
+	defer unix.Close(c)
+	var st unix.Stat_t
+	if unix.Fstat(c, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return -1
+	}
+	return pipeSpace(c)
+}
+
+// Poll implements detcore.Tracer.Poll. A descriptor that cannot be copied
+// (closed since) counts as ready, so the guest's syscall reports the error.
+func (t *Tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
+	ready := make([]bool, len(ws))
+	pfds := make([]unix.PollFd, 0, len(ws))
+	idx := make([]int, 0, len(ws))
+	defer func() {
+		for _, p := range pfds {
+			unix.Close(int(p.Fd))
+		}
+	}()
+	for i, w := range ws {
+		c, err := t.dupFd(w.Tid, w.Fd)
+		if err != nil {
+			ready[i] = true
+			continue
+		}
+		pfds = append(pfds, unix.PollFd{Fd: int32(c), Events: w.Events})
+		idx = append(idx, i)
+	}
+	for i := range ready {
+		if ready[i] {
+			return ready, nil
+		}
+	}
+	ms := int(timeout / time.Millisecond)
+	if len(pfds) == 0 {
+		if ms > 0 {
+			time.Sleep(timeout)
+		}
+		return ready, nil
+	}
+	for {
+		_, err := unix.Poll(pfds, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return ready, err
+		}
+		break
+	}
+	for j, p := range pfds {
+		if p.Revents != 0 {
+			ready[idx[j]] = true
+		}
+	}
+	return ready, nil
+}

@@ -1,0 +1,74 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccomp_data offsets from <linux/seccomp.h>.
+const (
+	offNr   = 0
+	offArch = 4
+)
+
+// buildFilter returns a seccomp program that sends the syscalls in traced
+// to the tracer (SECCOMP_RET_TRACE) and allows everything else. The
+// numbers are compared as a balanced binary tree, so an allowed syscall
+// costs about log2(len(traced)) comparisons. Non-x86-64 and x32 calls get
+// ENOSYS.
+func buildFilter(traced []int) []unix.SockFilter {
+	nrs := append([]int(nil), traced...)
+	sort.Ints(nrs)
+	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS)
+	prog := []unix.SockFilter{
+		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
+		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AUDIT_ARCH_X86_64, 1, 0),
+		stmt(unix.BPF_RET|unix.BPF_K, enosys),
+		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr),
+		jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, 0x40000000, 0, 1),
+		stmt(unix.BPF_RET|unix.BPF_K, enosys),
+	}
+	return append(prog, tree(nrs)...)
+}
+
+// tree emits the comparisons for a sorted, non-empty or empty list.
+func tree(nrs []int) []unix.SockFilter {
+	allow := stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
+	trace := stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE)
+	switch len(nrs) {
+	case 0:
+		return []unix.SockFilter{allow}
+	case 1:
+		return []unix.SockFilter{
+			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nrs[0]), 0, 1),
+			trace, allow,
+		}
+	}
+	mid := len(nrs) / 2
+	left, right := tree(nrs[:mid]), tree(nrs[mid:])
+	// A >= nrs[mid]: skip the left subtree.
+	out := []unix.SockFilter{jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, uint32(nrs[mid]), uint8(len(left)), 0)}
+	out = append(out, left...)
+	return append(out, right...)
+}
+
+func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
+
+func jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
+}
+
+// encodeFilter serializes prog as the launcher reads it: struct
+// sock_filter in host (little-endian) order, hex-encoded.
+func encodeFilter(prog []unix.SockFilter) string {
+	b := make([]byte, 0, 8*len(prog))
+	for _, f := range prog {
+		b = binary.LittleEndian.AppendUint16(b, f.Code)
+		b = append(b, f.Jt, f.Jf)
+		b = binary.LittleEndian.AppendUint32(b, f.K)
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,125 @@
+// The launcher runs inside the guest's fresh namespaces before the Go
+// runtime starts (a constructor), so that it is single-threaded and never
+// consumes pids the guest would see. It is enabled by HERMIT_LAUNCH_MODE in the
+// environment; otherwise it returns at once and hermit runs normally.
+//
+// As pid 1 of the new pid namespace it mounts a private /proc, sets the
+// hostname, and forks the guest's first process (pid 2). That child turns
+// off ASLR, stops itself so the tracer can seize it, installs the seccomp
+// filter and execs the program. pid 1 then reaps every process of the
+// namespace until none is left, like an init.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ENV_PREFIX "HERMIT_LAUNCH_"
+
+static void say(const char *a, const char *b, int err) {
+	char buf[512];
+	size_t n = 0;
+	const char *parts[] = {"hermit: launcher: ", a, b, err ? ": " : "", err ? strerror(err) : "", "\n"};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t l = strlen(parts[i]);
+		if (n + l >= sizeof(buf)) break;
+		memcpy(buf + n, parts[i], l);
+		n += l;
+	}
+	if (write(2, buf, n) < 0) {}
+}
+
+static int hexval(char c) {
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	return -1;
+}
+
+// Reports errno to the tracer through fd errfd and exits with code.
+static void fail(int errfd, int err, int code) {
+	if (errfd >= 0) {
+		int v = err;
+		if (write(errfd, &v, sizeof v) < 0) {}
+	}
+	_exit(code);
+}
+
+static void run_guest(char **argv, char **envp, int errfd) {
+	const char *hex = getenv(ENV_PREFIX "FILTER");
+	const char *tsc = getenv(ENV_PREFIX "TSC");
+	size_t len = hex ? strlen(hex) / 2 : 0;
+	unsigned char *bytes = malloc(len + 1);
+	for (size_t i = 0; i < len; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0 || !bytes) fail(errfd, EINVAL, 125);
+		bytes[i] = (unsigned char)(hi << 4 | lo);
+	}
+	// The guest gets an environment without hermit's variables.
+	size_t n = 0;
+	for (char **e = envp; *e; e++) n++;
+	char **env = calloc(n + 1, sizeof(char *));
+	size_t k = 0;
+	for (char **e = envp; *e; e++)
+		if (strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX))) env[k++] = *e;
+	env[k] = NULL;
+
+	if (errfd >= 0) fcntl(errfd, F_SETFD, FD_CLOEXEC);
+	if (personality(ADDR_NO_RANDOMIZE) < 0) fail(errfd, errno, 125);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(errfd, errno, 125);
+	// Wait here until the tracer has seized us.
+	if (kill(getpid(), SIGSTOP) < 0) fail(errfd, errno, 125);
+	if (tsc && tsc[0] == '1' && prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) < 0) fail(errfd, errno, 125);
+	struct sock_fprog prog = {.len = (unsigned short)(len / sizeof(struct sock_filter)),
+				  .filter = (struct sock_filter *)bytes};
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) fail(errfd, errno, 125);
+	execve(argv[0], argv + 1, env);
+	int err = errno;
+	fail(errfd, err, err == ENOENT ? 127 : 126);
+}
+
+__attribute__((constructor)) static void hermit_launcher(int argc, char **argv, char **envp) {
+	const char *mode = getenv(ENV_PREFIX "MODE");
+	if (!mode || argc < 2) return;
+	const char *errs = getenv(ENV_PREFIX "ERRFD");
+	int errfd = errs ? atoi(errs) : -1;
+	if (getpid() != 1) {
+		say("not pid 1 of a new pid namespace", "", 0);
+		fail(errfd, EPERM, 125);
+	}
+	// A private /proc that shows the guest's own pids.
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		say("making mounts private", "", errno);
+		fail(errfd, errno, 125);
+	}
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		say("mounting /proc", "", errno);
+		fail(errfd, errno, 125);
+	}
+	const char *host = getenv(ENV_PREFIX "HOSTNAME");
+	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
+
+	pid_t child = fork();
+	if (child < 0) fail(errfd, errno, 125);
+	if (child == 0) run_guest(argv + 1, envp, errfd);
+	if (errfd >= 0) close(errfd);
+	// Reap everything; remember how the first process ended.
+	int status = 0, code = 0;
+	for (;;) {
+		pid_t p = waitpid(-1, &status, 0);
+		if (p < 0) {
+			if (errno == EINTR) continue;
+			break;
+		}
+		if (p == child) code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+	_exit(code);
+}

@@ -1,0 +1,90 @@
+package ptrace
+
+import (
+	"unsafe"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"golang.org/x/sys/unix"
+)
+
+// Raw ptrace and wait4 calls: RawSyscall skips the Go scheduler hooks of
+// Syscall, which costs ~2 µs per stop (ptrace-costs.md). The tracer thread
+// is dedicated, so holding its P while blocked is fine.
+
+func ptraceRaw(req int, tid int, addr, data uintptr) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func getRegs(tid int, r *abi.Regs) error {
+	return ptraceRaw(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+}
+
+func setRegs(tid int, r *abi.Regs) error {
+	return ptraceRaw(unix.PTRACE_SETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+}
+
+func getEventMsg(tid int) (uint64, error) {
+	var msg uint64
+	err := ptraceRaw(unix.PTRACE_GETEVENTMSG, tid, 0, uintptr(unsafe.Pointer(&msg)))
+	return msg, err
+}
+
+// wait4 waits for any child or tracee (__WALL), retrying on EINTR.
+func wait4(pid int, options int) (int, unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(pid), uintptr(unsafe.Pointer(&ws)), uintptr(options), 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, 0, e
+		}
+		return int(r), ws, nil
+	}
+}
+
+// kernelSigaction is struct sigaction as the rt_sigaction syscall takes it.
+type kernelSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+const saNoCldStop = 1 // SA_NOCLDSTOP, missing from x/sys/unix
+
+// quietSIGCHLD adds SA_NOCLDSTOP to the Go runtime's SIGCHLD handler, so
+// that a tracee stopping does not send the tracer a signal (~2 µs a stop).
+// wait4 still reports every stop.
+func quietSIGCHLD() error {
+	var act kernelSigaction
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), 0, uintptr(unsafe.Pointer(&act)), 8, 0, 0); e != 0 {
+		return e
+	}
+	if act.handler == 0 || act.handler == 1 || act.flags&saNoCldStop != 0 {
+		return nil
+	}
+	act.flags |= saNoCldStop
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// pipeSpace returns the free space of the pipe open as fd, or -1.
+func pipeSpace(fd int) int {
+	size, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		return -1
+	}
+	var unread int32
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCINQ, uintptr(unsafe.Pointer(&unread))); e != 0 {
+		return -1
+	}
+	return size - int(unread)
+}

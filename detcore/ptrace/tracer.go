@@ -1,0 +1,424 @@
+// Package ptrace is hermit's kernel backend: it launches the guest in
+// fresh namespaces under a seccomp filter, traces it with ptrace, and
+// implements detcore.Tracer. It is the only package that talks to ptrace
+// and golang.org/x/sys/unix.
+//
+// Preconditions: every method except Preempt must be called from the one
+// goroutine that called Start, and that goroutine must stay locked to its
+// OS thread (runtime.LockOSThread) for the life of the Tracer: ptrace
+// binds a tracee to the thread that attached it.
+package ptrace
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"golang.org/x/sys/unix"
+)
+
+// Options configure a launch.
+type Options struct {
+	// Path is the program to execute (already resolved), Argv its argv.
+	Path string
+	Argv []string
+	Env  []string
+	Dir  string
+	// CPU pins the tracer and the guest to one CPU; -1 leaves them free.
+	CPU int
+	// TrapTSC makes rdtsc fault (PR_SET_TSC) so it can be emulated.
+	TrapTSC bool
+	// Hostname is the guest's hostname in its UTS namespace.
+	Hostname string
+	// Traced lists the syscalls the seccomp filter sends to the tracer.
+	Traced []int
+	// Stdin, Stdout and Stderr are the guest's; nil means hermit's own.
+	Stdin, Stdout, Stderr *os.File
+}
+
+// ptrace options: every event the engine needs, nothing more.
+const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_EXITKILL |
+	unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACESECCOMP
+
+// Tracer implements detcore.Tracer with ptrace.
+type Tracer struct {
+	initPid int
+	rootTid int
+	// pidfds caches a pidfd per traced thread, for pidfd_getfd.
+	pidfds map[int]int
+}
+
+var _ detcore.Tracer = (*Tracer)(nil)
+
+// Launch errors the CLI maps to exit statuses.
+var (
+	// ErrNotFound: the program does not exist (exit 127).
+	ErrNotFound = errors.New("no such file or directory")
+	// ErrNotExecutable: the program cannot be executed (exit 126).
+	ErrNotExecutable = errors.New("permission denied or not an executable")
+)
+
+// Start launches the guest and returns once its first thread has completed
+// execve and is stopped, ready for the engine to resume it.
+func Start(o Options) (*Tracer, int, error) {
+	if err := quietSIGCHLD(); err != nil {
+		return nil, 0, fmt.Errorf("setting SA_NOCLDSTOP: %w", err)
+	}
+	if o.CPU >= 0 {
+		var set unix.CPUSet
+		set.Set(o.CPU)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return nil, 0, fmt.Errorf("pinning to CPU %d: %w", o.CPU, err)
+		}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer errR.Close()
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		// The launcher execs Path with argv Argv.
+		Args: append([]string{"hermit-launcher", o.Path}, o.Argv...),
+		Env:        launchEnv(o),
+		Dir:        o.Dir,
+		Stdin:      orFile(o.Stdin, os.Stdin),
+		Stdout:     orFile(o.Stdout, os.Stdout),
+		Stderr:     orFile(o.Stderr, os.Stderr),
+		ExtraFiles: []*os.File{errW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWUTS,
+			Pdeathsig:  syscall.SIGKILL,
+		},
+	}
+	if os.Geteuid() != 0 {
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+	}
+	if err := cmd.Start(); err != nil {
+		errW.Close()
+		return nil, 0, explainStart(err)
+	}
+	errW.Close()
+	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}}
+	tid, err := t.seizeRoot(errR, o.Argv[0])
+	if err != nil {
+		t.KillAll()
+		return nil, 0, err
+	}
+	t.rootTid = tid
+	return t, tid, nil
+}
+
+func orFile(f, def *os.File) *os.File {
+	if f != nil {
+		return f
+	}
+	return def
+}
+
+// CurrentCPU returns the CPU the calling thread runs on, a good place to
+// pin a new run: the kernel just chose it.
+func CurrentCPU() int {
+	var cpu, node uint32
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), uintptr(unsafe.Pointer(&node)), 0); e != 0 {
+		return -1
+	}
+	return int(cpu)
+}
+
+func launchEnv(o Options) []string {
+	env := append([]string(nil), o.Env...)
+	tsc := "0"
+	if o.TrapTSC {
+		tsc = "1"
+	}
+	return append(env,
+		envMode+"=1",
+		envFilter+"="+encodeFilter(buildFilter(o.Traced)),
+		envTSC+"="+tsc,
+		envErrFd+"=3",
+		envHostname+"="+o.Hostname,
+	)
+}
+
+func explainStart(err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSPC) {
+		return fmt.Errorf("creating pid/mount/uts namespaces: %w (hermit needs root or unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0)", err)
+	}
+	return fmt.Errorf("starting the launcher: %w", err)
+}
+
+// seizeRoot finds the launcher's child (the guest's first process) once it
+// has stopped itself, seizes it, and runs it to its first exec.
+func (t *Tracer) seizeRoot(errR *os.File, name string) (int, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	var pid int
+	for {
+		if time.Now().After(deadline) {
+			return 0, errors.New("the launcher did not start the guest within 10s")
+		}
+		if p, ws, _ := wait4(t.initPid, unix.WNOHANG); p == t.initPid {
+			return 0, t.launchFailure(errR, name, ws)
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			pid, _ = strconv.Atoi(f[0])
+			if procState(pid) == 'T' {
+				break
+			}
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return 0, fmt.Errorf("ptrace: %w (is ptrace allowed? check kernel.yama.ptrace_scope and the container's seccomp profile / CAP_SYS_PTRACE)", err)
+		}
+		return 0, fmt.Errorf("ptrace seize: %w", err)
+	}
+	for {
+		p, ws, err := wait4(pid, unix.WALL)
+		if err != nil {
+			return 0, err
+		}
+		if p != pid {
+			continue
+		}
+		switch {
+		case ws.Exited() || ws.Signaled():
+			return 0, t.launchFailure(errR, name, ws)
+		case ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_EXEC:
+			return pid, nil
+		case ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == unix.PTRACE_EVENT_SECCOMP:
+			// The launcher's own execve.
+			if err := ptraceRaw(unix.PTRACE_CONT, pid, 0, 0); err != nil {
+				return 0, err
+			}
+		default:
+			// The self-SIGSTOP, re-reported as a group stop after seizing.
+			if err := ptraceRaw(unix.PTRACE_CONT, pid, 0, 0); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+// launchFailure explains why the guest never reached its first exec.
+func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) error {
+	var b [4]byte
+	n, _ := errR.Read(b[:])
+	if n == 4 {
+		errno := unix.Errno(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+		switch errno {
+		case unix.ENOENT:
+			return fmt.Errorf("%s: %w", name, ErrNotFound)
+		case unix.EACCES, unix.ENOEXEC, unix.EISDIR, unix.EPERM:
+			return fmt.Errorf("%s: %w (%v)", name, ErrNotExecutable, errno)
+		}
+		return fmt.Errorf("%s: launching: %v", name, errno)
+	}
+	return fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
+}
+
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// Wait implements detcore.Tracer.Wait.
+func (t *Tracer) Wait() (detcore.Stop, error) {
+	for {
+		pid, ws, err := wait4(-1, unix.WALL)
+		if err != nil {
+			return detcore.Stop{}, fmt.Errorf("wait4: %w", err)
+		}
+		if pid == t.initPid {
+			continue
+		}
+		st := detcore.Stop{Tid: pid}
+		switch {
+		case ws.Exited():
+			st.Kind, st.Code = detcore.StopExited, ws.ExitStatus()
+			t.forget(pid)
+		case ws.Signaled():
+			st.Kind, st.Sig = detcore.StopKilled, int(ws.Signal())
+			t.forget(pid)
+		case ws.Stopped():
+			sig := int(ws.StopSignal())
+			switch ev := int(ws) >> 16; {
+			case sig == int(unix.SIGTRAP)|0x80:
+				st.Kind = detcore.StopSyscallExit
+			case sig == int(unix.SIGTRAP) && ev == unix.PTRACE_EVENT_SECCOMP:
+				st.Kind = detcore.StopSeccomp
+			case sig == int(unix.SIGTRAP) && (ev == unix.PTRACE_EVENT_CLONE || ev == unix.PTRACE_EVENT_FORK || ev == unix.PTRACE_EVENT_VFORK):
+				st.Kind = detcore.StopClone
+				st.CloneKind = map[int]int{unix.PTRACE_EVENT_CLONE: abi.SYS_CLONE, unix.PTRACE_EVENT_FORK: abi.SYS_FORK, unix.PTRACE_EVENT_VFORK: abi.SYS_VFORK}[ev]
+				st.Msg, err = getEventMsg(pid)
+			case sig == int(unix.SIGTRAP) && ev == unix.PTRACE_EVENT_EXEC:
+				st.Kind = detcore.StopExec
+				st.Msg, err = getEventMsg(pid)
+				if st.Msg != uint64(pid) {
+					t.forget(int(st.Msg))
+				}
+			case ev == unix.PTRACE_EVENT_STOP:
+				st.Kind, st.Sig = detcore.StopEvent, sig
+			default:
+				st.Kind, st.Sig = detcore.StopSignal, sig
+			}
+			if err != nil {
+				return st, fmt.Errorf("thread %d: reading event: %w", pid, err)
+			}
+		default:
+			continue
+		}
+		return st, nil
+	}
+}
+
+func gone(err error) error {
+	if errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("%w: %v", detcore.ErrGone, err)
+	}
+	return err
+}
+
+// Resume implements detcore.Tracer.Resume.
+func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
+	req := unix.PTRACE_CONT
+	switch mode {
+	case detcore.ResumeSyscall:
+		req = unix.PTRACE_SYSCALL
+	case detcore.ResumeStep:
+		req = unix.PTRACE_SINGLESTEP
+	}
+	return gone(ptraceRaw(req, tid, 0, uintptr(sig)))
+}
+
+// GetRegs implements detcore.Tracer.GetRegs.
+func (t *Tracer) GetRegs(tid int, r *abi.Regs) error { return gone(getRegs(tid, r)) }
+
+// SetRegs implements detcore.Tracer.SetRegs.
+func (t *Tracer) SetRegs(tid int, r *abi.Regs) error { return gone(setRegs(tid, r)) }
+
+// ReadMem implements detcore.Tracer.ReadMem with process_vm_readv.
+func (t *Tracer) ReadMem(tid int, addr uint64, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	n, err := unix.ProcessVMReadv(tid, local, remote, 0)
+	if err != nil {
+		return gone(err)
+	}
+	if n != len(b) {
+		return fmt.Errorf("reading %d bytes at %#x: short read (%d)", len(b), addr, n)
+	}
+	return nil
+}
+
+// WriteMem implements detcore.Tracer.WriteMem. It falls back to
+// /proc/PID/mem for pages that are not writable (code, the vDSO).
+func (t *Tracer) WriteMem(tid int, addr uint64, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	n, err := unix.ProcessVMWritev(tid, local, remote, 0)
+	if err == nil && n == len(b) {
+		return nil
+	}
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", tid), os.O_WRONLY, 0)
+	if err != nil {
+		return gone(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, int64(addr)); err != nil {
+		return fmt.Errorf("writing %d bytes at %#x: %w", len(b), addr, err)
+	}
+	return nil
+}
+
+// Preempt implements detcore.Tracer.Preempt. It may be called from any
+// goroutine.
+func (t *Tracer) Preempt(tid int) error {
+	_, _, e := unix.RawSyscall(unix.SYS_TKILL, uintptr(tid), uintptr(unix.SIGSTOP), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// NowNS implements detcore.Tracer.NowNS.
+func (t *Tracer) NowNS(clock int) int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(int32(clock), &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+// KillAll implements detcore.Tracer.KillAll: killing the namespace's init
+// kills every process in it.
+func (t *Tracer) KillAll() {
+	if t.initPid > 0 {
+		unix.Kill(t.initPid, unix.SIGKILL)
+	}
+}
+
+// Close reaps the launcher. Call after the engine has seen every guest
+// thread exit.
+func (t *Tracer) Close() {
+	for _, fd := range t.pidfds {
+		unix.Close(fd)
+	}
+	t.pidfds = nil
+	if t.initPid > 0 {
+		wait4(t.initPid, 0)
+		t.initPid = 0
+	}
+}
+
+// Signals implements detcore.Tracer.Signals from /proc/TID/status.
+func (t *Tracer) Signals(tid int) (pending, blocked uint64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return 0, 0, gone(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		switch k {
+		case "SigPnd", "ShdPnd":
+			pending |= n
+		case "SigBlk":
+			blocked = n
+		}
+	}
+	return pending, blocked, s.Err()
+}

@@ -1,0 +1,213 @@
+package detcore
+
+import (
+	"fmt"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// handler decides what an intercepted syscall does. It runs at the
+// syscall's seccomp stop with t.regs loaded, and leaves t ready (the
+// syscall runs natively or is emulated, per t.act) or blocked.
+type handler func(e *Engine, t *thread)
+
+// policy is the table of intercepted syscalls. Every other syscall runs
+// natively without a stop: the seccomp filter lets it through.
+var policy = map[int]handler{
+	// Threads and processes.
+	abi.SYS_CLONE:           sysClone,
+	abi.SYS_CLONE3:          sysClone,
+	abi.SYS_FORK:            sysClone,
+	abi.SYS_VFORK:           sysClone,
+	abi.SYS_EXECVE:          passthrough,
+	abi.SYS_EXECVEAT:        passthrough,
+	abi.SYS_EXIT:            sysExit,
+	abi.SYS_EXIT_GROUP:      sysExit,
+	abi.SYS_SET_TID_ADDRESS: sysSetTidAddress,
+	abi.SYS_WAIT4:           sysWait,
+	abi.SYS_WAITID:          sysWait,
+
+	// Synchronization and scheduling.
+	abi.SYS_FUTEX:           sysFutex,
+	abi.SYS_SCHED_YIELD:     func(e *Engine, t *thread) { t.emulate(0) },
+	abi.SYS_NANOSLEEP:       sysNanosleep,
+	abi.SYS_CLOCK_NANOSLEEP: sysClockNanosleep,
+
+	// Calls that may block on another guest thread or the outside world.
+	abi.SYS_READ:         ioIn,
+	abi.SYS_READV:        ioIn,
+	abi.SYS_RECVFROM:     ioIn,
+	abi.SYS_RECVMSG:      ioIn,
+	abi.SYS_RECVMMSG:     ioIn,
+	abi.SYS_ACCEPT:       ioIn,
+	abi.SYS_ACCEPT4:      ioIn,
+	abi.SYS_WRITE:        sysWrite,
+	abi.SYS_WRITEV:       ioOut,
+	abi.SYS_SENDTO:       ioOut,
+	abi.SYS_SENDMSG:      ioOut,
+	abi.SYS_SENDMMSG:     ioOut,
+	abi.SYS_POLL:         sysPoll,
+	abi.SYS_PPOLL:        sysPoll,
+	abi.SYS_SELECT:       sysSelect,
+	abi.SYS_PSELECT6:     sysSelect,
+	abi.SYS_EPOLL_WAIT:   sysEpollWait,
+	abi.SYS_EPOLL_PWAIT:  sysEpollWait,
+	abi.SYS_EPOLL_PWAIT2: sysEpollWait,
+
+	// Signals.
+	abi.SYS_KILL:              sysKill,
+	abi.SYS_TKILL:             sysKill,
+	abi.SYS_TGKILL:            sysKill,
+	abi.SYS_RT_SIGQUEUEINFO:   sysKill,
+	abi.SYS_RT_TGSIGQUEUEINFO: sysKill,
+	abi.SYS_PIDFD_SEND_SIGNAL: sysKill,
+	abi.SYS_PAUSE:             sysPause,
+	abi.SYS_RT_SIGSUSPEND:     sysPause,
+	abi.SYS_RT_SIGTIMEDWAIT:   sysPause,
+
+	// Unsupported: the guest gets ENOSYS and the user a warning.
+	abi.SYS_IO_URING_SETUP: unsupported,
+	abi.SYS_FUTEX_WAITV:    unsupported,
+	abi.SYS_FUTEX_WAIT:     unsupported,
+	abi.SYS_FUTEX_WAKE:     unsupported,
+	abi.SYS_FUTEX_REQUEUE:  unsupported,
+}
+
+// syscall handles thread t stopped at an intercepted syscall.
+func (e *Engine) syscall(t *thread) error {
+	if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
+		return e.gone(t, err)
+	}
+	t.nr = int(int32(t.regs.OrigRax))
+	e.result.Stats.Syscalls++
+	e.result.Stats.BySyscall[t.nr]++
+	if h := policy[t.nr]; h != nil {
+		h(e, t)
+	}
+	return nil
+}
+
+func passthrough(*Engine, *thread) {}
+
+func unsupported(e *Engine, t *thread) {
+	name := abi.SyscallName(t.nr)
+	e.warnOnce("unsupported:"+name, fmt.Sprintf("unsupported syscall %s: the guest gets ENOSYS", name))
+	t.emulate(-abi.ENOSYS)
+}
+
+func sysSetTidAddress(e *Engine, t *thread) { t.clearTid = t.regs.Rdi }
+
+// sysKill lets a signal-sending syscall run; threads blocked in the engine
+// look at their pending signals again once it has.
+func sysKill(e *Engine, t *thread) { e.sigAfter = true }
+
+func sysNanosleep(e *Engine, t *thread) {
+	d, ok := e.readDeadline(t, t.regs.Rdi, false, 0)
+	if !ok {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	e.blockOn(t, &blocker{kind: bkSleep, deadline: d, onTimeout: emulateResult(0)})
+}
+
+func sysClockNanosleep(e *Engine, t *thread) {
+	r := &t.regs
+	d, ok := e.readDeadline(t, r.Rdx, r.Rsi&abi.TIMER_ABSTIME != 0, int(r.Rdi))
+	if !ok {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	e.blockOn(t, &blocker{kind: bkSleep, deadline: d, onTimeout: emulateResult(0)})
+}
+
+// sysPause handles pause, rt_sigsuspend and rt_sigtimedwait: the thread
+// waits until a signal that ends the call is pending, then the kernel runs
+// the call and delivers or dequeues it.
+func sysPause(e *Engine, t *thread) {
+	r := &t.regs
+	b := &blocker{kind: bkSignal, deadline: -1}
+	switch t.nr {
+	case abi.SYS_RT_SIGSUSPEND:
+		mask, ok := e.readU64(t, r.Rdi)
+		if !ok {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		b.wakeMask = func(uint64) uint64 { return ^mask }
+	case abi.SYS_RT_SIGTIMEDWAIT:
+		set, ok := e.readU64(t, r.Rdi)
+		if !ok {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		b.wakeMask = func(blocked uint64) uint64 { return set | ^blocked }
+		if r.Rdx != 0 {
+			d, ok := e.readDeadline(t, r.Rdx, false, 0)
+			if !ok {
+				t.emulate(-abi.EFAULT)
+				return
+			}
+			b.deadline = d
+			b.onTimeout = emulateResult(-abi.EAGAIN)
+		}
+	}
+	e.blockOn(t, b)
+}
+
+func (e *Engine) readU64(t *thread, addr uint64) (uint64, bool) {
+	var b [8]byte
+	if e.t.ReadMem(t.tid, addr, b[:]) != nil {
+		return 0, false
+	}
+	return le64(b[:]), true
+}
+
+// sysWait handles wait4 and waitid without WNOHANG: the call runs with
+// WNOHANG added; if no child was ready the thread is rewound to the
+// syscall instruction and waits until some process changes state.
+func sysWait(e *Engine, t *thread) {
+	r := &t.regs
+	optArg := 2 // wait4(pid, status, options, rusage)
+	if t.nr == abi.SYS_WAITID {
+		optArg = 3 // waitid(idtype, id, infop, options, rusage)
+	}
+	opts := r.Arg(optArg)
+	if opts&abi.WNOHANG != 0 {
+		return
+	}
+	if t.sigWoken {
+		t.sigWoken = false
+		return
+	}
+	orig := *r
+	r.SetArg(optArg, opts|abi.WNOHANG)
+	if err := e.t.SetRegs(t.tid, r); err != nil {
+		return
+	}
+	epoch := e.childEpoch
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		ret := int64(t.regs.Rax)
+		none := ret == 0
+		if t.nr == abi.SYS_WAITID && ret == 0 && orig.Rdx != 0 {
+			// waitid with WNOHANG leaves si_pid 0 when no child was ready.
+			var b [4]byte
+			if e.t.ReadMem(t.tid, orig.Rdx+16, b[:]) == nil {
+				none = b == [4]byte{}
+			}
+		}
+		if !none {
+			t.regs.SetArg(optArg, opts)
+			_ = e.t.SetRegs(t.tid, &t.regs)
+			return
+		}
+		rew := orig
+		rew.Rip -= abi.SyscallInsnLen
+		rew.Rax = orig.OrigRax
+		if e.t.SetRegs(t.tid, &rew) != nil {
+			return
+		}
+		t.regs = rew
+		e.blockOn(t, &blocker{kind: bkChild, epoch: epoch, deadline: -1})
+	}
+}

@@ -1,0 +1,85 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// tstate is where a guest thread is, from the scheduler's point of view.
+type tstate int
+
+const (
+	tsNew     tstate = iota // created, waiting for its first turn
+	tsReady                 // stopped, can run when picked
+	tsBlocked               // stopped at a syscall that must wait
+	tsRunning               // resumed; the engine waits for its next stop
+	tsDying                 // killed or exiting; the engine waits for its exit report
+	tsZombie                // a leader that exited before its threads; reported last
+)
+
+// parkAction says how to resume a stopped thread when it is picked.
+type parkAction int
+
+const (
+	actCont     parkAction = iota // resume, letting a pending syscall run
+	actEmulate                    // skip the syscall, returning ret
+	actExitStop                   // run the syscall and stop at its exit
+)
+
+// thread is one guest thread.
+type thread struct {
+	tid  int
+	proc *process
+	// seq is the creation sequence number: the round-robin order.
+	seq   int
+	state tstate
+	// started is set once the thread's first stop has been seen.
+	started bool
+
+	// While stopped at an intercepted syscall:
+	regs abi.Regs
+	nr   int
+	act  parkAction
+	ret  int64
+	// onExit runs at the syscall-exit stop of an actExitStop resume.
+	onExit func(e *Engine, t *thread)
+	// sig is a signal to deliver on the next resume.
+	sig int
+
+	block *blocker
+	// clearTid is the CLONE_CHILD_CLEARTID / set_tid_address address.
+	clearTid uint64
+	// cloneFlags are the flags of the clone this thread is executing.
+	cloneFlags uint64
+	cloneCTid  uint64
+	// vforkChild is the child a vfork parent waits for.
+	vforkChild *process
+	// exiting is set once the thread has called exit or exit_group.
+	exiting bool
+	// sigWoken is set when a pending signal ended the thread's wait: its
+	// next blocking syscall runs natively so the kernel delivers it.
+	sigWoken bool
+	// sigChecked is the signal epoch at which pending signals were last read.
+	sigChecked uint64
+}
+
+// process is one guest thread group.
+type process struct {
+	pid     int
+	mm      *addrSpace
+	threads []*thread
+	parent  *process
+	// vforkParent is the thread suspended in vfork until this process
+	// execs or exits.
+	vforkParent *thread
+}
+
+// addrSpace identifies an address space for private futex keys. Processes
+// created with CLONE_VM share one.
+type addrSpace struct{ id int }
+
+func (p *process) remove(t *thread) {
+	for i, x := range p.threads {
+		if x == t {
+			p.threads = append(p.threads[:i], p.threads[i+1:]...)
+			return
+		}
+	}
+}
