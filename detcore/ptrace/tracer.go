@@ -88,9 +88,9 @@ func Start(o Options) (*Tracer, int, error) {
 	}
 	defer errR.Close()
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
+		Path: "/proc/self/exe",
 		// The launcher execs Path with argv Argv.
-		Args: append([]string{"hermit-launcher", o.Path}, o.Argv...),
+		Args:       append([]string{"hermit-launcher", o.Path}, o.Argv...),
 		Env:        launchEnv(o),
 		Dir:        o.Dir,
 		Stdin:      orFile(o.Stdin, os.Stdin),
