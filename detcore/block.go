@@ -153,7 +153,7 @@ func (e *Engine) nextDeadline() (int64, bool) {
 }
 
 // readDeadline reads a struct timespec at addr and turns it into a logical
-// deadline. An absolute timespec is read against the host clock.
+// deadline. An absolute timespec is read against the virtual clock.
 func (e *Engine) readDeadline(t *thread, addr uint64, absolute bool, clock int) (int64, bool) {
 	var b [16]byte
 	if e.t.ReadMem(t.tid, addr, b[:]) != nil {
@@ -161,7 +161,11 @@ func (e *Engine) readDeadline(t *thread, addr uint64, absolute bool, clock int) 
 	}
 	ns := int64(le64(b[0:]))*1e9 + int64(le64(b[8:]))
 	if absolute {
-		ns -= e.t.NowNS(clock)
+		now, ok := e.now(clock)
+		if !ok {
+			return 0, false
+		}
+		ns -= now
 	}
 	return e.clock + max(ns, 0), true
 }

@@ -124,9 +124,12 @@ type Tracer interface {
 	// Preempt asks the running thread tid to stop at once; it reports a
 	// StopSignal with SIGSTOP that the engine suppresses.
 	Preempt(tid int) error
-	// NowNS reads the host clock (CLOCK_REALTIME or CLOCK_MONOTONIC) in ns;
-	// used to turn absolute guest deadlines into relative ones.
-	NowNS(clock int) int64
+	// GuestTid returns the id of host thread tid in the guest's pid namespace.
+	GuestTid(tid int) (int, error)
+	// OnExec prepares a thread that just completed execve: it makes the
+	// vDSO's time functions trap and writes atRandom over the 16 AT_RANDOM
+	// bytes of the auxiliary vector.
+	OnExec(tid int, atRandom [16]byte) error
 	// KillAll kills every guest process.
 	KillAll()
 }
@@ -142,6 +145,8 @@ type Config struct {
 	// scheduling point while others wait before hermit preempts it
 	// (nondeterministically) and says so. 0 disables the watchdog.
 	Watchdog time.Duration
+	// Epoch is CLOCK_REALTIME at the start of the run (zero: DefaultEpoch).
+	Epoch time.Time
 	// Warn receives one-line warnings for the user (may be nil).
 	Warn func(msg string)
 }

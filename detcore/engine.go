@@ -59,6 +59,25 @@ type Engine struct {
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
+	// execs counts successful execs, for AT_RANDOM.
+	execs int
+}
+
+// atRandom returns the AT_RANDOM bytes for the next exec: a function of
+// the seed and of how many execs came before.
+func (e *Engine) atRandom() [16]byte {
+	e.execs++
+	var b [16]byte
+	putLE64(b[0:], splitmix64(e.cfg.Seed^uint64(e.execs)*0x9e3779b97f4a7c15))
+	putLE64(b[8:], splitmix64(e.cfg.Seed+uint64(e.execs)))
+	return b
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }
 
 type hashWriter struct{ h uint64 }
@@ -98,6 +117,7 @@ func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
 	p := e.newProcess(rootTid, nil, nil)
 	e.root = p
 	th := e.newThread(rootTid, p)
+	p.vpid = th.vtid
 	th.started = true
 	th.state = tsReady
 	return e
@@ -116,7 +136,10 @@ func (e *Engine) newProcess(pid int, parent *process, mm *addrSpace) *process {
 
 func (e *Engine) newThread(tid int, p *process) *thread {
 	e.seq++
-	t := &thread{tid: tid, proc: p, seq: e.seq, state: tsNew}
+	t := &thread{tid: tid, vtid: tid, proc: p, seq: e.seq, state: tsNew}
+	if v, err := e.t.GuestTid(tid); err == nil {
+		t.vtid = v
+	}
 	e.threads[tid] = t
 	p.threads = append(p.threads, t)
 	e.result.Stats.Threads++
@@ -139,6 +162,9 @@ func (e *Engine) warnOnce(key, msg string) {
 
 // Run schedules the guest until every guest thread has exited.
 func (e *Engine) Run() (Result, error) {
+	if err := e.t.OnExec(e.root.pid, e.atRandom()); err != nil {
+		return e.result, fmt.Errorf("preparing the guest: %w", err)
+	}
 	stopWatch := e.startWatchdog()
 	defer stopWatch()
 	for len(e.threads) > 0 {
@@ -153,7 +179,9 @@ func (e *Engine) Run() (Result, error) {
 				return e.result, err
 			}
 			e.progress.Add(1)
-			e.result.Stats.Stops++
+			if st.Kind != StopExited && st.Kind != StopKilled {
+				e.result.Stats.Stops++
+			}
 			if err := e.handleStop(st); err != nil {
 				return e.result, err
 			}
@@ -190,7 +218,7 @@ func (e *Engine) pick() *thread {
 			e.cursor = t.seq
 			e.result.Stats.Turns++
 			e.clock += e.cfg.Quantum
-			e.digest.add(int64(t.tid), int64(t.nr), int64(t.act), t.ret)
+			e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
 			return t
 		}
 	}
@@ -260,10 +288,8 @@ func (e *Engine) resume(t *thread) error {
 	if err := e.t.Resume(t.tid, mode, sig); err != nil {
 		return e.gone(t, err)
 	}
-	if t.exiting && t.nr == abi.SYS_EXIT && len(t.proc.threads) > 1 && t.proc.threads[0] == t {
-		// A leader leaving before its threads: its report comes last.
-		t.state = tsZombie
-		e.running = nil
+	if t.exiting {
+		e.exiting(t)
 	}
 	return nil
 }
@@ -301,7 +327,9 @@ func (e *Engine) awaitFirstStop(t *thread) error {
 		if err != nil {
 			return err
 		}
-		e.result.Stats.Stops++
+		if st.Kind != StopExited && st.Kind != StopKilled {
+			e.result.Stats.Stops++
+		}
 		if err := e.handleStop(st); err != nil {
 			return err
 		}
@@ -397,7 +425,7 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if t.state == tsDying || e.running != t {
 		return e.deliver(t, st.Sig)
 	}
-	e.digest.add(-1, int64(t.tid), int64(st.Sig))
+	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
 	return e.deliver(t, st.Sig)
 }
 

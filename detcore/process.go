@@ -7,29 +7,30 @@ import (
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
-// sysClone runs at the seccomp stop of clone, clone3, fork and vfork: it
-// remembers the flags for the clone event that follows.
-func sysClone(e *Engine, t *thread) {
-	r := &t.regs
-	t.cloneCTid = 0
-	switch t.nr {
+// cloneArgs reads, at the clone event stop of t, the flags and child-tid
+// address of the clone, clone3, fork or vfork it is executing: the syscall
+// arguments are still in its registers.
+func (e *Engine) cloneArgs(t *thread) (flags, ctid uint64) {
+	var r abi.Regs
+	if e.t.GetRegs(t.tid, &r) != nil {
+		return 0, 0
+	}
+	switch int(int32(r.OrigRax)) {
 	case abi.SYS_FORK:
-		t.cloneFlags = abi.SIGCHLD
+		return abi.SIGCHLD, 0
 	case abi.SYS_VFORK:
-		t.cloneFlags = abi.CLONE_VM | abi.CLONE_VFORK | abi.SIGCHLD
+		return abi.CLONE_VM | abi.CLONE_VFORK | abi.SIGCHLD, 0
 	case abi.SYS_CLONE:
-		t.cloneFlags = r.Rdi
-		t.cloneCTid = r.R10
+		return r.Rdi, r.R10
 	case abi.SYS_CLONE3:
 		// struct clone_args { u64 flags, pidfd, child_tid, parent_tid, ... }
 		var b [24]byte
-		if err := e.t.ReadMem(t.tid, r.Rdi, b[:]); err != nil {
-			t.cloneFlags = 0
-			return
+		if e.t.ReadMem(t.tid, r.Rdi, b[:]) != nil {
+			return 0, 0
 		}
-		t.cloneFlags = le64(b[0:])
-		t.cloneCTid = le64(b[16:])
+		return le64(b[0:]), le64(b[16:])
 	}
+	return 0, 0
 }
 
 func le64(b []byte) uint64 {
@@ -40,7 +41,7 @@ func le64(b []byte) uint64 {
 // handleClone registers the thread or process that t just created.
 func (e *Engine) handleClone(t *thread, st Stop) error {
 	childTid := int(st.Msg)
-	flags := t.cloneFlags
+	flags, ctid := e.cloneArgs(t)
 	if st.CloneKind == abi.SYS_VFORK {
 		flags |= abi.CLONE_VFORK | abi.CLONE_VM
 	}
@@ -59,10 +60,13 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		p = e.newProcess(childTid, parent, mm)
 	}
 	child := e.newThread(childTid, p)
-	if flags&abi.CLONE_CHILD_CLEARTID != 0 {
-		child.clearTid = t.cloneCTid
+	if p.vpid == 0 {
+		p.vpid = child.vtid
 	}
-	e.digest.add(-2, int64(t.tid), int64(childTid), int64(flags))
+	if flags&abi.CLONE_CHILD_CLEARTID != 0 {
+		child.clearTid = ctid
+	}
+	e.digest.add(-2, int64(t.vtid), int64(child.vtid), int64(flags))
 	if flags&abi.CLONE_VFORK != 0 {
 		// The parent is suspended in the kernel until the child execs or
 		// exits; keep it parked so the engine never waits on it.
@@ -112,6 +116,7 @@ func (e *Engine) handleExec(st Stop) error {
 	if former != st.Tid {
 		delete(e.threads, former)
 		t.tid = st.Tid
+		t.vtid = p.vpid
 		e.threads[t.tid] = t
 	}
 	if t.clearTid != 0 {
@@ -125,40 +130,45 @@ func (e *Engine) handleExec(st Stop) error {
 		vp.vforkChild = nil
 		p.vforkParent = nil
 	}
-	e.digest.add(-3, int64(t.tid))
+	e.digest.add(-3, int64(t.vtid))
+	if err := e.t.OnExec(t.tid, e.atRandom()); err != nil {
+		return e.gone(t, err)
+	}
 	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil
 }
 
-// sysExit runs at exit: the thread runs the syscall and the engine waits
-// for its exit report before scheduling anyone else.
-func sysExit(e *Engine, t *thread) {
+// sysExit runs at exit and exit_group: the thread runs the syscall and the
+// engine waits for the exit reports before scheduling anyone else (see
+// resume).
+func sysExit(e *Engine, t *thread) { t.exiting = true }
+
+// exiting runs after t was resumed into exit or exit_group.
+func (e *Engine) exiting(t *thread) {
 	p := t.proc
-	if p.threads[0] == t && len(p.threads) > 1 && t.nr == abi.SYS_EXIT {
-		// A leader exiting before its threads is reported only when the
-		// group is empty: clear its tid now, as the kernel will, and do
-		// not wait for it.
-		if t.clearTid != 0 {
-			var zero [4]byte
-			_ = e.t.WriteMem(t.tid, t.clearTid, zero[:])
-			e.futexWake(futexKey{mm: p.mm, addr: t.clearTid}, 1, abi.FUTEX_BITSET_ANY)
-			t.clearTid = 0
-		}
-		t.act = actCont
-		t.exiting = true
-		return
-	}
 	if t.nr == abi.SYS_EXIT_GROUP {
 		for _, o := range p.threads {
 			if o != t {
 				e.setDying(o)
 			}
 		}
+		return
 	}
-	t.act = actCont
-	t.exiting = true
+	if len(p.threads) > 1 && p.threads[0] == t {
+		// A leader leaving before its threads is reported only when the
+		// group is empty: clear its tid as the kernel does, and do not
+		// wait for it.
+		if t.clearTid != 0 {
+			var zero [4]byte
+			_ = e.t.WriteMem(p.threads[1].tid, t.clearTid, zero[:])
+			e.futexWake(futexKey{mm: p.mm, addr: t.clearTid}, 1, abi.FUTEX_BITSET_ANY)
+			t.clearTid = 0
+		}
+		t.state = tsZombie
+		e.running = nil
+	}
 }
 
 // startWatchdog starts the goroutine that preempts a thread which runs too

@@ -14,13 +14,8 @@ type handler func(e *Engine, t *thread)
 // policy is the table of intercepted syscalls. Every other syscall runs
 // natively without a stop: the seccomp filter lets it through.
 var policy = map[int]handler{
-	// Threads and processes.
-	abi.SYS_CLONE:           sysClone,
-	abi.SYS_CLONE3:          sysClone,
-	abi.SYS_FORK:            sysClone,
-	abi.SYS_VFORK:           sysClone,
-	abi.SYS_EXECVE:          passthrough,
-	abi.SYS_EXECVEAT:        passthrough,
+	// Threads and processes. clone, fork, vfork and execve are not
+	// intercepted: their ptrace events are the scheduling points.
 	abi.SYS_EXIT:            sysExit,
 	abi.SYS_EXIT_GROUP:      sysExit,
 	abi.SYS_SET_TID_ADDRESS: sysSetTidAddress,
@@ -32,6 +27,11 @@ var policy = map[int]handler{
 	abi.SYS_SCHED_YIELD:     func(e *Engine, t *thread) { t.emulate(0) },
 	abi.SYS_NANOSLEEP:       sysNanosleep,
 	abi.SYS_CLOCK_NANOSLEEP: sysClockNanosleep,
+
+	// Time: answered from the virtual clock.
+	abi.SYS_CLOCK_GETTIME: sysClockGettime,
+	abi.SYS_GETTIMEOFDAY:  sysGettimeofday,
+	abi.SYS_TIME:          sysTime,
 
 	// Calls that may block on another guest thread or the outside world.
 	abi.SYS_READ:         ioIn,

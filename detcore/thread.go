@@ -25,7 +25,9 @@ const (
 
 // thread is one guest thread.
 type thread struct {
+	// tid is the host's thread id, vtid the guest's (its own pid namespace).
 	tid  int
+	vtid int
 	proc *process
 	// seq is the creation sequence number: the round-robin order.
 	seq   int
@@ -46,9 +48,6 @@ type thread struct {
 	block *blocker
 	// clearTid is the CLONE_CHILD_CLEARTID / set_tid_address address.
 	clearTid uint64
-	// cloneFlags are the flags of the clone this thread is executing.
-	cloneFlags uint64
-	cloneCTid  uint64
 	// vforkChild is the child a vfork parent waits for.
 	vforkChild *process
 	// exiting is set once the thread has called exit or exit_group.
@@ -62,7 +61,9 @@ type thread struct {
 
 // process is one guest thread group.
 type process struct {
+	// pid is the host's process id, vpid the guest's.
 	pid     int
+	vpid    int
 	mm      *addrSpace
 	threads []*thread
 	parent  *process

@@ -369,15 +369,6 @@ func (t *Tracer) Preempt(tid int) error {
 	return nil
 }
 
-// NowNS implements detcore.Tracer.NowNS.
-func (t *Tracer) NowNS(clock int) int64 {
-	var ts unix.Timespec
-	if unix.ClockGettime(int32(clock), &ts) != nil {
-		return 0
-	}
-	return ts.Nano()
-}
-
 // KillAll implements detcore.Tracer.KillAll: killing the namespace's init
 // kills every process in it.
 func (t *Tracer) KillAll() {
@@ -397,6 +388,24 @@ func (t *Tracer) Close() {
 		wait4(t.initPid, 0)
 		t.initPid = 0
 	}
+}
+
+// GuestTid implements detcore.Tracer.GuestTid from the NSpid line of
+// /proc/TID/status (its last field is the id in the innermost namespace).
+func (t *Tracer) GuestTid(tid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return 0, gone(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				return strconv.Atoi(f[len(f)-1])
+			}
+		}
+	}
+	return 0, fmt.Errorf("no NSpid in /proc/%d/status", tid)
 }
 
 // Signals implements detcore.Tracer.Signals from /proc/TID/status.
