@@ -1,0 +1,375 @@
+// Command runbench measures `hermit run` against native execution and
+// against strace intercepting the same syscalls, side by side in one run.
+//
+// For each workload it times the whole command (wall clock) natively, under
+// `hermit run --summary` and under
+// `strace -f --seccomp-bpf -e trace=$(hermit run --list-intercepted) -o /dev/null`,
+// interleaving the three so drift affects them alike, and prints the medians,
+// the ratios to native and the targets in a markdown table. From the summary
+// it reports intercepted syscalls and ptrace stops per run.
+//
+// Usage (after `make build`): go run ./tests/bench/runbench [-hermit bin/hermit] [-runs 5]
+//
+// It exits 1 if a native or hermit command failed; missed targets are
+// reported, not treated as failures.
+package main
+
+import (
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hermitdbg/hermit/tests/internal/procrun"
+)
+
+//go:embed guests/*.c
+var guestSources embed.FS
+
+// workload is one benchmarked command.
+type workload struct {
+	name   string
+	argv   []string
+	target float64 // the hermit/native ratio to stay under; 0 means none
+}
+
+// mode is one way of running a workload.
+type mode int
+
+const (
+	native mode = iota
+	hermit
+	strace
+	nmodes
+)
+
+// measurement collects the runs of one workload in one mode.
+type measurement struct {
+	times []time.Duration
+	err   error // the first failure; no further runs after it
+}
+
+// summary holds the figures parsed from `hermit run --summary`.
+type summary struct {
+	intercepted, stops int64
+}
+
+var summaryRE = regexp.MustCompile(`(?m)^hermit summary:\n(?:  .*\n)*?  syscalls intercepted: (\d+)\n  ptrace stops: (\d+)\n`)
+
+func main() {
+	hermitBin := flag.String("hermit", "bin/hermit", "the hermit binary to measure")
+	runs := flag.Int("runs", 5, "runs per workload and mode; medians are reported")
+	timeout := flag.Duration("timeout", 2*time.Minute, "limit for a single command")
+	cpuTarget := flag.Duration("cpu", 500*time.Millisecond, "native duration of the CPU loop")
+	flag.Parse()
+	if *runs < 1 {
+		fatalf("-runs must be at least 1")
+	}
+	if err := run(os.Stdout, *hermitBin, *runs, *timeout, *cpuTarget); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "runbench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Duration) error {
+	hermitBin, err := filepath.Abs(hermitBin)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(hermitBin); err != nil {
+		return fmt.Errorf("%w (build it with `make build`)", err)
+	}
+	dir, err := os.MkdirTemp("", "runbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bins, err := buildGuests(dir, timeout)
+	if err != nil {
+		return err
+	}
+	iters, err := calibrate(bins["cpu_loop"], cpuTarget, timeout)
+	if err != nil {
+		return fmt.Errorf("calibrate CPU loop: %w", err)
+	}
+	straceArgs, straceNote := straceCommand(hermitBin, timeout)
+
+	workloads := []workload{
+		{name: "startup (/bin/true)", argv: []string{"/bin/true"}},
+		{name: "CPU loop, no syscalls", argv: []string{bins["cpu_loop"], strconv.FormatInt(iters, 10)}, target: 1.05},
+		{name: "200k getppid (filtered through)", argv: []string{bins["getppid"], "200000"}, target: 1.2},
+		{name: "fork/exec: sh loop of 200 /bin/true", argv: []string{"/bin/sh", "-c", "for i in $(seq 200); do /bin/true; done"}},
+		{name: "futex ping-pong, 2 threads, 20k round trips", argv: []string{bins["futex_pingpong"], "20000"}},
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		workloads = append(workloads, workload{name: "python3 -c 'import json'", argv: []string{py, "-c", "import json"}})
+	} else {
+		fmt.Fprintln(w, "python3 not found: its workload is left out")
+	}
+
+	fmt.Fprintf(w, "# hermit run benchmarks\n\n%s, %d CPUs, kernel %s, %s; hermit %s\n",
+		time.Now().Format("2006-01-02 15:04"), runtime.NumCPU(), kernelRelease(), runtime.Version(), hermitBin)
+	fmt.Fprintf(w, "Wall time of the whole command, median of %d runs. strace: %s\n\n", runs, straceNote)
+	fmt.Fprintln(w, "| workload | native | hermit | hermit ×native | target | strace | strace ×native | intercepted syscalls | ptrace stops | stops per intercepted (target ≤ 1) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	var failed []string
+	for _, wl := range workloads {
+		ms, sums := measure(wl, hermitBin, straceArgs, runs, timeout)
+		fmt.Fprintln(w, row(wl, ms, sums, straceArgs != nil))
+		for m, mm := range ms[:strace] {
+			if mm.err != nil {
+				failed = append(failed, fmt.Sprintf("%s (%s): %v", wl.name, mode(m), mm.err))
+			}
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(w)
+		for _, f := range failed {
+			fmt.Fprintln(w, "failed:", f)
+		}
+		return errors.New("some commands failed")
+	}
+	return nil
+}
+
+func (m mode) String() string {
+	return [...]string{"native", "hermit", "strace"}[m]
+}
+
+// buildGuests compiles the embedded guest sources into dir and returns the
+// binaries by name.
+func buildGuests(dir string, timeout time.Duration) (map[string]string, error) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return nil, fmt.Errorf("cc is needed to build the bench guests: %w", err)
+	}
+	entries, err := guestSources.ReadDir("guests")
+	if err != nil {
+		return nil, err
+	}
+	bins := map[string]string{}
+	for _, e := range entries {
+		src, err := guestSources.ReadFile("guests/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		srcPath := filepath.Join(dir, e.Name())
+		if err := os.WriteFile(srcPath, src, 0o644); err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(e.Name(), ".c")
+		out := filepath.Join(dir, name)
+		res, err := procrun.Run(exec.Command(cc, "-O1", "-g", "-pthread", "-Wall", "-Werror", "-o", out, srcPath), timeout)
+		if err == nil && res.Exit != 0 {
+			err = fmt.Errorf("exit %d: %s", res.Exit, res.Stderr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("compile %s: %w", e.Name(), err)
+		}
+		bins[name] = out
+	}
+	return bins, nil
+}
+
+// calibrate returns the CPU loop iteration count that takes about target natively.
+func calibrate(bin string, target, timeout time.Duration) (int64, error) {
+	const probe = 50_000_000
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		d, _, err := timeOne([]string{bin, strconv.Itoa(probe)}, timeout)
+		if err != nil {
+			return 0, err
+		}
+		best = min(best, d)
+	}
+	return int64(float64(probe) * target.Seconds() / best.Seconds()), nil
+}
+
+// straceCommand returns the strace argv prefix, or nil and the reason why
+// strace cannot be measured.
+func straceCommand(hermitBin string, timeout time.Duration) ([]string, string) {
+	path, err := exec.LookPath("strace")
+	if err != nil {
+		return nil, "n/a (strace not found)"
+	}
+	res, err := procrun.Run(exec.Command(hermitBin, "run", "--list-intercepted"), timeout)
+	list := strings.TrimSpace(string(res.Stdout))
+	if err != nil || res.Exit != 0 || list == "" {
+		return nil, fmt.Sprintf("n/a (`hermit run --list-intercepted` failed: exit %d %s)", res.Exit, strings.TrimSpace(string(res.Stderr)))
+	}
+	// A "?" before a name makes strace ignore it if it does not know it
+	// (an older strace lacks newer syscalls such as futex_wake).
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		names[i] = "?" + n
+	}
+	return []string{path, "-f", "--seccomp-bpf", "-e", "trace=" + strings.Join(names, ","), "-o", "/dev/null"},
+		fmt.Sprintf("`strace -f --seccomp-bpf -e trace=LIST -o /dev/null`, LIST = the %d syscalls of `hermit run --list-intercepted`, each prefixed with ? so that names this strace does not know are ignored", len(names))
+}
+
+// measure runs wl runs times in each mode, interleaved, and returns the
+// measurements and the summaries of the hermit runs.
+func measure(wl workload, hermitBin string, straceArgs []string, runs int, timeout time.Duration) ([nmodes]measurement, []summary) {
+	var ms [nmodes]measurement
+	var sums []summary
+	argvs := [nmodes][]string{
+		native: wl.argv,
+		hermit: append([]string{hermitBin, "run", "--summary", "--"}, wl.argv...),
+	}
+	if straceArgs != nil {
+		argvs[strace] = append(slices.Clone(straceArgs), wl.argv...)
+	}
+	for range runs {
+		for m := range nmodes {
+			if argvs[m] == nil || ms[m].err != nil {
+				continue
+			}
+			d, res, err := timeOne(argvs[m], timeout)
+			if err != nil {
+				ms[m].err = err
+				continue
+			}
+			ms[m].times = append(ms[m].times, d)
+			if m == hermit {
+				s, err := parseSummary(res.Stderr)
+				if err != nil {
+					ms[m].err = err
+					continue
+				}
+				sums = append(sums, s)
+			}
+		}
+	}
+	return ms, sums
+}
+
+// timeOne runs argv once; a non-zero exit is an error.
+func timeOne(argv []string, timeout time.Duration) (time.Duration, procrun.Result, error) {
+	res, err := procrun.Run(exec.Command(argv[0], argv[1:]...), timeout)
+	if err == nil && res.Exit != 0 {
+		err = fmt.Errorf("exit %d: %s", res.Exit, firstLine(res.Stderr))
+	}
+	return res.Duration, res, err
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return line
+}
+
+func parseSummary(stderr []byte) (summary, error) {
+	m := summaryRE.FindSubmatch(stderr)
+	if m == nil {
+		return summary{}, fmt.Errorf("no summary block on stderr: %s", firstLine(stderr))
+	}
+	var s summary
+	s.intercepted, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	s.stops, _ = strconv.ParseInt(string(m[2]), 10, 64)
+	return s, nil
+}
+
+// row formats one table row.
+func row(wl workload, ms [nmodes]measurement, sums []summary, haveStrace bool) string {
+	nat, natOK := median(ms[native])
+	cells := []string{wl.name, timeCell(ms[native])}
+	for _, m := range []mode{hermit, strace} {
+		ratio := "–"
+		d, ok := median(ms[m])
+		if ok && natOK {
+			ratio = fmt.Sprintf("%.2f×", d.Seconds()/nat.Seconds())
+		}
+		switch {
+		case m == strace && !haveStrace:
+			cells = append(cells, "n/a", "n/a")
+		default:
+			cells = append(cells, timeCell(ms[m]), ratio)
+		}
+		if m == hermit {
+			cells = append(cells, targetCell(wl.target, d, nat, ok && natOK))
+		}
+	}
+	return "| " + strings.Join(append(cells, summaryCells(sums)...), " | ") + " |"
+}
+
+func median(m measurement) (time.Duration, bool) {
+	if m.err != nil || len(m.times) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(m.times)
+	slices.Sort(s)
+	return s[len(s)/2], true
+}
+
+func timeCell(m measurement) string {
+	if m.err != nil {
+		return "error: " + strings.ReplaceAll(m.err.Error(), "|", "/")
+	}
+	d, _ := median(m)
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+func targetCell(target float64, d, nat time.Duration, ok bool) string {
+	switch {
+	case target == 0:
+		return "–"
+	case !ok:
+		return fmt.Sprintf("≤ %.2f×", target)
+	case d.Seconds()/nat.Seconds() <= target:
+		return fmt.Sprintf("≤ %.2f× met", target)
+	default:
+		return fmt.Sprintf("≤ %.2f× **missed**", target)
+	}
+}
+
+// summaryCells formats the intercepted syscalls and stops; figures that
+// vary between runs are shown as a range.
+func summaryCells(sums []summary) []string {
+	if len(sums) == 0 {
+		return []string{"–", "–", "–"}
+	}
+	var in, st []int64
+	for _, s := range sums {
+		in = append(in, s.intercepted)
+		st = append(st, s.stops)
+	}
+	ratio := "–"
+	if in[0] > 0 {
+		r := float64(st[0]) / float64(in[0])
+		verdict := "met"
+		if r > 1 {
+			verdict = "**missed**"
+		}
+		ratio = fmt.Sprintf("%.4f %s", r, verdict)
+	}
+	return []string{spread(in), spread(st), ratio}
+}
+
+func spread(v []int64) string {
+	lo, hi := slices.Min(v), slices.Max(v)
+	if lo == hi {
+		return strconv.FormatInt(lo, 10)
+	}
+	return fmt.Sprintf("%d–%d (varies)", lo, hi)
+}
+
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}

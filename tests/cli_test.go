@@ -1,0 +1,198 @@
+package tests
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// TestProgramErrors checks the exit status and the one-line error for a
+// program hermit cannot start.
+func TestProgramErrors(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		prog string
+		exit int
+	}{
+		{"missing absolute path", filepath.Join(dir, "no-such-program"), 127},
+		{"missing in PATH", "hermit-test-no-such-program", 127},
+		{"not executable", notExec, 126},
+		{"directory", dir, 126},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := hermitRun(t, nil, []string{c.prog})
+			if r.Exit != c.exit {
+				t.Errorf("exit %d, want %d", r.Exit, c.exit)
+			}
+			if len(r.Stdout) != 0 {
+				t.Errorf("stdout %q, want empty", r.Stdout)
+			}
+			msg := string(r.Stderr)
+			if !strings.HasSuffix(msg, "\n") || strings.Count(msg, "\n") != 1 || len(strings.TrimSpace(msg)) == 0 {
+				t.Errorf("stderr %q, want one line", msg)
+			}
+			if !strings.Contains(msg, filepath.Base(c.prog)) {
+				t.Errorf("stderr %q does not name the program %q", msg, c.prog)
+			}
+		})
+	}
+}
+
+// TestPassthrough checks that the guest's stdin, stdout, stderr, arguments
+// and exit status reach the user unchanged.
+func TestPassthrough(t *testing.T) {
+	cases := []struct {
+		name           string
+		argv           argvFunc
+		stdin          string
+		stdout, stderr string
+		exit           int
+	}{
+		{"stdin to stdout", tool("cat"), "hello\nworld\n", "hello\nworld\n", "", 0},
+		{"stdout stderr exit status", tool("sh", "-c", "echo out; echo err >&2; exit 42"), "", "out\n", "err\n", 42},
+		{"arguments", tool("printf", "%s|", "a b", "", "c"), "", "a b||c|", "", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := testenv.Opts{Timeout: runTimeout, Stdin: []byte(c.stdin)}
+			r := testenv.RunWith(t, o, testenv.Hermit(t), hermitArgs(nil, c.argv(t))...)
+			if string(r.Stdout) != c.stdout || string(r.Stderr) != c.stderr || r.Exit != c.exit {
+				t.Errorf("got %s\nwant exit %d, stdout %q, stderr %q", describe(r), c.exit, c.stdout, c.stderr)
+			}
+		})
+	}
+}
+
+// summaryRE matches the whole --summary block; the guests used with it
+// write nothing else on stderr.
+var summaryRE = regexp.MustCompile(`\Ahermit summary:
+  threads: (\d+)
+  processes: (\d+)
+  syscalls intercepted: (\d+)
+  ptrace stops: (\d+)
+  scheduler turns: (\d+)
+  nondeterministic points: (\d+)
+  schedule digest: ([0-9a-f]{16})
+\z`)
+
+// TestSummary checks the --summary block, its thread and process counts, and
+// that deterministic reruns give the same figures and schedule digest.
+func TestSummary(t *testing.T) {
+	cases := []struct {
+		name               string
+		argv               argvFunc
+		threads, processes string
+	}{
+		{"8 threads", cGuest("racy_counter.c"), "9", "1"},
+		{"20 children", cGuest("fork_pipe.c"), "21", "21"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			var first []string
+			for i := 1; i <= 3; i++ {
+				r := hermitRun(t, []string{"--summary"}, argv)
+				m := summaryRE.FindStringSubmatch(string(r.Stderr))
+				if r.Exit != 0 || m == nil {
+					t.Fatalf("run %d: want exit 0 and the summary block on stderr, got %s", i, describe(r))
+				}
+				if i == 1 {
+					first = m
+					checkSummaryCounts(t, m, c.threads, c.processes)
+					continue
+				}
+				if d := firstDiff([]byte(first[0]), []byte(m[0])); d != "" {
+					t.Errorf("run %d: summary differs from run 1 at %s", i, d)
+				}
+			}
+		})
+	}
+}
+
+func checkSummaryCounts(t *testing.T, m []string, threads, processes string) {
+	t.Helper()
+	if m[1] != threads || m[2] != processes {
+		t.Errorf("summary: threads %s, processes %s; want %s, %s", m[1], m[2], threads, processes)
+	}
+	for i, name := range map[int]string{3: "syscalls intercepted", 4: "ptrace stops", 5: "scheduler turns"} {
+		if m[i] == "0" {
+			t.Errorf("summary: %s is 0", name)
+		}
+	}
+}
+
+// TestVerify checks --verify: a deterministic guest passes with one copy of
+// its output and its own status; a guest reading an input that changes
+// between the two runs fails with status 125.
+func TestVerify(t *testing.T) {
+	t.Run("deterministic guest", func(t *testing.T) {
+		argv := cGuest("racy_counter.c")(t)
+		plain := hermitRun(t, nil, argv)
+		r := hermitRun(t, []string{"--verify"}, argv)
+		if r.Exit != 0 || !bytes.Equal(r.Stdout, plain.Stdout) {
+			t.Errorf("want exit 0 and the stdout of one plain run:\n%s\ngot %s", plain.Stdout, describe(r))
+		}
+	})
+	t.Run("status and single copy of output", func(t *testing.T) {
+		r := hermitRun(t, []string{"--verify"}, tool("sh", "-c", "echo out; echo err >&2; exit 3")(t))
+		if r.Exit != 3 || string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" {
+			t.Errorf("want exit 3, stdout \"out\\n\", stderr \"err\\n\"; got %s", describe(r))
+		}
+	})
+	t.Run("input changes between runs", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "count")
+		r := hermitRun(t, []string{"--verify"}, tool("sh", "-c", "echo x >> "+f+"; wc -l < "+f)(t))
+		if r.Exit != 125 || len(r.Stderr) == 0 {
+			t.Errorf("want exit 125 and the difference on stderr, got %s", describe(r))
+		}
+		data, err := os.ReadFile(f)
+		if err != nil || string(data) != "x\nx\n" {
+			t.Errorf("input file %q, %v; want the guest to have run twice", data, err)
+		}
+	})
+}
+
+// TestListIntercepted checks --list-intercepted and that strace accepts the
+// list with each name marked optional ("?name": strace 6.1 does not know
+// the newest futex calls), as the benchmark harness passes it.
+func TestListIntercepted(t *testing.T) {
+	r := testenv.Run(t, runTimeout, testenv.Hermit(t), "run", "--list-intercepted")
+	list := strings.TrimSuffix(string(r.Stdout), "\n")
+	if r.Exit != 0 || strings.Contains(list, "\n") {
+		t.Fatalf("want exit 0 and one line, got %s", describe(r))
+	}
+	nameRE := regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		if !nameRE.MatchString(name) || seen[name] {
+			t.Errorf("bad or repeated syscall name %q in %q", name, list)
+		}
+		seen[name] = true
+	}
+	for _, name := range []string{"futex", "exit_group", "wait4", "read", "write"} {
+		if !seen[name] {
+			t.Errorf("list %q lacks %s", list, name)
+		}
+	}
+
+	t.Run("strace accepts it", func(t *testing.T) {
+		strace := testenv.Require(t, "strace")
+		optional := "?" + strings.ReplaceAll(list, ",", ",?")
+		s := testenv.Run(t, runTimeout, strace, "-f", "--seccomp-bpf", "-e", "trace="+optional, "-o", "/dev/null", "/bin/true")
+		if s.Exit != 0 {
+			t.Errorf("strace rejected the list: %s", describe(s))
+		}
+	})
+}

@@ -1,0 +1,131 @@
+package tests
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+const (
+	// hermitRuns is how many consecutive `hermit run`s must agree.
+	hermitRuns = 5
+	// nativeTries is how many native runs may pass before two differ.
+	nativeTries = 10
+)
+
+// shellJobs starts four background jobs, each a shell printing its own pid.
+const shellJobs = `for i in 1 2 3 4; do sh -c "echo job $i pid \$\$" & done; wait; echo all jobs done`
+
+// TestDeterminism runs racy guests natively, where their output varies
+// between runs, and under hermit, where it must be byte-identical.
+func TestDeterminism(t *testing.T) {
+	cases := []struct {
+		name  string
+		argv  argvFunc
+		flags []string // extra `hermit run` flags
+	}{
+		{name: "pthreads racy counter", argv: cGuest("racy_counter.c")},
+		{name: "pthreads racy counter seed 7", argv: cGuest("racy_counter.c"), flags: []string{"--seed", "7"}},
+		{name: "mutex condvar producer consumer", argv: cGuest("prodcons.c")},
+		{name: "20 forked children on one pipe", argv: cGuest("fork_pipe.c")},
+		{name: "sh background jobs", argv: tool("sh", "-c", shellJobs)},
+		{name: "go goroutines channels select", argv: goGuest("goroutines")},
+		{name: "python threading", argv: pyGuest("threads.py")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			nat := nativeVaries(t, argv)
+
+			first := hermitRun(t, c.flags, argv)
+			if first.Exit != nat.Exit {
+				t.Fatalf("hermit run: exit %d, want %d as natively\n%s", first.Exit, nat.Exit, describe(first))
+			}
+			// The schedule may differ from any native one, but the guest
+			// prints the same number of lines in every schedule.
+			if got, want := bytes.Count(first.Stdout, []byte("\n")), bytes.Count(nat.Stdout, []byte("\n")); got != want {
+				t.Fatalf("hermit run: %d stdout lines, want %d as natively\n%s", got, want, describe(first))
+			}
+			for i := 2; i <= hermitRuns; i++ {
+				r := hermitRun(t, c.flags, argv)
+				if d := firstDiff(first.Stdout, r.Stdout); d != "" {
+					t.Fatalf("hermit run %d: stdout differs from run 1 at %s\nrun 1:\n%s\nrun %d:\n%s", i, d, first.Stdout, i, r.Stdout)
+				}
+				if d := firstDiff(first.Stderr, r.Stderr); d != "" {
+					t.Fatalf("hermit run %d: stderr differs from run 1 at %s", i, d)
+				}
+				if r.Exit != first.Exit {
+					t.Fatalf("hermit run %d: exit %d, run 1 exited %d", i, r.Exit, first.Exit)
+				}
+			}
+		})
+	}
+}
+
+// nativeVaries runs argv natively until two runs print different stdout,
+// failing if nativeTries runs all agree (the guest would then prove nothing
+// about hermit). Every native run must exit 0. It returns the first run.
+func nativeVaries(t *testing.T, argv []string) testenv.Result {
+	t.Helper()
+	first := native(t, argv)
+	if first.Exit != 0 {
+		t.Fatalf("native run: %s", describe(first))
+	}
+	for i := 2; i <= nativeTries; i++ {
+		r := native(t, argv)
+		if r.Exit != 0 {
+			t.Fatalf("native run %d: %s", i, describe(r))
+		}
+		if !bytes.Equal(r.Stdout, first.Stdout) {
+			return first
+		}
+	}
+	t.Fatalf("native output identical in %d runs; the guest is not racy:\n%s", nativeTries, first.Stdout)
+	return first
+}
+
+// TestCompletion runs guests whose native output is deterministic and checks
+// that under hermit they complete with the native output and exit status.
+func TestCompletion(t *testing.T) {
+	cases := []struct {
+		name string
+		argv argvFunc
+		exit int    // wanted exit status, natively and under hermit
+		want string // stdout must contain this, natively and under hermit
+	}{
+		{"100 threads create join", cGuest("thread_churn.c"), 0, "joined 100 threads, sum of squares 328350\n"},
+		{"pthread barrier", cGuest("barrier.c"), 0, "4 threads passed 50 barrier rounds, 50 serial threads\n"},
+		{"futex cmp requeue", cGuest("futex_requeue.c"), 0, "wake a: 7 woken\n8 waiters exited\n"},
+		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
+		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
+		{"vfork exec", cGuest("vfork_exec.c"), 0, "child: hello from sh\nparent: child exited with 5\n"},
+		{"wait waitpid waitid", cGuest("waits.c"), 0, "waitid(D): CLD_KILLED by signal 15\n"},
+		{"raise SIGKILL", cGuest("die.c", "kill"), 128 + 9, "dying by kill\n"},
+		{"abort SIGABRT", cGuest("die.c", "abort"), 128 + 6, "dying by abort\n"},
+		{"NULL dereference SIGSEGV", cGuest("die.c", "segv"), 128 + 11, "dying by segv\n"},
+		{"NULL dereference in a thread", cGuest("die.c", "thread-segv"), 128 + 11, "dying by thread-segv\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			nat := native(t, argv)
+			if nat.Exit != c.exit || !strings.Contains(string(nat.Stdout), c.want) {
+				t.Fatalf("native run: want exit %d and stdout containing %q, got %s", c.exit, c.want, describe(nat))
+			}
+			got := hermitRun(t, nil, argv)
+			if got.Exit != c.exit {
+				t.Errorf("hermit run: exit %d, want %d", got.Exit, c.exit)
+			}
+			if d := firstDiff(nat.Stdout, got.Stdout); d != "" {
+				t.Errorf("hermit run: stdout differs from native at %s", d)
+			}
+			if t.Failed() {
+				t.Logf("hermit run: %s", describe(got))
+			}
+		})
+	}
+}
