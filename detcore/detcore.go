@@ -136,8 +136,9 @@ type Tracer interface {
 
 // Config holds the scheduling policy knobs.
 type Config struct {
-	// Seed perturbs the round-robin order deterministically; 0 keeps plain
-	// round robin in thread creation order.
+	// Seed perturbs the round-robin order deterministically and seeds the
+	// guest's AT_RANDOM bytes; 0 keeps plain round robin in thread creation
+	// order.
 	Seed uint64
 	// Quantum is the logical time (ns) one scheduler turn costs.
 	Quantum int64
@@ -147,6 +148,9 @@ type Config struct {
 	Watchdog time.Duration
 	// Epoch is CLOCK_REALTIME at the start of the run (zero: DefaultEpoch).
 	Epoch time.Time
+	// Debug, when set, receives a line for every stop and scheduling
+	// decision (hermit --debug=sched).
+	Debug func(format string, args ...any)
 	// Warn receives one-line warnings for the user (may be nil).
 	Warn func(msg string)
 }

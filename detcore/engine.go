@@ -179,6 +179,9 @@ func (e *Engine) Run() (Result, error) {
 				return e.result, err
 			}
 			e.progress.Add(1)
+			if e.cfg.Debug != nil {
+				e.cfg.Debug("stop tid=%d kind=%v sig=%d code=%d msg=%d", st.Tid, st.Kind, st.Sig, st.Code, st.Msg)
+			}
 			if st.Kind != StopExited && st.Kind != StopKilled {
 				e.result.Stats.Stops++
 			}
@@ -188,6 +191,13 @@ func (e *Engine) Run() (Result, error) {
 			continue
 		}
 		next := e.pick()
+		if e.cfg.Debug != nil {
+			if next != nil {
+				e.cfg.Debug("turn %d clock %d: run tid=%d (%s act=%d ret=%d)", e.result.Stats.Turns, e.clock, next.tid, abi.SyscallName(next.nr), next.act, next.ret)
+			} else {
+				e.cfg.Debug("all blocked at clock %d: %s", e.clock, e.describeBlocked())
+			}
+		}
 		if next == nil {
 			if err := e.allBlocked(); err != nil {
 				return e.result, err
@@ -203,8 +213,8 @@ func (e *Engine) Run() (Result, error) {
 }
 
 // pick chooses the next thread to run: the first runnable thread after the
-// last one picked, in creation order. A blocked thread is runnable when its
-// wait is over.
+// last one picked, in creation order (round robin), or, with a seed, after a
+// pseudo-random thread. A blocked thread is runnable when its wait is over.
 func (e *Engine) pick() *thread {
 	ts := e.ordered()
 	n := len(ts)
@@ -212,6 +222,11 @@ func (e *Engine) pick() *thread {
 		return nil
 	}
 	start := sort.Search(n, func(i int) bool { return ts[i].seq > e.cursor })
+	if e.cfg.Seed != 0 {
+		// A seeded run starts each round-robin scan at a pseudo-random
+		// thread: a different, still deterministic, interleaving.
+		start += int(splitmix64(e.cfg.Seed+uint64(e.result.Stats.Turns)) % uint64(n))
+	}
 	for i := 0; i < n; i++ {
 		t := ts[(start+i)%n]
 		if e.runnable(t) {

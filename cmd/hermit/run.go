@@ -35,12 +35,14 @@ type runFlags struct {
 	cpu       int
 	watchdog  time.Duration
 	listTrace bool
+	debug     string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.summary, "summary", false, "print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for the scheduler's `N`; the same seed gives the same run")
 	fs.IntVar(&f.cpu, "cpu", -2, "pin hermit and the guest to CPU `N` (-1: do not pin; default: the CPU hermit starts on)")
+	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
 }
 
@@ -211,11 +213,18 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	}
 	current <- tr
 	defer func() { <-current; tr.Close() }()
-	eng := detcore.NewEngine(tr, detcore.Config{
+	cfg := detcore.Config{
 		Seed:     f.seed,
 		Watchdog: f.watchdog,
 		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
-	}, root)
+	}
+	if f.debug == "sched" {
+		start := time.Now()
+		cfg.Debug = func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "[%9.6f] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+		}
+	}
+	eng := detcore.NewEngine(tr, cfg, root)
 	res, err := eng.Run()
 	if err != nil {
 		tr.KillAll()
