@@ -124,6 +124,10 @@ type Tracer interface {
 	// Preempt asks the running thread tid to stop at once; it reports a
 	// StopSignal with SIGSTOP that the engine suppresses.
 	Preempt(tid int) error
+	// SharedMapping reports whether addr lies in a MAP_SHARED mapping of
+	// tid's address space, and if so which object (device and inode) and
+	// which offset in it.
+	SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool)
 	// GuestTid returns the id of host thread tid in the guest's pid namespace.
 	GuestTid(tid int) (int, error)
 	// OnExec prepares a thread that just completed execve: it makes the

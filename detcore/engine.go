@@ -36,6 +36,8 @@ type Engine struct {
 	dying int
 
 	futexes map[futexKey][]*thread
+	// sharedKeys caches keyFor's look-ups of shared futex words.
+	sharedKeys map[futexKey]futexKey
 	// clock is logical time in ns since the start of the run.
 	clock int64
 	// sigEpoch and childEpoch count events that may have made a signal
@@ -105,13 +107,14 @@ func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
 		cfg.Quantum = 1000
 	}
 	e := &Engine{
-		t:       t,
-		cfg:     cfg,
-		threads: map[int]*thread{},
-		procs:   map[int]*process{},
-		early:   map[int]Stop{},
-		futexes: map[futexKey][]*thread{},
-		warned:  map[string]bool{},
+		t:          t,
+		cfg:        cfg,
+		threads:    map[int]*thread{},
+		procs:      map[int]*process{},
+		early:      map[int]Stop{},
+		futexes:    map[futexKey][]*thread{},
+		sharedKeys: map[futexKey]futexKey{},
+		warned:     map[string]bool{},
 	}
 	e.result.Stats.BySyscall = map[int]int64{}
 	p := e.newProcess(rootTid, nil, nil)

@@ -6,12 +6,32 @@ import (
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
-// futexKey identifies a futex word. Private and shared futexes alike are
-// keyed by address space and address; futexes shared between processes
-// through shared memory are not yet matched across processes.
+// futexKey identifies a futex word: by address space and address, or, for
+// a shared futex in a MAP_SHARED mapping, by the mapped object and offset
+// (mm nil), so that processes sharing memory meet on the same key.
 type futexKey struct {
-	mm   *addrSpace
-	addr uint64
+	mm       *addrSpace
+	addr     uint64
+	dev, ino uint64
+}
+
+// keyFor returns the key of the futex word at addr in t's address space.
+// A shared (non-private) futex costs one look-up of its mapping per
+// address space and address.
+func (e *Engine) keyFor(t *thread, addr uint64, private bool) futexKey {
+	k := futexKey{mm: t.proc.mm, addr: addr}
+	if private {
+		return k
+	}
+	if sk, ok := e.sharedKeys[k]; ok {
+		return sk
+	}
+	sk := k
+	if dev, ino, off, ok := e.t.SharedMapping(t.tid, addr); ok {
+		sk = futexKey{addr: off, dev: dev, ino: ino}
+	}
+	e.sharedKeys[k] = sk
+	return sk
 }
 
 // sysFutex emulates futex(2): waiters park in the engine, in FIFO order per
@@ -20,8 +40,12 @@ func sysFutex(e *Engine, t *thread) {
 	r := &t.regs
 	uaddr, op, val := r.Rdi, int(r.Rsi), uint32(r.Rdx)
 	cmd := op &^ (abi.FUTEX_PRIVATE_FLAG | abi.FUTEX_CLOCK_REALTIME)
-	key := futexKey{mm: t.proc.mm, addr: uaddr}
-	key2 := futexKey{mm: t.proc.mm, addr: r.R8}
+	private := op&abi.FUTEX_PRIVATE_FLAG != 0
+	key := e.keyFor(t, uaddr, private)
+	var key2 futexKey
+	if cmd == abi.FUTEX_REQUEUE || cmd == abi.FUTEX_CMP_REQUEUE || cmd == abi.FUTEX_WAKE_OP {
+		key2 = e.keyFor(t, r.R8, private)
+	}
 	switch cmd {
 	case abi.FUTEX_WAIT, abi.FUTEX_WAIT_BITSET:
 		bitset := uint32(abi.FUTEX_BITSET_ANY)
@@ -83,7 +107,7 @@ func sysFutex(e *Engine, t *thread) {
 		}
 		t.emulate(int64(woken))
 	case abi.FUTEX_WAKE_OP:
-		t.emulate(e.futexWakeOp(t, key, key2, int(val), int(int32(r.R10)), uint32(r.R9)))
+		t.emulate(e.futexWakeOp(t, key, key2, r.R8, int(val), int(int32(r.R10)), uint32(r.R9)))
 	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI:
 		// Never block: let the kernel run them.
 	default:
@@ -140,7 +164,7 @@ func (e *Engine) setWaiters(key futexKey, ws []*thread) {
 
 // futexWakeOp implements FUTEX_WAKE_OP: update *uaddr2, wake on uaddr, and
 // wake on uaddr2 if the old value passes the comparison.
-func (e *Engine) futexWakeOp(t *thread, key, key2 futexKey, n, n2 int, enc uint32) int64 {
+func (e *Engine) futexWakeOp(t *thread, key, key2 futexKey, uaddr2 uint64, n, n2 int, enc uint32) int64 {
 	op := (enc >> 28) & 0xf
 	cmp := (enc >> 24) & 0xf
 	oparg := signExtend12(enc >> 12)
@@ -149,7 +173,7 @@ func (e *Engine) futexWakeOp(t *thread, key, key2 futexKey, n, n2 int, enc uint3
 		op &= 7
 		oparg = 1 << (uint32(oparg) & 31)
 	}
-	old, ok := e.readU32(t, key2.addr)
+	old, ok := e.readU32(t, uaddr2)
 	if !ok {
 		return -abi.EFAULT
 	}
@@ -168,7 +192,7 @@ func (e *Engine) futexWakeOp(t *thread, key, key2 futexKey, n, n2 int, enc uint3
 	default:
 		return -abi.ENOSYS
 	}
-	if !e.writeU32(t, key2.addr, nv) {
+	if !e.writeU32(t, uaddr2, nv) {
 		return -abi.EFAULT
 	}
 	woken := e.futexWake(key, n, abi.FUTEX_BITSET_ANY)

@@ -132,3 +132,37 @@ func vdsoRange(tid int) (uint64, uint64, error) {
 	}
 	return 0, 0, s.Err()
 }
+
+// SharedMapping implements detcore.Tracer.SharedMapping from
+// /proc/TID/maps.
+func (t *Tracer) SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", tid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// start-end perms offset major:minor inode path
+		fs := strings.Fields(s.Text())
+		if len(fs) < 5 {
+			continue
+		}
+		lo, hi, _ := strings.Cut(fs[0], "-")
+		start, _ := strconv.ParseUint(lo, 16, 64)
+		end, _ := strconv.ParseUint(hi, 16, 64)
+		if addr < start || addr >= end {
+			continue
+		}
+		if len(fs[1]) < 4 || fs[1][3] != 's' {
+			return 0, 0, 0, false
+		}
+		offset, _ := strconv.ParseUint(fs[2], 16, 64)
+		maj, min, _ := strings.Cut(fs[3], ":")
+		ma, _ := strconv.ParseUint(maj, 16, 64)
+		mi, _ := strconv.ParseUint(min, 16, 64)
+		inode, _ := strconv.ParseUint(fs[4], 10, 64)
+		return ma<<32 | mi, inode, offset + addr - start, true
+	}
+	return 0, 0, 0, false
+}
