@@ -23,6 +23,9 @@ type blocker struct {
 	deadline int64
 	// onTimeout sets the thread's result when the deadline passes.
 	onTimeout func(e *Engine, t *thread)
+	// check, for bkChild, says whether the wait is over; nil means the
+	// thread was rewound and retries its call whenever a child changes.
+	check func(e *Engine) bool
 	// wakeMask, when set, returns the signals that end this wait given the
 	// thread's blocked mask; by default every unblocked signal does.
 	wakeMask func(blocked uint64) uint64
@@ -107,16 +110,19 @@ func (e *Engine) wake(t *thread) bool {
 		}
 	case bkChild:
 		if e.childEpoch != b.epoch {
-			e.unblock(t)
-			t.act = actCont
-			return true
+			b.epoch = e.childEpoch
+			if b.check == nil || b.check(e) {
+				e.unblock(t)
+				t.act = actCont
+				return true
+			}
 		}
 	}
 	if e.signalEnds(t, b) {
 		e.unblock(t)
 		t.act = actCont
 		// A rewound syscall meets its seccomp stop again first.
-		t.sigWoken = b.kind == bkChild
+		t.sigWoken = b.kind == bkChild && b.check == nil
 		return true
 	}
 	return false

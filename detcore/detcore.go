@@ -128,6 +128,9 @@ type Tracer interface {
 	// tid's address space, and if so which object (device and inode) and
 	// which offset in it.
 	SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool)
+	// ProcStat returns the state letter (R, S, Z, ...) and process group
+	// (a host id) of host process pid.
+	ProcStat(pid int) (state byte, pgrp int, err error)
 	// GuestTid returns the id of host thread tid in the guest's pid namespace.
 	GuestTid(tid int) (int, error)
 	// OnExec prepares a thread that just completed execve: it makes the
@@ -170,14 +173,18 @@ type Result struct {
 
 // Stats counts what the engine did; reported by --summary.
 type Stats struct {
-	Threads     int
-	Processes   int
-	Syscalls    int64 // intercepted syscalls
-	Stops       int64 // ptrace stops
-	Turns       int64 // scheduling decisions
-	Nondet      int64 // points where the outside world decided
-	Preemptions int64 // watchdog preemptions (nondeterministic)
-	Digest      uint64
+	Threads   int
+	Processes int
+	Syscalls  int64 // intercepted syscalls
+	Stops     int64 // ptrace stops
+	// SyscallStops counts the stops at intercepted syscalls (seccomp and
+	// syscall-exit stops); the rest are clone, exec, signal and new-thread
+	// event stops.
+	SyscallStops int64
+	Turns        int64 // scheduling decisions
+	Nondet       int64 // points where the outside world decided
+	Preemptions  int64 // watchdog preemptions (nondeterministic)
+	Digest       uint64
 	// BySyscall counts intercepted syscalls by number.
 	BySyscall map[int]int64
 }

@@ -36,6 +36,9 @@ type Engine struct {
 	dying int
 
 	futexes map[futexKey][]*thread
+	// zombies are guest processes that exited and that their (guest)
+	// parent has not reaped yet, by host pid.
+	zombies map[int]*process
 	// sharedKeys caches keyFor's look-ups of shared futex words.
 	sharedKeys map[futexKey]futexKey
 	// clock is logical time in ns since the start of the run.
@@ -114,6 +117,7 @@ func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
 		early:      map[int]Stop{},
 		futexes:    map[futexKey][]*thread{},
 		sharedKeys: map[futexKey]futexKey{},
+		zombies:    map[int]*process{},
 		warned:     map[string]bool{},
 	}
 	e.result.Stats.BySyscall = map[int]int64{}
@@ -185,9 +189,7 @@ func (e *Engine) Run() (Result, error) {
 			if e.cfg.Debug != nil {
 				e.cfg.Debug("stop tid=%d kind=%v sig=%d code=%d msg=%d", st.Tid, st.Kind, st.Sig, st.Code, st.Msg)
 			}
-			if st.Kind != StopExited && st.Kind != StopKilled {
-				e.result.Stats.Stops++
-			}
+			e.countStop(st)
 			if err := e.handleStop(st); err != nil {
 				return e.result, err
 			}
@@ -213,6 +215,18 @@ func (e *Engine) Run() (Result, error) {
 	}
 	e.result.Stats.Digest = e.digest.h
 	return e.result, nil
+}
+
+// countStop counts a ptrace stop (exit reports are not stops).
+func (e *Engine) countStop(st Stop) {
+	switch st.Kind {
+	case StopExited, StopKilled:
+	case StopSeccomp, StopSyscallExit:
+		e.result.Stats.Stops++
+		e.result.Stats.SyscallStops++
+	default:
+		e.result.Stats.Stops++
+	}
 }
 
 // pick chooses the next thread to run: the first runnable thread after the
@@ -345,9 +359,7 @@ func (e *Engine) awaitFirstStop(t *thread) error {
 		if err != nil {
 			return err
 		}
-		if st.Kind != StopExited && st.Kind != StopKilled {
-			e.result.Stats.Stops++
-		}
+		e.countStop(st)
 		if err := e.handleStop(st); err != nil {
 			return err
 		}
@@ -477,6 +489,7 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		return
 	}
 	delete(e.procs, p.pid)
+	e.processExited(p)
 	e.childEpoch++
 	e.sigEpoch++
 	if p.vforkParent != nil {

@@ -81,6 +81,8 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
   processes: (\d+)
   syscalls intercepted: (\d+)
   ptrace stops: (\d+)
+  syscall stops: (\d+)
+  event stops: (\d+)
   scheduler turns: (\d+)
   nondeterministic points: (\d+)
   schedule digest: ([0-9a-f]{16})
@@ -126,10 +128,14 @@ func checkSummaryCounts(t *testing.T, m []string, threads, processes string) {
 	if m[1] != threads || m[2] != processes {
 		t.Errorf("summary: threads %s, processes %s; want %s, %s", m[1], m[2], threads, processes)
 	}
-	for i, name := range map[int]string{3: "syscalls intercepted", 4: "ptrace stops", 5: "scheduler turns"} {
+	for i, name := range map[int]string{3: "syscalls intercepted", 4: "ptrace stops", 5: "syscall stops", 7: "scheduler turns"} {
 		if m[i] == "0" {
 			t.Errorf("summary: %s is 0", name)
 		}
+	}
+	// Each intercepted syscall costs exactly one stop at its seccomp stop.
+	if m[5] != m[3] {
+		t.Errorf("summary: %s syscall stops for %s intercepted syscalls; want one each", m[5], m[3])
 	}
 }
 

@@ -239,6 +239,8 @@ func printSummary(w io.Writer, s detcore.Stats) {
 	fmt.Fprintf(w, "  processes: %d\n", s.Processes)
 	fmt.Fprintf(w, "  syscalls intercepted: %d\n", s.Syscalls)
 	fmt.Fprintf(w, "  ptrace stops: %d\n", s.Stops)
+	fmt.Fprintf(w, "  syscall stops: %d\n", s.SyscallStops)
+	fmt.Fprintf(w, "  event stops: %d\n", s.Stops-s.SyscallStops)
 	fmt.Fprintf(w, "  scheduler turns: %d\n", s.Turns)
 	fmt.Fprintf(w, "  nondeterministic points: %d\n", s.Nondet)
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)

@@ -233,16 +233,28 @@ func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) e
 }
 
 func procState(pid int) byte {
+	state, _, _ := procStat(pid)
+	return state
+}
+
+// procStat reads the state and process group of pid from /proc/PID/stat.
+func procStat(pid int) (byte, int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, 0, gone(err)
 	}
+	// pid (comm) state ppid pgrp ...; comm may contain anything.
 	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 3 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	return b[i+2]
+	pgrp, err := strconv.Atoi(f[2])
+	return f[0][0], pgrp, err
 }
+
+// ProcStat implements detcore.Tracer.ProcStat.
+func (t *Tracer) ProcStat(pid int) (byte, int, error) { return procStat(pid) }
 
 // Wait implements detcore.Tracer.Wait.
 func (t *Tracer) Wait() (detcore.Stop, error) {

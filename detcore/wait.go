@@ -1,0 +1,196 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// Wait options and idtypes from <linux/wait.h>.
+const (
+	wUntraced  = 0x00000002 // WUNTRACED, WSTOPPED for waitid
+	wExited    = 0x00000004
+	wContinued = 0x00000008
+	pAll       = 0
+	pPid       = 1
+	pPgid      = 2
+)
+
+// childSel is the set of children a wait call waits for.
+type childSel struct {
+	any  bool
+	vpid int // a guest pid, when > 0
+	pgrp int // a host process group, when > 0
+}
+
+// sysWait handles wait4 and waitid. The engine knows every guest process,
+// its parent and whether it has exited, so it can tell without running the
+// call whether a child is ready to be reaped: then (or when there is no
+// such child at all, for ECHILD) the call runs natively; otherwise the
+// thread waits in the engine until a process exits. One stop either way.
+func sysWait(e *Engine, t *thread) {
+	r := &t.regs
+	optArg := 2 // wait4(pid, status, options, rusage)
+	if t.nr == abi.SYS_WAITID {
+		optArg = 3 // waitid(idtype, id, infop, options, rusage)
+	}
+	opts := r.Arg(optArg)
+	if opts&abi.WNOHANG != 0 {
+		return
+	}
+	sel, ok := e.waitSelection(t, opts)
+	if !ok {
+		probeWait(e, t, optArg, opts)
+		return
+	}
+	if e.childReady(t.proc, sel) {
+		return
+	}
+	b := &blocker{kind: bkChild, epoch: e.childEpoch, deadline: -1}
+	b.check = func(e *Engine) bool { return e.childReady(t.proc, sel) }
+	e.blockOn(t, b)
+}
+
+// waitSelection decodes which children a wait call waits for; false means
+// the engine cannot judge it (stopped or continued children wanted).
+func (e *Engine) waitSelection(t *thread, opts uint64) (childSel, bool) {
+	r := &t.regs
+	if t.nr == abi.SYS_WAIT4 {
+		if opts&(wUntraced|wContinued) != 0 {
+			return childSel{}, false
+		}
+		switch pid := int(int32(r.Rdi)); {
+		case pid == -1:
+			return childSel{any: true}, true
+		case pid > 0:
+			return childSel{vpid: pid}, true
+		case pid == 0:
+			return e.groupSel(t.tid)
+		default:
+			return e.guestGroupSel(-pid)
+		}
+	}
+	if opts&(wUntraced|wContinued) != 0 || opts&wExited == 0 {
+		return childSel{}, false
+	}
+	switch id := int(int32(r.Rsi)); r.Rdi {
+	case pAll:
+		return childSel{any: true}, true
+	case pPid:
+		return childSel{vpid: id}, true
+	case pPgid:
+		if id == 0 {
+			return e.groupSel(t.tid)
+		}
+		return e.guestGroupSel(id)
+	}
+	return childSel{}, false
+}
+
+func (e *Engine) groupSel(tid int) (childSel, bool) {
+	_, pgrp, err := e.t.ProcStat(tid)
+	return childSel{pgrp: pgrp}, err == nil && pgrp > 0
+}
+
+// guestGroupSel selects the group whose leader has guest pid vpid.
+func (e *Engine) guestGroupSel(vpid int) (childSel, bool) {
+	for _, p := range e.procs {
+		if p.vpid == vpid {
+			return childSel{pgrp: p.pid}, true
+		}
+	}
+	return childSel{}, false
+}
+
+func (e *Engine) matches(c *process, sel childSel) bool {
+	switch {
+	case sel.any:
+		return true
+	case sel.vpid > 0:
+		return c.vpid == sel.vpid
+	}
+	_, pgrp, err := e.t.ProcStat(c.pid)
+	return err == nil && pgrp == sel.pgrp
+}
+
+// childReady reports whether a wait by p for sel would return at once: a
+// matching child has exited and not been reaped, or there is no matching
+// child at all.
+func (e *Engine) childReady(p *process, sel childSel) bool {
+	found := false
+	for pid, z := range e.zombies {
+		if z.parent != p || !e.matches(z, sel) {
+			continue
+		}
+		if state, _, err := e.t.ProcStat(pid); err != nil || state != 'Z' {
+			// Reaped since.
+			delete(e.zombies, pid)
+			continue
+		}
+		return true
+	}
+	for _, c := range e.procs {
+		if c.parent == p && e.matches(c, sel) {
+			found = true
+		}
+	}
+	return !found
+}
+
+// processExited records that p's last thread is gone: p is a zombie
+// until its parent reaps it, and its children now belong to init.
+func (e *Engine) processExited(p *process) {
+	if p.parent != nil {
+		e.zombies[p.pid] = p
+	}
+	for _, c := range e.procs {
+		if c.parent == p {
+			c.parent = nil
+		}
+	}
+	for pid, z := range e.zombies {
+		if z.parent == p {
+			delete(e.zombies, pid)
+		}
+	}
+}
+
+// probeWait handles the waits sysWait cannot judge from the engine's
+// tables (stopped and continued children): the call runs with WNOHANG
+// added; if no child was ready the thread is rewound to the syscall
+// instruction and waits until some process changes state. It costs a
+// second stop.
+func probeWait(e *Engine, t *thread, optArg int, opts uint64) {
+	r := &t.regs
+	if t.sigWoken {
+		t.sigWoken = false
+		return
+	}
+	orig := *r
+	r.SetArg(optArg, opts|abi.WNOHANG)
+	if err := e.t.SetRegs(t.tid, r); err != nil {
+		return
+	}
+	epoch := e.childEpoch
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		ret := int64(t.regs.Rax)
+		none := ret == 0
+		if t.nr == abi.SYS_WAITID && ret == 0 && orig.Rdx != 0 {
+			// waitid with WNOHANG leaves si_pid 0 when no child was ready.
+			var b [4]byte
+			if e.t.ReadMem(t.tid, orig.Rdx+16, b[:]) == nil {
+				none = b == [4]byte{}
+			}
+		}
+		if !none {
+			t.regs.SetArg(optArg, opts)
+			_ = e.t.SetRegs(t.tid, &t.regs)
+			return
+		}
+		rew := orig
+		rew.Rip -= abi.SyscallInsnLen
+		rew.Rax = orig.OrigRax
+		if e.t.SetRegs(t.tid, &rew) != nil {
+			return
+		}
+		t.regs = rew
+		e.blockOn(t, &blocker{kind: bkChild, epoch: epoch, deadline: -1})
+	}
+}
