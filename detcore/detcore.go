@@ -153,6 +153,9 @@ type Config struct {
 	// scheduling point while others wait before hermit preempts it
 	// (nondeterministically) and says so. 0 disables the watchdog.
 	Watchdog time.Duration
+	// TrapTSC says rdtsc and rdtscp fault (PR_SET_TSC) and the engine
+	// answers them from the virtual clock.
+	TrapTSC bool
 	// Epoch is CLOCK_REALTIME at the start of the run (zero: DefaultEpoch).
 	Epoch time.Time
 	// Debug, when set, receives a line for every stop and scheduling
@@ -184,6 +187,7 @@ type Stats struct {
 	Turns        int64 // scheduling decisions
 	Nondet       int64 // points where the outside world decided
 	Preemptions  int64 // watchdog preemptions (nondeterministic)
+	TSCReads     int64 // rdtsc and rdtscp answered from the virtual clock
 	Digest       uint64
 	// BySyscall counts intercepted syscalls by number.
 	BySyscall map[int]int64

@@ -438,34 +438,6 @@ func (e *Engine) park(t *thread) {
 	t.act = actCont
 }
 
-func (e *Engine) handleSignal(t *thread, st Stop) error {
-	if st.Sig == abi.SIGSTOP && int(e.watchTid.Load()) == t.tid {
-		// Our own watchdog preemption: suppress it and reschedule.
-		e.watchTid.Store(0)
-		e.result.Stats.Preemptions++
-		e.result.Stats.Nondet++
-		var r abi.Regs
-		_ = e.t.GetRegs(t.tid, &r)
-		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %#x) while other threads waited to run; "+
-			"without a PMU hermit cannot yet preempt it deterministically, so it preempted it at an arbitrary point "+
-			"and this run may not repeat exactly (--watchdog sets the limit)", t.tid, e.cfg.Watchdog, r.Rip))
-		e.park(t)
-		return nil
-	}
-	if t.state == tsDying || e.running != t {
-		return e.deliver(t, st.Sig)
-	}
-	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
-	return e.deliver(t, st.Sig)
-}
-
-func (e *Engine) deliver(t *thread, sig int) error {
-	if err := e.t.Resume(t.tid, ResumeCont, sig); err != nil {
-		return e.gone(t, err)
-	}
-	return nil
-}
-
 // threadGone removes a thread that exited or was killed.
 func (e *Engine) threadGone(t *thread, st Stop) {
 	if e.running == t {

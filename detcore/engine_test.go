@@ -616,7 +616,7 @@ func TestExit(t *testing.T) {
 			root:     []step{thread(yield(), detcoretest.Signal(abi.SIGTERM)), wait(wordA, 0)},
 			parked:   []int{1},
 			wantCode: 128 + abi.SIGTERM, wantSig: abi.SIGTERM, wantThreads: 2,
-			bug:      "a StopKilled does not mark the rest of its thread group dying; a parked thread's death is found by an idle Poll",
+			bug: "a StopKilled does not mark the rest of its thread group dying; a parked thread's death is found by an idle Poll",
 		},
 		{
 			// The process's status is its leader's, reported once its
@@ -624,7 +624,7 @@ func TestExit(t *testing.T) {
 			name:     "leader exits before its thread",
 			root:     []step{thread(yield(), yield(), detcoretest.Exit(7)), detcoretest.Exit(3)},
 			wantCode: 3, wantThreads: 2,
-			bug:      "after a zombie leader's last thread exits, the engine never waits for the leader's exit report and spins in allBlocked",
+			bug: "after a zombie leader's last thread exits, the engine never waits for the leader's exit report and spins in allBlocked",
 		},
 	}
 	for _, tc := range tests {

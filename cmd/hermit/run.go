@@ -36,12 +36,14 @@ type runFlags struct {
 	watchdog  time.Duration
 	listTrace bool
 	debug     string
+	noTSC     bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.summary, "summary", false, "print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for the scheduler's `N`; the same seed gives the same run")
 	fs.IntVar(&f.cpu, "cpu", -2, "pin hermit and the guest to CPU `N` (-1: do not pin; default: the CPU hermit starts on)")
+	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
 }
@@ -205,7 +207,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	}
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
-		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(),
+		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(), TrapTSC: !f.noTSC,
 		Stdin: gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
 	})
 	if err != nil {
@@ -215,6 +217,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	defer func() { <-current; tr.Close() }()
 	cfg := detcore.Config{
 		Seed:     f.seed,
+		TrapTSC:  !f.noTSC,
 		Watchdog: f.watchdog,
 		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
