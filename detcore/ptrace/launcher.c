@@ -44,11 +44,17 @@ static int hexval(char c) {
 	return -1;
 }
 
-// Reports errno to the tracer through fd errfd and exits with code.
-static void fail(int errfd, int err, int code) {
+// Launch stages, reported with errno when one fails (see launchStage in
+// tracer.go).
+enum { STAGE_CONFIG = 1, STAGE_NAMESPACE, STAGE_MOUNT, STAGE_FORK, STAGE_PERSONALITY,
+       STAGE_NO_NEW_PRIVS, STAGE_STOP, STAGE_TSC, STAGE_SECCOMP, STAGE_EXEC };
+
+// Reports the failed stage and errno to the tracer through fd errfd and
+// exits with code.
+static void fail(int errfd, int stage, int err, int code) {
 	if (errfd >= 0) {
-		int v = err;
-		if (write(errfd, &v, sizeof v) < 0) {}
+		int v[2] = {stage, err};
+		if (write(errfd, v, sizeof v) < 0) {}
 	}
 	_exit(code);
 }
@@ -60,7 +66,7 @@ static void run_guest(char **argv, char **envp, int errfd) {
 	unsigned char *bytes = malloc(len + 1);
 	for (size_t i = 0; i < len; i++) {
 		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0 || !bytes) fail(errfd, EINVAL, 125);
+		if (hi < 0 || lo < 0 || !bytes) fail(errfd, STAGE_CONFIG, EINVAL, 125);
 		bytes[i] = (unsigned char)(hi << 4 | lo);
 	}
 	// The guest gets an environment without hermit's variables.
@@ -73,17 +79,17 @@ static void run_guest(char **argv, char **envp, int errfd) {
 	env[k] = NULL;
 
 	if (errfd >= 0) fcntl(errfd, F_SETFD, FD_CLOEXEC);
-	if (personality(ADDR_NO_RANDOMIZE) < 0) fail(errfd, errno, 125);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(errfd, errno, 125);
+	if (personality(ADDR_NO_RANDOMIZE) < 0) fail(errfd, STAGE_PERSONALITY, errno, 125);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(errfd, STAGE_NO_NEW_PRIVS, errno, 125);
 	// Wait here until the tracer has seized us.
-	if (kill(getpid(), SIGSTOP) < 0) fail(errfd, errno, 125);
-	if (tsc && tsc[0] == '1' && prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) < 0) fail(errfd, errno, 125);
+	if (kill(getpid(), SIGSTOP) < 0) fail(errfd, STAGE_STOP, errno, 125);
+	if (tsc && tsc[0] == '1' && prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) < 0) fail(errfd, STAGE_TSC, errno, 125);
 	struct sock_fprog prog = {.len = (unsigned short)(len / sizeof(struct sock_filter)),
 				  .filter = (struct sock_filter *)bytes};
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) fail(errfd, errno, 125);
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) fail(errfd, STAGE_SECCOMP, errno, 125);
 	execve(argv[0], argv + 1, env);
 	int err = errno;
-	fail(errfd, err, err == ENOENT ? 127 : 126);
+	fail(errfd, STAGE_EXEC, err, err == ENOENT ? 127 : 126);
 }
 
 __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, char **envp) {
@@ -93,22 +99,22 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 	int errfd = errs ? atoi(errs) : -1;
 	if (getpid() != 1) {
 		say("not pid 1 of a new pid namespace", "", 0);
-		fail(errfd, EPERM, 125);
+		fail(errfd, STAGE_NAMESPACE, EPERM, 125);
 	}
 	// A private /proc that shows the guest's own pids.
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		say("making mounts private", "", errno);
-		fail(errfd, errno, 125);
+		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		say("mounting /proc", "", errno);
-		fail(errfd, errno, 125);
+		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
 
 	pid_t child = fork();
-	if (child < 0) fail(errfd, errno, 125);
+	if (child < 0) fail(errfd, STAGE_FORK, errno, 125);
 	if (child == 0) run_guest(argv + 1, envp, errfd);
 	if (errfd >= 0) close(errfd);
 	// Reap everything; remember how the first process ended.

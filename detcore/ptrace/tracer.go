@@ -12,8 +12,10 @@ package ptrace
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -215,21 +217,46 @@ func (t *Tracer) seizeRoot(errR *os.File, name string) (int, error) {
 	}
 }
 
+// launchStages name the launcher's steps, as launcher.c numbers them, and
+// say how to fix a failure where the fix is outside hermit.
+var launchStages = map[uint32]struct{ what, fix string }{
+	1:  {"reading the launch configuration", ""},
+	2:  {"entering a new pid namespace", "hermit needs root or unprivileged user namespaces"},
+	3:  {"mounting the guest's /proc", "hermit needs CAP_SYS_ADMIN in its user namespace"},
+	4:  {"forking the guest", ""},
+	5:  {"turning off ASLR (personality)", "a seccomp profile may forbid personality(2)"},
+	6:  {"setting no_new_privs", ""},
+	7:  {"stopping for the tracer", ""},
+	8:  {"making rdtsc trap (PR_SET_TSC)", "try --no-trap-rdtsc"},
+	9:  {"installing the seccomp filter", "the kernel needs CONFIG_SECCOMP_FILTER, and a container's own seccomp profile must allow seccomp(2)"},
+	10: {"executing the program", ""},
+}
+
 // launchFailure explains why the guest never reached its first exec.
 func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) error {
-	var b [4]byte
-	n, _ := errR.Read(b[:])
-	if n == 4 {
-		errno := unix.Errno(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+	var b [8]byte
+	n, _ := io.ReadFull(errR, b[:])
+	if n < len(b) {
+		return fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
+	}
+	stage := binary.LittleEndian.Uint32(b[0:])
+	errno := unix.Errno(binary.LittleEndian.Uint32(b[4:]))
+	if stage == 10 {
 		switch errno {
 		case unix.ENOENT:
 			return fmt.Errorf("%s: %w", name, ErrNotFound)
 		case unix.EACCES, unix.ENOEXEC, unix.EISDIR, unix.EPERM:
 			return fmt.Errorf("%s: %w (%v)", name, ErrNotExecutable, errno)
 		}
+	}
+	s, ok := launchStages[stage]
+	if !ok {
 		return fmt.Errorf("%s: launching: %v", name, errno)
 	}
-	return fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
+	if s.fix != "" {
+		return fmt.Errorf("%s: %s: %v (%s)", name, s.what, errno, s.fix)
+	}
+	return fmt.Errorf("%s: %s: %v", name, s.what, errno)
 }
 
 func procState(pid int) byte {
