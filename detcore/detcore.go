@@ -95,6 +95,7 @@ const (
 	FdPollable               // a pipe, FIFO, socket, tty or event fd: may block
 	FdNonblock               // pollable but opened O_NONBLOCK: never blocks
 	FdClosed                 // not open
+	FdRandom                 // /dev/urandom or /dev/random
 )
 
 // Tracer is the kernel side of the engine. Every method must be called from

@@ -147,6 +147,7 @@ func (e *Engine) newThread(tid int, p *process) *thread {
 	if v, err := e.t.GuestTid(tid); err == nil {
 		t.vtid = v
 	}
+	t.rng = splitmix64(e.cfg.Seed ^ uint64(t.vtid)<<32)
 	e.threads[tid] = t
 	p.threads = append(p.threads, t)
 	e.result.Stats.Threads++

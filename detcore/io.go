@@ -9,6 +9,21 @@ const msgDontwait = 0x40
 // data arrives: if the descriptor is not ready, the thread waits.
 func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
 
+// sysRead is ioIn, except that reads of /dev/urandom and /dev/random are
+// answered from the thread's seeded generator.
+func sysRead(e *Engine, t *thread) {
+	if e.t.FdKind(t.tid, int(int32(t.regs.Rdi))) == FdRandom {
+		n := min(t.regs.Rdx, 1<<25-1)
+		if !e.fillRandom(t, t.regs.Rsi, n) {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		t.emulate(int64(n))
+		return
+	}
+	e.ioWait(t, POLLIN)
+}
+
 // ioOut handles a call that writes to descriptor arg 0.
 func ioOut(e *Engine, t *thread) { e.ioWait(t, POLLOUT) }
 

@@ -33,8 +33,16 @@ var policy = map[int]handler{
 	abi.SYS_GETTIMEOFDAY:  sysGettimeofday,
 	abi.SYS_TIME:          sysTime,
 
+	// Randomness and the machine's identity.
+	abi.SYS_GETRANDOM:         sysGetrandom,
+	abi.SYS_UNAME:             sysUname,
+	abi.SYS_SYSINFO:           sysSysinfo,
+	abi.SYS_GETCPU:            sysGetcpu,
+	abi.SYS_SCHED_GETAFFINITY: sysSchedGetaffinity,
+	abi.SYS_SCHED_SETAFFINITY: func(e *Engine, t *thread) { t.emulate(0) },
+
 	// Calls that may block on another guest thread or the outside world.
-	abi.SYS_READ:         ioIn,
+	abi.SYS_READ:         sysRead,
 	abi.SYS_READV:        ioIn,
 	abi.SYS_RECVFROM:     ioIn,
 	abi.SYS_RECVMSG:      ioIn,

@@ -49,6 +49,11 @@ func (t *Tracer) FdKind(tid, fd int) detcore.FdKind {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFBLK, unix.S_IFLNK:
 		return detcore.FdOther
+	case unix.S_IFCHR:
+		// /dev/random is 1:8, /dev/urandom 1:9.
+		if unix.Major(st.Rdev) == 1 && (unix.Minor(st.Rdev) == 8 || unix.Minor(st.Rdev) == 9) {
+			return detcore.FdRandom
+		}
 	}
 	fl, err := unix.FcntlInt(uintptr(c), unix.F_GETFL, 0)
 	if err == nil && fl&unix.O_NONBLOCK != 0 {

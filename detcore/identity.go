@@ -1,0 +1,110 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// The guest's view of the machine and of randomness: every value here is a
+// constant or comes from the seeded generator, never from the host.
+
+// NumCPUs is the number of CPUs the guest is told it has
+// (sched_getaffinity); it runs on one.
+const NumCPUs = 4
+
+// uname(2) fields, each a 65-byte NUL-padded string in struct utsname.
+var unameFields = [6]string{"Linux", "hermit", "6.1.0-hermit", "#1 SMP PREEMPT_DYNAMIC hermit", "x86_64", "(none)"}
+
+// GuestMemory is the RAM sysinfo(2) reports.
+const GuestMemory = 4 << 30
+
+// rand returns the next value of t's generator, a splitmix64 stream seeded
+// by the run's seed and the thread's guest tid.
+func (t *thread) rand() uint64 {
+	t.rng += 0x9e3779b97f4a7c15
+	return splitmix64(t.rng)
+}
+
+// fillRandom writes n pseudo-random bytes from t's generator at addr.
+func (e *Engine) fillRandom(t *thread, addr uint64, n uint64) bool {
+	const chunk = 4096
+	buf := make([]byte, min(n, chunk))
+	for done := uint64(0); done < n; {
+		m := min(n-done, chunk)
+		for i := uint64(0); i < m; i += 8 {
+			var w [8]byte
+			putLE64(w[:], t.rand())
+			copy(buf[i:m], w[:])
+		}
+		if e.t.WriteMem(t.tid, addr+done, buf[:m]) != nil {
+			return false
+		}
+		done += m
+	}
+	return true
+}
+
+func sysGetrandom(e *Engine, t *thread) {
+	n := t.regs.Rsi
+	if n > 1<<25-1 {
+		n = 1<<25 - 1
+	}
+	if !e.fillRandom(t, t.regs.Rdi, n) {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	t.emulate(int64(n))
+}
+
+func sysUname(e *Engine, t *thread) {
+	var b [6 * 65]byte
+	for i, f := range unameFields {
+		copy(b[i*65:], f)
+	}
+	if e.t.WriteMem(t.tid, t.regs.Rdi, b[:]) != nil {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	t.emulate(0)
+}
+
+// sysSysinfo fills struct sysinfo: uptime, loads, memory and process count.
+func sysSysinfo(e *Engine, t *thread) {
+	var b [112]byte
+	now, _ := e.now(clockMonotonic)
+	putLE64(b[0:], uint64(now/1e9)) // uptime
+	putLE64(b[32:], GuestMemory)    // totalram
+	putLE64(b[40:], GuestMemory/2)  // freeram
+	b[80] = byte(len(e.procs))      // procs (u16)
+	b[81] = byte(len(e.procs) >> 8) //
+	b[104] = 1                      // mem_unit (u32)
+	if e.t.WriteMem(t.tid, t.regs.Rdi, b[:]) != nil {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	t.emulate(0)
+}
+
+// sysGetcpu says every thread runs on CPU 0 of node 0.
+func sysGetcpu(e *Engine, t *thread) {
+	var zero [4]byte
+	for _, p := range []uint64{t.regs.Rdi, t.regs.Rsi} {
+		if p != 0 && e.t.WriteMem(t.tid, p, zero[:]) != nil {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+	}
+	t.emulate(0)
+}
+
+// sysSchedGetaffinity reports NumCPUs CPUs, whatever the host has.
+func sysSchedGetaffinity(e *Engine, t *thread) {
+	if t.regs.Rsi < 8 {
+		t.emulate(-abi.EINVAL)
+		return
+	}
+	var b [8]byte
+	putLE64(b[:], 1<<NumCPUs-1)
+	if e.t.WriteMem(t.tid, t.regs.Rdx, b[:]) != nil {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	t.emulate(8)
+}
