@@ -158,8 +158,10 @@ func TestVerify(t *testing.T) {
 		}
 	})
 	t.Run("input changes between runs", func(t *testing.T) {
+		// --tmp=host: the test's temporary directory is under /tmp, and the
+		// guest must change it for real.
 		f := filepath.Join(t.TempDir(), "count")
-		r := hermitRun(t, []string{"--verify"}, tool("sh", "-c", "echo x >> "+f+"; wc -l < "+f)(t))
+		r := hermitRun(t, []string{"--verify", "--tmp=host"}, tool("sh", "-c", "echo x >> "+f+"; wc -l < "+f)(t))
 		if r.Exit != 125 || len(r.Stderr) == 0 {
 			t.Errorf("want exit 125 and the difference on stderr, got %s", describe(r))
 		}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,5 +82,41 @@ func TestSleepIsVirtual(t *testing.T) {
 	var a, b int
 	if _, err := fmt.Sscan(f[0]+" "+f[1], &a, &b); err != nil || b-a != 5 {
 		t.Errorf("dates %q: want 5 s apart", r.Stdout)
+	}
+}
+
+// TestPrivateTmp: the guest sees the host's /tmp, but what it writes there
+// stays in the run: the host never sees it and the next run starts clean,
+// so mktemp names repeat. --tmp=host shares the host's /tmp.
+func TestPrivateTmp(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	dir, err := os.MkdirTemp("/tmp", "hermit-private-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(dir+"/host.txt", []byte("from host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `cat "$1/host.txt"; ls "$1"; echo guest > "$1/guest.txt"; mktemp`
+	var first string
+	for i := 0; i < 2; i++ {
+		r := hermitRun(t, nil, []string{sh, "-c", script, "sh", dir})
+		if r.Exit != 0 || !strings.HasPrefix(string(r.Stdout), "from host\nhost.txt\n/tmp/tmp.") {
+			t.Fatalf("run %d: want the host file listed alone and a mktemp name, got %s", i+1, describe(r))
+		}
+		if i == 0 {
+			first = string(r.Stdout)
+		} else if string(r.Stdout) != first {
+			t.Errorf("run 2 printed %q, run 1 %q: the first run's files leaked into the second", r.Stdout, first)
+		}
+	}
+	if _, err := os.Stat(dir + "/guest.txt"); !os.IsNotExist(err) {
+		t.Errorf("the guest's write reached the host's /tmp (stat: %v)", err)
+	}
+	r := hermitRun(t, []string{"--tmp=host"}, []string{sh, "-c", `echo guest > "$1/guest.txt"`, "sh", dir})
+	if _, err := os.Stat(dir + "/guest.txt"); r.Exit != 0 || err != nil {
+		t.Errorf("--tmp=host: the guest's write did not reach the host: exit %d, %v", r.Exit, err)
 	}
 }

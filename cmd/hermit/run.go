@@ -37,6 +37,7 @@ type runFlags struct {
 	listTrace bool
 	debug     string
 	noTSC     bool
+	tmp       string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -44,6 +45,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for the scheduler's `N`; the same seed gives the same run")
 	fs.IntVar(&f.cpu, "cpu", -2, "pin hermit and the guest to CPU `N` (-1: do not pin; default: the CPU hermit starts on)")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
+	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
 }
@@ -78,6 +80,10 @@ Flags:
 	if f.listTrace {
 		fmt.Println(abi.SyscallNames(detcore.InterceptedSyscalls()))
 		return 0
+	}
+	if f.tmp != "private" && f.tmp != "host" {
+		fmt.Fprintf(os.Stderr, "hermit run: --tmp must be private or host, not %q\n", f.tmp)
+		return 2
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
@@ -208,7 +214,8 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
 		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(), TrapTSC: !f.noTSC,
-		Stdin: gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
+		PrivateTmp: f.tmp != "host",
+		Stdin:      gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
 	})
 	if err != nil {
 		return detcore.Result{}, err

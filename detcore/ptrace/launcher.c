@@ -14,11 +14,13 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +94,38 @@ static void run_guest(char **argv, char **envp, int errfd) {
 	fail(errfd, STAGE_EXEC, err, err == ENOENT ? 127 : 126);
 }
 
+// private_tmp gives the namespace its own /tmp: an overlay whose lower
+// layer is the host's /tmp (so programs and files there stay visible) and
+// whose upper layer is a fresh tmpfs, so nothing a run writes there reaches
+// the host or the next run.
+static int private_tmp(void) {
+	int lower = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lower < 0) return -1;
+	char src[64];
+	snprintf(src, sizeof src, "/proc/self/fd/%d", lower);
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0) goto out;
+	if (mkdir("/tmp/l", 0700) < 0 || mkdir("/tmp/u", 01777) < 0 || chmod("/tmp/u", 01777) < 0 ||
+	    mkdir("/tmp/w", 0700) < 0)
+		goto undo;
+	// Not MS_REC: that would take our tmpfs, now stacked on the same dentry.
+	if (mount(src, "/tmp/l", NULL, MS_BIND, NULL) < 0) goto undo;
+	const char *opts = "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w";
+	if (mount("overlay", "/tmp", "overlay", 0, opts) == 0) {
+		close(lower);
+		return 0;
+	}
+	// In a user namespace overlayfs wants user.* xattrs.
+	if (mount("overlay", "/tmp", "overlay", 0, "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") == 0) {
+		close(lower);
+		return 0;
+	}
+undo:
+	umount2("/tmp", MNT_DETACH);
+out:
+	close(lower);
+	return -1;
+}
+
 __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, char **envp) {
 	const char *mode = getenv(ENV_PREFIX "MODE");
 	if (!mode || argc < 2) return;
@@ -110,6 +144,8 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		say("mounting /proc", "", errno);
 		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
+	const char *tmp = getenv(ENV_PREFIX "TMP");
+	if (tmp && tmp[0] == '1' && private_tmp() < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
 

@@ -15,4 +15,5 @@ const (
 	envTSC      = "HERMIT_LAUNCH_TSC"
 	envErrFd    = "HERMIT_LAUNCH_ERRFD"
 	envHostname = "HERMIT_LAUNCH_HOSTNAME"
+	envTmp      = "HERMIT_LAUNCH_TMP"
 )

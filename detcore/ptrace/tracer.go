@@ -40,6 +40,9 @@ type Options struct {
 	CPU int
 	// TrapTSC makes rdtsc fault (PR_SET_TSC) so it can be emulated.
 	TrapTSC bool
+	// PrivateTmp gives the guest its own /tmp: the host's, overlaid with a
+	// tmpfs that takes every write and vanishes with the run.
+	PrivateTmp bool
 	// Hostname is the guest's hostname in its UTS namespace.
 	Hostname string
 	// Traced lists the syscalls the seccomp filter sends to the tracer.
@@ -143,14 +146,17 @@ func CurrentCPU() int {
 
 func launchEnv(o Options) []string {
 	env := append([]string(nil), o.Env...)
-	tsc := "0"
-	if o.TrapTSC {
-		tsc = "1"
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
 	}
 	return append(env,
 		envMode+"=1",
 		envFilter+"="+encodeFilter(buildFilter(o.Traced)),
-		envTSC+"="+tsc,
+		envTSC+"="+flag(o.TrapTSC),
+		envTmp+"="+flag(o.PrivateTmp),
 		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
 	)
