@@ -147,9 +147,9 @@ func (e *Engine) signalEnds(t *thread, b *blocker) bool {
 	return pending&wake != 0
 }
 
-// nextDeadline returns the earliest deadline of a blocked thread.
+// nextDeadline returns the earliest deadline of a blocked thread or timer.
 func (e *Engine) nextDeadline() (int64, bool) {
-	best, ok := int64(0), false
+	best, ok := e.nextTimer()
 	for _, t := range e.threads {
 		if t.state == tsBlocked && t.block.deadline >= 0 && (!ok || t.block.deadline < best) {
 			best, ok = t.block.deadline, true

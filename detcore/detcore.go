@@ -132,6 +132,12 @@ type Tracer interface {
 	// ProcStat returns the state letter (R, S, Z, ...) and process group
 	// (a host id) of host process pid.
 	ProcStat(pid int) (state byte, pgrp int, err error)
+	// Signal sends signal sig to process pid, or to its thread tid if tid
+	// is not 0, with siginfo info (nil: as kill(2) does).
+	Signal(pid, tid, sig int, info []byte) error
+	// AddTimerfdTicks adds n expirations to timerfd fd of tid's process,
+	// making it readable.
+	AddTimerfdTicks(tid, fd int, n uint64) error
 	// GuestTid returns the id of host thread tid in the guest's pid namespace.
 	GuestTid(tid int) (int, error)
 	// OnExec prepares a thread that just completed execve: it makes the

@@ -36,6 +36,9 @@ type Engine struct {
 	dying int
 
 	futexes map[futexKey][]*thread
+	// timers are the guest's timers, all in virtual time.
+	timers   map[timerKey]*vtimer
+	timerSeq int
 	// zombies are guest processes that exited and that their (guest)
 	// parent has not reaped yet, by host pid.
 	zombies map[int]*process
@@ -118,6 +121,7 @@ func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
 		futexes:    map[futexKey][]*thread{},
 		sharedKeys: map[futexKey]futexKey{},
 		zombies:    map[int]*process{},
+		timers:     map[timerKey]*vtimer{},
 		warned:     map[string]bool{},
 	}
 	e.result.Stats.BySyscall = map[int]int64{}
@@ -234,6 +238,7 @@ func (e *Engine) countStop(st Stop) {
 // last one picked, in creation order (round robin), or, with a seed, after a
 // pseudo-random thread. A blocked thread is runnable when its wait is over.
 func (e *Engine) pick() *thread {
+	e.fireTimers()
 	ts := e.ordered()
 	n := len(ts)
 	if n == 0 {
@@ -463,6 +468,7 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	}
 	delete(e.procs, p.pid)
 	e.processExited(p)
+	e.dropTimers(p)
 	e.childEpoch++
 	e.sigEpoch++
 	if p.vforkParent != nil {

@@ -33,6 +33,19 @@ var policy = map[int]handler{
 	abi.SYS_GETTIMEOFDAY:  sysGettimeofday,
 	abi.SYS_TIME:          sysTime,
 
+	// Timers, in virtual time.
+	abi.SYS_ALARM:            sysAlarm,
+	abi.SYS_SETITIMER:        sysSetitimer,
+	abi.SYS_GETITIMER:        sysSetitimer,
+	abi.SYS_TIMER_CREATE:     sysTimerCreate,
+	abi.SYS_TIMER_SETTIME:    sysTimerSettime,
+	abi.SYS_TIMER_GETTIME:    sysTimerGettime,
+	abi.SYS_TIMER_GETOVERRUN: sysTimerGetoverrun,
+	abi.SYS_TIMER_DELETE:     sysTimerDelete,
+	abi.SYS_TIMERFD_CREATE:   sysTimerfdCreate,
+	abi.SYS_TIMERFD_SETTIME:  sysTimerSettime,
+	abi.SYS_TIMERFD_GETTIME:  sysTimerGettime,
+
 	// Randomness and the machine's identity.
 	abi.SYS_GETRANDOM:         sysGetrandom,
 	abi.SYS_UNAME:             sysUname,

@@ -69,6 +69,8 @@ type process struct {
 	mm      *addrSpace
 	threads []*thread
 	parent  *process
+	// nextTimer is the id of the next POSIX timer.
+	nextTimer int
 	// vforkParent is the thread suspended in vfork until this process
 	// execs or exits.
 	vforkParent *thread

@@ -120,3 +120,23 @@ func TestPrivateTmp(t *testing.T) {
 		t.Errorf("--tmp=host: the guest's write did not reach the host: exit %d, %v", r.Exit, err)
 	}
 }
+
+// TestVirtualTimers: alarm, setitimer, timer_create, timerfd and
+// clock_nanosleep(TIMER_ABSTIME) fire in virtual time: the expected counts,
+// and no wall time spent waiting for them.
+func TestVirtualTimers(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("timers.c")(t)
+	start := time.Now()
+	r := hermitRun(t, nil, argv)
+	want := "alarm+pause: 1\nsetitimer: 10\ntimer_create: 5\ntimerfd: 3\nabs sleep reached: 1\n"
+	if r.Exit != 0 || string(r.Stdout) != want {
+		t.Fatalf("want exit 0 and\n%s\ngot %s", want, describe(r))
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v of wall time; the timers' ~7 s should be virtual", d)
+	}
+	if r2 := hermitRun(t, nil, argv); string(r2.Stdout) != string(r.Stdout) {
+		t.Errorf("second run printed %q", r2.Stdout)
+	}
+}

@@ -1,6 +1,7 @@
 package ptrace
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -124,4 +125,25 @@ func (t *Tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 		}
 	}
 	return ready, nil
+}
+
+// tfdIocSetTicks is TFD_IOC_SET_TICKS, _IOW('T', 0, u64).
+const tfdIocSetTicks = 0x40085400
+
+// AddTimerfdTicks implements detcore.Tracer.AddTimerfdTicks: it reads the
+// ticks the guest has not consumed yet and sets them back plus n.
+func (t *Tracer) AddTimerfdTicks(tid, fd int, n uint64) error {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(c)
+	pfd := []unix.PollFd{{Fd: int32(c), Events: unix.POLLIN}}
+	if k, _ := unix.Poll(pfd, 0); k > 0 {
+		var b [8]byte
+		if m, err := unix.Read(c, b[:]); err == nil && m == 8 {
+			n += binary.LittleEndian.Uint64(b[:])
+		}
+	}
+	return setTicks(c, n)
 }

@@ -88,3 +88,29 @@ func pipeSpace(fd int) int {
 	}
 	return size - int(unread)
 }
+
+func setTicks(fd int, n uint64) error {
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), tfdIocSetTicks, uintptr(unsafe.Pointer(&n))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// Signal implements detcore.Tracer.Signal.
+func (t *Tracer) Signal(pid, tid, sig int, info []byte) error {
+	var e unix.Errno
+	switch {
+	case info == nil && tid == 0:
+		_, _, e = unix.RawSyscall(unix.SYS_KILL, uintptr(pid), uintptr(sig), 0)
+	case info == nil:
+		_, _, e = unix.RawSyscall(unix.SYS_TGKILL, uintptr(pid), uintptr(tid), uintptr(sig))
+	case tid == 0:
+		_, _, e = unix.RawSyscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(sig), uintptr(unsafe.Pointer(&info[0])))
+	default:
+		_, _, e = unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(pid), uintptr(tid), uintptr(sig), uintptr(unsafe.Pointer(&info[0])), 0, 0)
+	}
+	if e != 0 {
+		return gone(e)
+	}
+	return nil
+}

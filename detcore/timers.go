@@ -1,0 +1,229 @@
+package detcore
+
+import (
+	"sort"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// Timers in virtual time: alarm, setitimer, POSIX timers (timer_create)
+// and timerfds live in the engine, never in the kernel. A timer expires
+// when the logical clock passes its deadline — at a scheduling point, or
+// because every thread waits and time jumps to it — so its signal or its
+// timerfd tick arrives at the same point of every run.
+
+// Timer kinds.
+const (
+	tkItimer  = iota // alarm and setitimer: one per process and which
+	tkPosix          // timer_create
+	tkTimerfd        // timerfd_create
+)
+
+// sigevent notify values from <asm-generic/siginfo.h>.
+const (
+	sigevSignal   = 0
+	sigevNone     = 1
+	sigevThreadID = 4
+	siTimer       = -2 // SI_TIMER
+)
+
+// vtimer is one timer.
+type vtimer struct {
+	kind int
+	proc *process
+	id   int // itimer which, POSIX timer id or timerfd fd
+	seq  int // creation order: ties between equal deadlines
+	// deadline is the logical time of the next expiry; -1: disarmed.
+	deadline, interval int64
+	clock              int
+	// For signals: the signal, the thread (host tid; 0: the process) and
+	// the sigevent value.
+	signo  int
+	tid    int
+	value  uint64
+	notify int
+}
+
+// timerKey finds a timer.
+type timerKey struct {
+	proc *process
+	kind int
+	id   int
+}
+
+func (e *Engine) timer(p *process, kind, id int) *vtimer {
+	return e.timers[timerKey{p, kind, id}]
+}
+
+func (e *Engine) addTimer(tm *vtimer) {
+	e.timerSeq++
+	tm.seq = e.timerSeq
+	e.timers[timerKey{tm.proc, tm.kind, tm.id}] = tm
+}
+
+// nextTimer returns the earliest armed deadline.
+func (e *Engine) nextTimer() (int64, bool) {
+	best, ok := int64(0), false
+	for _, tm := range e.timers {
+		if tm.deadline >= 0 && (!ok || tm.deadline < best) {
+			best, ok = tm.deadline, true
+		}
+	}
+	return best, ok
+}
+
+// fireTimers expires, in deadline order, every timer whose deadline has
+// passed.
+func (e *Engine) fireTimers() {
+	var due []*vtimer
+	for _, tm := range e.timers {
+		if tm.deadline >= 0 && tm.deadline <= e.clock {
+			due = append(due, tm)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if due[i].deadline != due[j].deadline {
+			return due[i].deadline < due[j].deadline
+		}
+		return due[i].seq < due[j].seq
+	})
+	for _, tm := range due {
+		ticks := int64(1)
+		if tm.interval > 0 {
+			ticks += (e.clock - tm.deadline) / tm.interval
+			tm.deadline += ticks * tm.interval
+		} else {
+			tm.deadline = -1
+		}
+		e.expire(tm, ticks)
+	}
+}
+
+func (e *Engine) expire(tm *vtimer, ticks int64) {
+	if len(tm.proc.threads) == 0 {
+		return
+	}
+	e.digest.add(-4, int64(tm.proc.vpid), int64(tm.kind), int64(tm.id))
+	switch {
+	case tm.kind == tkTimerfd:
+		_ = e.t.AddTimerfdTicks(tm.proc.threads[0].tid, tm.id, uint64(ticks))
+	case tm.kind == tkItimer:
+		_ = e.t.Signal(tm.proc.pid, 0, tm.signo, nil)
+	case tm.notify == sigevNone:
+		return
+	default:
+		// struct siginfo for SI_TIMER: signo, errno, code, then timer id,
+		// overrun and the sigevent value.
+		var info [128]byte
+		putLE32(info[0:], uint32(tm.signo))
+		putLE32(info[8:], uint32(siTimerCode))
+		putLE32(info[16:], uint32(tm.id))
+		putLE32(info[20:], uint32(ticks-1))
+		putLE64(info[24:], tm.value)
+		_ = e.t.Signal(tm.proc.pid, tm.tid, tm.signo, info[:])
+	}
+	e.sigEpoch++
+}
+
+func putLE32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// remaining returns how long until tm expires (0 when disarmed).
+func (e *Engine) remaining(tm *vtimer) int64 {
+	if tm == nil || tm.deadline < 0 {
+		return 0
+	}
+	return max(tm.deadline-e.clock, 1)
+}
+
+// arm sets tm from a value and interval in ns (value 0 disarms); an
+// absolute value is a time on tm's clock.
+func (e *Engine) arm(tm *vtimer, value, interval int64, absolute bool) {
+	tm.interval = interval
+	switch {
+	case value == 0:
+		tm.deadline = -1
+	case absolute:
+		now, _ := e.now(tm.clock)
+		tm.deadline = e.clock + max(value-now, 0)
+	default:
+		tm.deadline = e.clock + value
+	}
+}
+
+// Time structures: timeval {sec, usec} and timespec {sec, nsec}; an
+// itimerval or itimerspec is {interval, value}.
+func (e *Engine) readPair(t *thread, addr uint64, unit int64) (interval, value int64, ok bool) {
+	var b [32]byte
+	if e.t.ReadMem(t.tid, addr, b[:]) != nil {
+		return 0, 0, false
+	}
+	interval = int64(le64(b[0:]))*1e9 + int64(le64(b[8:]))*unit
+	value = int64(le64(b[16:]))*1e9 + int64(le64(b[24:]))*unit
+	return interval, value, true
+}
+
+func (e *Engine) writePair(t *thread, addr uint64, unit, interval, value int64) bool {
+	if addr == 0 {
+		return true
+	}
+	var b [32]byte
+	putLE64(b[0:], uint64(interval/1e9))
+	putLE64(b[8:], uint64(interval%1e9/unit))
+	putLE64(b[16:], uint64(value/1e9))
+	putLE64(b[24:], uint64(value%1e9/unit))
+	return e.t.WriteMem(t.tid, addr, b[:]) == nil
+}
+
+// itimerSignals are the signals of ITIMER_REAL, _VIRTUAL and _PROF. The
+// CPU-time timers run on logical time too.
+var itimerSignals = [3]int{abi.SIGALRM, 26, 27}
+
+func (e *Engine) itimer(t *thread, which int) *vtimer {
+	tm := e.timer(t.proc, tkItimer, which)
+	if tm == nil {
+		tm = &vtimer{kind: tkItimer, proc: t.proc, id: which, deadline: -1,
+			clock: clockMonotonic, signo: itimerSignals[which]}
+		e.addTimer(tm)
+	}
+	return tm
+}
+
+func sysAlarm(e *Engine, t *thread) {
+	tm := e.itimer(t, 0)
+	left := e.remaining(tm)
+	e.arm(tm, int64(uint32(t.regs.Rdi))*1e9, 0, false)
+	// alarm returns the seconds left, rounded up.
+	t.emulate((left + 1e9 - 1) / 1e9)
+}
+
+func sysSetitimer(e *Engine, t *thread) {
+	which := int(int32(t.regs.Rdi))
+	if which < 0 || which > 2 {
+		t.emulate(-abi.EINVAL)
+		return
+	}
+	tm := e.itimer(t, which)
+	oldI, oldV := tm.interval, e.remaining(tm)
+	if t.nr == abi.SYS_SETITIMER && t.regs.Rsi != 0 {
+		interval, value, ok := e.readPair(t, t.regs.Rsi, 1000)
+		if !ok {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		e.arm(tm, value, interval, false)
+	}
+	out := t.regs.Rdx // setitimer's old value
+	if t.nr == abi.SYS_GETITIMER {
+		out = t.regs.Rsi
+	}
+	if !e.writePair(t, out, 1000, oldI, oldV) {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	t.emulate(0)
+}
+
+// siTimerCode is SI_TIMER as the 32-bit field holds it.
+var siTimerCode = func() uint32 { v := int32(siTimer); return uint32(v) }()
