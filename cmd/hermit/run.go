@@ -215,6 +215,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
 		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(), TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
+		CPUs:       detcore.NumCPUs,
 		Stdin:      gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
 	})
 	if err != nil {

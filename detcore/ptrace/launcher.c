@@ -9,6 +9,7 @@
 // filter and execs the program. pid 1 then reaps every process of the
 // namespace until none is left, like an init.
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -126,6 +127,28 @@ out:
 	return -1;
 }
 
+// overlay_files bind-mounts each file of dir (prepared by the tracer) over
+// the path its name encodes, '%' standing for '/': "%proc%cpuinfo" goes
+// over /proc/cpuinfo. It gives the guest a fixed view of the machine.
+static void overlay_files(const char *dir) {
+	DIR *d = opendir(dir);
+	if (!d) {
+		say("opening ", dir, errno);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] != '%') continue;
+		char src[512], dst[256];
+		snprintf(src, sizeof src, "%s/%s", dir, e->d_name);
+		snprintf(dst, sizeof dst, "%s", e->d_name);
+		for (char *c = dst; *c; c++)
+			if (*c == '%') *c = '/';
+		if (access(dst, F_OK) == 0 && mount(src, dst, NULL, MS_BIND, NULL) < 0) say("bind-mounting over ", dst, errno);
+	}
+	closedir(d);
+}
+
 __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, char **envp) {
 	const char *mode = getenv(ENV_PREFIX "MODE");
 	if (!mode || argc < 2) return;
@@ -144,6 +167,8 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		say("mounting /proc", "", errno);
 		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
+	const char *files = getenv(ENV_PREFIX "FILES");
+	if (files && files[0]) overlay_files(files);
 	const char *tmp = getenv(ENV_PREFIX "TMP");
 	if (tmp && tmp[0] == '1' && private_tmp() < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");

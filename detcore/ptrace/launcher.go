@@ -16,4 +16,5 @@ const (
 	envErrFd    = "HERMIT_LAUNCH_ERRFD"
 	envHostname = "HERMIT_LAUNCH_HOSTNAME"
 	envTmp      = "HERMIT_LAUNCH_TMP"
+	envFiles    = "HERMIT_LAUNCH_FILES"
 )

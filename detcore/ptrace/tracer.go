@@ -43,6 +43,9 @@ type Options struct {
 	// PrivateTmp gives the guest its own /tmp: the host's, overlaid with a
 	// tmpfs that takes every write and vanishes with the run.
 	PrivateTmp bool
+	// CPUs, when not 0, is how many CPUs /proc/cpuinfo and
+	// /sys/devices/system/cpu show the guest.
+	CPUs int
 	// Hostname is the guest's hostname in its UTS namespace.
 	Hostname string
 	// Traced lists the syscalls the seccomp filter sends to the tracer.
@@ -92,11 +95,19 @@ func Start(o Options) (*Tracer, int, error) {
 		return nil, 0, err
 	}
 	defer errR.Close()
+	var files string
+	if o.CPUs > 0 {
+		if files, err = machineFiles(o.CPUs); err != nil {
+			return nil, 0, fmt.Errorf("preparing /proc/cpuinfo: %w", err)
+		}
+		// Mounted by the launcher before the guest starts.
+		defer os.RemoveAll(files)
+	}
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe",
 		// The launcher execs Path with argv Argv.
 		Args:       append([]string{"hermit-launcher", o.Path}, o.Argv...),
-		Env:        launchEnv(o),
+		Env:        append(launchEnv(o), envFiles+"="+files),
 		Dir:        o.Dir,
 		Stdin:      orFile(o.Stdin, os.Stdin),
 		Stdout:     orFile(o.Stdout, os.Stdout),

@@ -1,0 +1,67 @@
+package ptrace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// machineFiles writes, into a new directory, the files the launcher mounts
+// over the host's so that the guest sees a machine of ncpu CPUs whatever
+// the host has: /proc/cpuinfo (the host's first CPU, repeated, with fixed
+// speeds) and the CPU lists in /sys/devices/system/cpu. The caller removes
+// the directory once the launcher has mounted them.
+func machineFiles(ncpu int) (string, error) {
+	dir, err := os.MkdirTemp("", "hermit-machine-")
+	if err != nil {
+		return "", err
+	}
+	cpus := fmt.Sprintf("0-%d\n", ncpu-1)
+	files := map[string]string{
+		"/sys/devices/system/cpu/online":   cpus,
+		"/sys/devices/system/cpu/possible": cpus,
+		"/sys/devices/system/cpu/present":  cpus,
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		files["/proc/cpuinfo"] = cpuinfo(string(b), ncpu)
+	}
+	for path, content := range files {
+		name := strings.ReplaceAll(path, "/", "%")
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o444); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+var (
+	cpuinfoNumbered = regexp.MustCompile(`(?m)^(processor|core id|apicid|initial apicid)(\s*): \d+$`)
+	cpuinfoFixed    = map[string]string{"cpu MHz": "3000.000", "bogomips": "6000.00", "cpu cores": "", "siblings": ""}
+)
+
+// cpuinfo builds /proc/cpuinfo for ncpu CPUs from the host's first CPU.
+func cpuinfo(host string, ncpu int) string {
+	first, _, _ := strings.Cut(host, "\n\n")
+	var lines []string
+	for _, l := range strings.Split(first, "\n") {
+		k, _, _ := strings.Cut(l, ":")
+		k = strings.TrimSpace(k)
+		if v, ok := cpuinfoFixed[k]; ok {
+			if v == "" {
+				v = fmt.Sprint(ncpu)
+			}
+			l = fmt.Sprintf("%s\t: %s", k, v)
+		}
+		lines = append(lines, l)
+	}
+	block := strings.Join(lines, "\n")
+	var b strings.Builder
+	for i := 0; i < ncpu; i++ {
+		b.WriteString(cpuinfoNumbered.ReplaceAllString(block, fmt.Sprintf("${1}${2}: %d", i)))
+		b.WriteString("\n\n")
+	}
+	return b.String()
+}
