@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,18 +33,21 @@ type runFlags struct {
 	summary   bool
 	verify    bool
 	seed      uint64
-	cpu       int
+	cpu       string
 	watchdog  time.Duration
 	listTrace bool
 	debug     string
 	noTSC     bool
 	tmp       string
+	epoch     string
+	epochTime time.Time
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.summary, "summary", false, "print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed for the scheduler's `N`; the same seed gives the same run")
-	fs.IntVar(&f.cpu, "cpu", -2, "pin hermit and the guest to CPU `N` (-1: do not pin; default: the CPU hermit starts on)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed `N` for the thread interleaving and the guest's randomness; the same seed gives the same run")
+	fs.StringVar(&f.cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto` (the CPU hermit starts on), a CPU number, or none")
+	fs.StringVar(&f.epoch, "epoch", detcore.DefaultEpoch.Format(time.RFC3339), "the guest's wall-clock time at start, RFC3339 (`TIME`); its clocks then advance in virtual time")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
@@ -80,6 +84,16 @@ Flags:
 	if f.listTrace {
 		fmt.Println(abi.SyscallNames(detcore.InterceptedSyscalls()))
 		return 0
+	}
+	epoch, err := time.Parse(time.RFC3339, f.epoch)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hermit run: --epoch %q: want an RFC3339 time such as 2030-01-01T00:00:00Z\n", f.epoch)
+		return 2
+	}
+	f.epochTime = epoch
+	if _, err := cpuFlag(f.cpu); err != nil {
+		fmt.Fprintf(os.Stderr, "hermit run: %v\n", err)
+		return 2
 	}
 	if f.tmp != "private" && f.tmp != "host" {
 		fmt.Fprintf(os.Stderr, "hermit run: --tmp must be private or host, not %q\n", f.tmp)
@@ -207,10 +221,7 @@ func runGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Res
 }
 
 func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Result, error) {
-	cpu := f.cpu
-	if cpu == -2 {
-		cpu = ptrace.CurrentCPU()
-	}
+	cpu, _ := cpuFlag(f.cpu) // validated by runMain
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
 		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(), TrapTSC: !f.noTSC,
@@ -226,6 +237,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	cfg := detcore.Config{
 		Seed:     f.seed,
 		TrapTSC:  !f.noTSC,
+		Epoch:    f.epochTime,
 		Watchdog: f.watchdog,
 		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
@@ -242,6 +254,21 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 		return res, err
 	}
 	return res, nil
+}
+
+// cpuFlag decodes --cpu: -1 means do not pin.
+func cpuFlag(v string) (int, error) {
+	switch v {
+	case "auto":
+		return ptrace.CurrentCPU(), nil
+	case "none":
+		return -1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", v)
+	}
+	return n, nil
 }
 
 func printSummary(w io.Writer, s detcore.Stats) {
