@@ -26,6 +26,8 @@ type blocker struct {
 	// check, for bkChild, says whether the wait is over; nil means the
 	// thread was rewound and retries its call whenever a child changes.
 	check func(e *Engine) bool
+	// onReady, when set, prepares a bkChild thread whose wait is over.
+	onReady func(e *Engine, t *thread)
 	// wakeMask, when set, returns the signals that end this wait given the
 	// thread's blocked mask; by default every unblocked signal does.
 	wakeMask func(blocked uint64) uint64
@@ -114,6 +116,9 @@ func (e *Engine) wake(t *thread) bool {
 			if b.check == nil || b.check(e) {
 				e.unblock(t)
 				t.act = actCont
+				if b.onReady != nil {
+					b.onReady(e, t)
+				}
 				return true
 			}
 		}

@@ -53,6 +53,8 @@ var policy = map[int]handler{
 	abi.SYS_GETCPU:            sysGetcpu,
 	abi.SYS_SCHED_GETAFFINITY: sysSchedGetaffinity,
 	abi.SYS_SCHED_SETAFFINITY: func(e *Engine, t *thread) { t.emulate(0) },
+	abi.SYS_GETRUSAGE:         sysGetrusage,
+	abi.SYS_TIMES:             sysTimes,
 
 	// Calls that may block on another guest thread or the outside world.
 	abi.SYS_READ:         sysRead,

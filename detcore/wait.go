@@ -40,11 +40,30 @@ func sysWait(e *Engine, t *thread) {
 		return
 	}
 	if e.childReady(t.proc, sel) {
+		e.hideRusage(t, optArg+1)
 		return
 	}
 	b := &blocker{kind: bkChild, epoch: e.childEpoch, deadline: -1}
 	b.check = func(e *Engine) bool { return e.childReady(t.proc, sel) }
+	b.onReady = func(e *Engine, t *thread) { e.hideRusage(t, optArg+1) }
 	e.blockOn(t, b)
+}
+
+// hideRusage makes a wait call that runs natively return an empty struct
+// rusage (the child's real CPU times and page faults are not deterministic):
+// it costs a stop at the call's exit, only when a rusage is asked for.
+func (e *Engine) hideRusage(t *thread, arg int) {
+	addr := t.regs.Arg(arg)
+	if addr == 0 {
+		return
+	}
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		if int64(t.regs.Rax) >= 0 {
+			var zero [144]byte
+			_ = e.t.WriteMem(t.tid, addr, zero[:])
+		}
+	}
 }
 
 // waitSelection decodes which children a wait call waits for; false means

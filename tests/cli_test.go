@@ -86,6 +86,7 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
   scheduler turns: (\d+)
   nondeterministic points: (\d+)
   schedule digest: ([0-9a-f]{16})
+  cpuid: the host's values \(.*\)
 \z`)
 
 // TestSummary checks the --summary block, its thread and process counts, and

@@ -282,4 +282,9 @@ func printSummary(w io.Writer, s detcore.Stats) {
 	fmt.Fprintf(w, "  scheduler turns: %d\n", s.Turns)
 	fmt.Fprintf(w, "  nondeterministic points: %d\n", s.Nondet)
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)
+	if ptrace.CPUIDFaulting() {
+		fmt.Fprintf(w, "  cpuid: the host's values (CPUID virtualization is not implemented yet)\n")
+	} else {
+		fmt.Fprintf(w, "  cpuid: the host's values (this machine has no CPUID faulting to virtualize it)\n")
+	}
 }

@@ -1,6 +1,7 @@
 package ptrace
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -113,4 +114,23 @@ func (t *Tracer) Signal(pid, tid, sig int, info []byte) error {
 		return gone(e)
 	}
 	return nil
+}
+
+// arch_prctl codes from <asm/prctl.h>.
+const (
+	archGetCPUID = 0x1011
+	archSetCPUID = 0x1012
+)
+
+// CPUIDFaulting reports whether this machine can make CPUID fault
+// (ARCH_SET_CPUID), which hermit needs to virtualize CPUID. Most VMs and
+// AMD CPUs cannot.
+func CPUIDFaulting() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, _, e := unix.RawSyscall(unix.SYS_ARCH_PRCTL, archSetCPUID, 0, 0); e != 0 {
+		return false
+	}
+	unix.RawSyscall(unix.SYS_ARCH_PRCTL, archSetCPUID, 1, 0)
+	return true
 }
