@@ -22,7 +22,9 @@ type Engine struct {
 	cfg Config
 
 	threads map[int]*thread
-	procs   map[int]*process
+	// order holds the live threads sorted by seq, for round robin.
+	order []*thread
+	procs map[int]*process
 	// early holds first stops of threads whose creation event has not
 	// been seen yet.
 	early map[int]Stop
@@ -153,6 +155,7 @@ func (e *Engine) newThread(tid int, p *process) *thread {
 	}
 	t.rng = splitmix64(e.cfg.Seed ^ uint64(t.vtid)<<32)
 	e.threads[tid] = t
+	e.order = append(e.order, t)
 	p.threads = append(p.threads, t)
 	e.result.Stats.Threads++
 	if st, ok := e.early[tid]; ok {
@@ -263,6 +266,15 @@ func (e *Engine) pick() *thread {
 	return nil
 }
 
+func (e *Engine) dropOrder(t *thread) {
+	for i, x := range e.order {
+		if x == t {
+			e.order = append(e.order[:i], e.order[i+1:]...)
+			return
+		}
+	}
+}
+
 // countWaiting counts threads that could run if the running one stopped.
 func (e *Engine) countWaiting() int {
 	n := 0
@@ -274,15 +286,9 @@ func (e *Engine) countWaiting() int {
 	return n
 }
 
-// ordered returns the live threads in round-robin order.
-func (e *Engine) ordered() []*thread {
-	ts := make([]*thread, 0, len(e.threads))
-	for _, t := range e.threads {
-		ts = append(ts, t)
-	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].seq < ts[j].seq })
-	return ts
-}
+// ordered returns the live threads in round-robin (creation) order. The
+// slice is the engine's own: callers must not keep or modify it.
+func (e *Engine) ordered() []*thread { return e.order }
 
 func (e *Engine) runnable(t *thread) bool {
 	switch t.state {
@@ -456,6 +462,7 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		e.unblock(t)
 	}
 	delete(e.threads, t.tid)
+	e.dropOrder(t)
 	p := t.proc
 	p.remove(t)
 	if t.clearTid != 0 {

@@ -108,6 +108,7 @@ func (e *Engine) handleExec(st Stop) error {
 				e.unblock(o)
 			}
 			delete(e.threads, o.tid)
+			e.dropOrder(o)
 			p.remove(o)
 			continue
 		}
