@@ -471,6 +471,17 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		e.futexWake(futexKey{mm: p.mm, addr: t.clearTid}, 1, abi.FUTEX_BITSET_ANY)
 	}
 	if len(p.threads) > 0 {
+		// A fatal signal kills the whole thread group; and a leader that
+		// exited early is reported once its last thread is gone.
+		zombies := true
+		for _, o := range p.threads {
+			zombies = zombies && o.state == tsZombie
+		}
+		if st.Kind == StopKilled || zombies {
+			for _, o := range p.threads {
+				e.setDying(o)
+			}
+		}
 		return
 	}
 	delete(e.procs, p.pid)

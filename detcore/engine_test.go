@@ -38,17 +38,14 @@ const quantum = 1000
 
 func yield() step { return detcoretest.Syscall(abi.SYS_SCHED_YIELD) }
 
-func repeat(n int, s step) []step {
-	ss := make([]step, n)
-	for i := range ss {
-		ss[i] = s
-	}
-	return ss
-}
+func repeat(n int, s step) []step { return slices.Repeat([]step{s}, n) }
+
+// exiting returns body followed by exit(0).
+func exiting(body []step) []step { return slices.Concat(body, []step{detcoretest.Exit(0)}) }
 
 // thread clones a thread that runs body, then exits with status 0.
 func thread(body ...step) step {
-	return detcoretest.Thread(append(body, detcoretest.Exit(0))...)
+	return detcoretest.Thread(exiting(body)...)
 }
 
 // joinable is thread, cloned as pthread_create does it: the kernel writes
@@ -56,7 +53,7 @@ func thread(body ...step) step {
 // tid must be the tid the fake gives the thread.
 func joinable(tid int, body ...step) step {
 	const flags = detcoretest.ThreadFlags | abi.CLONE_CHILD_SETTID | abi.CLONE_CHILD_CLEARTID
-	return detcoretest.Clone(flags, ctid(tid), append(body, detcoretest.Exit(0))...)
+	return detcoretest.Clone(flags, ctid(tid), exiting(body)...)
 }
 
 func ctid(tid int) uint64 { return ctidBase + 4*uint64(tid) }
@@ -156,6 +153,15 @@ func transcript(tr *detcoretest.Tracer, nrs ...int) []string {
 		lines = append(lines, fmt.Sprintf("%d %s=%d", c.Tid, name, c.Ret))
 	}
 	return lines
+}
+
+// checkNoOutside fails t if the run waited for, or counted, the outside
+// world.
+func checkNoOutside(t *testing.T, res detcore.Result, tr *detcoretest.Tracer) {
+	t.Helper()
+	if res.Stats.Nondet != 0 || tr.IdlePolls() != 0 {
+		t.Errorf("got %d nondeterministic points and %d idle polls, want none", res.Stats.Nondet, tr.IdlePolls())
+	}
 }
 
 // callers returns the tids of the completed calls of syscall nr, in order.
@@ -321,55 +327,31 @@ func TestStats(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
-	type guest struct {
-		tr  *detcoretest.Tracer
-		cfg detcore.Config
-	}
+	// TestSeedRepeats checks seeded schedules.
 	tests := []struct {
-		name     string
-		a, b     func() guest
+		name string
+		// a and b are the guests to compare: yields per thread.
+		a, b     []int
 		wantSame bool
 	}{
-		{
-			"same guest, same config",
-			func() guest { return guest{yielders(2, 2, 2), detcore.Config{}} },
-			func() guest { return guest{yielders(2, 2, 2), detcore.Config{}} },
-			true,
-		},
-		{
-			"a thread yields once more",
-			func() guest { return guest{yielders(2, 2, 2), detcore.Config{}} },
-			func() guest { return guest{yielders(2, 2, 3), detcore.Config{}} },
-			false,
-		},
-		{
-			// Seed 1 reorders this guest: see TestSeedRepeats.
-			"seeded schedule",
-			func() guest { return guest{yielders(3, 3, 3, 3), detcore.Config{}} },
-			func() guest { return guest{yielders(3, 3, 3, 3), detcore.Config{Seed: 1}} },
-			false,
-		},
-		{
-			// The digest covers the schedule, not the logical clock.
-			"different quantum",
-			func() guest { return guest{yielders(2, 2, 2), detcore.Config{Quantum: 1000}} },
-			func() guest { return guest{yielders(2, 2, 2), detcore.Config{Quantum: 5000}} },
-			true,
-		},
+		{"same guest", []int{2, 2, 2}, []int{2, 2, 2}, true},
+		{"a thread yields once more", []int{2, 2, 2}, []int{2, 2, 3}, false},
+		// The same syscalls, but made by other threads.
+		{"two threads swap their work", []int{2, 1, 3}, []int{2, 3, 1}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := tc.a(), tc.b()
-			da := run(t, a.cfg, a.tr).Stats.Digest
-			db := run(t, b.cfg, b.tr).Stats.Digest
+			a, b := yielders(tc.a...), yielders(tc.b...)
+			da := run(t, detcore.Config{}, a).Stats.Digest
+			db := run(t, detcore.Config{}, b).Stats.Digest
 			if da == 0 {
 				t.Errorf("digest is 0")
 			}
 			if same := da == db; same != tc.wantSame {
 				t.Errorf("digests %#x and %#x: got same %v, want %v", da, db, same, tc.wantSame)
 			}
-			if tc.wantSame && !slices.Equal(a.tr.ResumedTids(), b.tr.ResumedTids()) {
-				t.Errorf("same digest, different schedules:\n%v\n%v", a.tr.ResumedTids(), b.tr.ResumedTids())
+			if tc.wantSame && !slices.Equal(a.ResumedTids(), b.ResumedTids()) {
+				t.Errorf("same digest, different schedules:\n%v\n%v", a.ResumedTids(), b.ResumedTids())
 			}
 		})
 	}
@@ -405,6 +387,12 @@ func TestFutex(t *testing.T) {
 			name: "wait checks the word",
 			root: []step{detcoretest.Store(wordA, 1), wait(wordA, 0), wait(unmapped, 0)},
 			want: []string{fmt.Sprintf("1 wait=%d", -abi.EAGAIN), fmt.Sprintf("1 wait=%d", -abi.EFAULT)},
+		},
+		{
+			// The kernel clears the tid word and wakes it at exit.
+			name: "join",
+			root: []step{joinable(2, yield(), yield()), join(2), join(2)},
+			want: []string{"1 wait=0", fmt.Sprintf("1 wait=%d", -abi.EAGAIN)},
 		},
 		{
 			name:     "wake before the timeout",
@@ -464,7 +452,8 @@ func clockAt(d time.Duration) time.Duration {
 }
 
 func TestTimedWaitTimesOut(t *testing.T) {
-	tr := newGuest(timedWait(wordA, 0, tsIn), readClock(1), detcoretest.ExitGroup(0))
+	// Thread 2 waits for ever: every thread is blocked.
+	tr := newGuest(thread(wait(wordB, 0)), timedWait(wordA, 0, tsIn), readClock(1), detcoretest.ExitGroup(0))
 	tr.SetTimespec(tsIn, 5*time.Millisecond)
 	res := run(t, detcore.Config{}, tr)
 	want := []string{fmt.Sprintf("1 wait=%d", -abi.ETIMEDOUT)}
@@ -476,9 +465,7 @@ func TestTimedWaitTimesOut(t *testing.T) {
 	if got, want := tr.Timespec(tsOut+16), clockAt(5*time.Millisecond+2*quantum); got != want {
 		t.Errorf("clock after the timeout: got %v, want %v", got, want)
 	}
-	if res.Stats.Nondet != 0 || tr.IdlePolls() != 0 {
-		t.Errorf("got %d nondeterministic points and %d idle polls, want none", res.Stats.Nondet, tr.IdlePolls())
-	}
+	checkNoOutside(t, res, tr)
 }
 
 func TestSleepersWakeInDeadlineOrder(t *testing.T) {
@@ -505,14 +492,11 @@ func TestSleepersWakeInDeadlineOrder(t *testing.T) {
 			t.Errorf("thread %d woke at %v, want %v + less than 20 turns", i+1, got, lo)
 		}
 	}
-	if res.Stats.Nondet != 0 || tr.IdlePolls() != 0 {
-		t.Errorf("got %d nondeterministic points and %d idle polls, want none", res.Stats.Nondet, tr.IdlePolls())
-	}
+	checkNoOutside(t, res, tr)
 }
 
 func TestBlockedReadRetryOrder(t *testing.T) {
-	// Threads 1, 2 and 4 block reading the empty pipe at once; thread 3
-	// yields first, so it blocks last and the round robin stands after it.
+	// Threads 2 and 4 read the empty pipe at once; thread 3 yields first.
 	readers := []step{thread(read(rfd)), thread(yield(), read(rfd)), thread(read(rfd))}
 	tests := []struct {
 		name string
@@ -525,8 +509,9 @@ func TestBlockedReadRetryOrder(t *testing.T) {
 		wantIdle int
 	}{
 		{
-			// Each byte goes to the next blocked reader after the one
-			// that ran last: 4 (after 3), 1, 2, 3, then 1 again.
+			// The root reads too, and thread 3 blocks last: each byte
+			// goes to the next blocked reader after the one that ran
+			// last, 4 (after 3), 1, 2, 3, then 1 again.
 			name:     "one byte at a time from outside",
 			root:     []step{read(rfd), read(rfd)},
 			feed:     []int{1, 1, 1, 1, 1},
@@ -584,8 +569,6 @@ func TestExit(t *testing.T) {
 		parked            []int
 		wantCode, wantSig int
 		wantThreads       int
-		// bug, if set, is an engine bug that makes the case fail.
-		bug string
 	}{
 		{
 			name:     "exit",
@@ -598,6 +581,12 @@ func TestExit(t *testing.T) {
 				detcoretest.ExitGroup(42)},
 			parked:   []int{2, 3, 4},
 			wantCode: 42, wantThreads: 4,
+		},
+		{
+			name:     "exit_group from a thread while the others are parked",
+			root:     []step{thread(yield(), detcoretest.ExitGroup(9)), thread(read(rfd)), wait(wordA, 0)},
+			parked:   []int{1, 3},
+			wantCode: 9, wantThreads: 3,
 		},
 		{
 			name:     "leader killed by a signal",
@@ -616,7 +605,6 @@ func TestExit(t *testing.T) {
 			root:     []step{thread(yield(), detcoretest.Signal(abi.SIGTERM)), wait(wordA, 0)},
 			parked:   []int{1},
 			wantCode: 128 + abi.SIGTERM, wantSig: abi.SIGTERM, wantThreads: 2,
-			bug: "a StopKilled does not mark the rest of its thread group dying; a parked thread's death is found by an idle Poll",
 		},
 		{
 			// The process's status is its leader's, reported once its
@@ -624,14 +612,10 @@ func TestExit(t *testing.T) {
 			name:     "leader exits before its thread",
 			root:     []step{thread(yield(), yield(), detcoretest.Exit(7)), detcoretest.Exit(3)},
 			wantCode: 3, wantThreads: 2,
-			bug: "after a zombie leader's last thread exits, the engine never waits for the leader's exit report and spins in allBlocked",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.bug != "" {
-				t.Skip("engine bug: " + tc.bug)
-			}
 			tr := newGuest(tc.root...)
 			tr.SetTimespec(tsIn, time.Hour)
 			res := run(t, detcore.Config{}, tr)
@@ -648,9 +632,7 @@ func TestExit(t *testing.T) {
 			}
 			// Every exit is a deterministic event: the engine never
 			// waits for the outside world to learn of one.
-			if res.Stats.Nondet != 0 || tr.IdlePolls() != 0 {
-				t.Errorf("got %d nondeterministic points and %d idle polls, want none", res.Stats.Nondet, tr.IdlePolls())
-			}
+			checkNoOutside(t, res, tr)
 		})
 	}
 }
