@@ -115,7 +115,13 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 		{name: "fork/exec: sh loop of 200 /bin/true", argv: []string{"/bin/sh", "-c", "for i in $(seq 200); do /bin/true; done"}},
 		{name: "futex ping-pong, 2 threads, 20k round trips", argv: []string{bins["futex_pingpong"], "20000"}},
 	}
-	if py, err := exec.LookPath("python3"); err == nil {
+	// The system python3, not a version manager's shim script that would
+	// add its own process tree to the measurement.
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		py, err = exec.LookPath("python3")
+	}
+	if err == nil {
 		workloads = append(workloads, workload{name: "python3 -c 'import json'", argv: []string{py, "-c", "import json"}})
 	} else {
 		fmt.Fprintln(w, "python3 not found: its workload is left out")
