@@ -54,7 +54,10 @@ var policy = map[int]handler{
 	abi.SYS_SCHED_GETAFFINITY: sysSchedGetaffinity,
 	abi.SYS_SCHED_SETAFFINITY: func(e *Engine, t *thread) { t.emulate(0) },
 	abi.SYS_GETRUSAGE:         sysGetrusage,
-	abi.SYS_TIMES:             sysTimes,
+	// rseq would let the kernel write the host CPU into guest memory
+	// (glibc's sched_getcpu reads it); without it glibc asks getcpu.
+	abi.SYS_RSEQ:  func(e *Engine, t *thread) { t.emulate(-abi.ENOSYS) },
+	abi.SYS_TIMES: sysTimes,
 
 	// Calls that may block on another guest thread or the outside world.
 	abi.SYS_READ:         sysRead,

@@ -1,0 +1,248 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// epoch2030 is the --epoch the identity tests move the guest's dates to.
+const epoch2030 = "2030-01-01T00:00:00Z"
+
+// hermitRepeat runs `hermit run FLAGS -- ARGV` n times, fails t unless every
+// run exits 0 and all print the same stdout and stderr, and returns run 1.
+// A run that differs is an error, not fatal, so that the caller's further
+// checks still report what else is wrong.
+func hermitRepeat(t *testing.T, n int, flags, argv []string) testenv.Result {
+	t.Helper()
+	first := hermitRun(t, flags, argv)
+	if first.Exit != 0 {
+		t.Fatalf("hermit run %v: %s", flags, describe(first))
+	}
+	for i := 2; i <= n; i++ {
+		r := hermitRun(t, flags, argv)
+		if d := firstDiff(first.Stdout, r.Stdout); d != "" {
+			t.Errorf("hermit run %v, run %d: stdout differs from run 1 at %s", flags, i, d)
+		}
+		if d := firstDiff(first.Stderr, r.Stderr); d != "" {
+			t.Errorf("hermit run %v, run %d: stderr differs from run 1 at %s", flags, i, d)
+		}
+		if r.Exit != first.Exit {
+			t.Errorf("hermit run %v, run %d: exit %d, run 1 exited %d", flags, i, r.Exit, first.Exit)
+		}
+	}
+	if t.Failed() {
+		t.Logf("hermit run %v, run 1:\n%s", flags, first.Stdout)
+	}
+	return first
+}
+
+// TestIdentityStable: Python and Go programs that print what their runtime
+// takes from the environment (clocks, auto-seeded randomness, hash seeds,
+// map order, object addresses, a goroutine race) vary natively and print
+// the same under hermit on every run, with hermit's clock and pid.
+func TestIdentityStable(t *testing.T) {
+	cases := []struct {
+		name string
+		argv argvFunc
+		want []string // hermit's stdout must contain each
+	}{
+		{
+			name: "python uuid time random urandom hash id",
+			argv: pyGuest("identity.py"),
+			want: []string{"time.time: 1767225600.", "time.monotonic: 120."},
+		},
+		{
+			name: "go time rand crypto map goroutines",
+			argv: goGuest("gorand"),
+			want: []string{"pid: 2\n", "time.Now: 2026-01-01 00:00:00."},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			nativeVaries(t, argv)
+			r := hermitRepeat(t, hermitRuns, nil, argv)
+			for _, w := range c.want {
+				if !bytes.Contains(r.Stdout, []byte(w)) {
+					t.Errorf("stdout lacks %q:\n%s", w, r.Stdout)
+				}
+			}
+		})
+	}
+}
+
+// identLine is one line of the identity.c guest: "CLASS LABEL: VALUE".
+type identLine struct {
+	class, label, value string
+}
+
+// parseIdentLines splits the identity guest's output into its lines.
+func parseIdentLines(t *testing.T, out []byte) []identLine {
+	t.Helper()
+	var lines []identLine
+	for _, s := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+		class, rest, ok1 := strings.Cut(s, " ")
+		label, value, ok2 := strings.Cut(rest, ": ")
+		if !ok1 || !ok2 {
+			t.Fatalf("malformed line %q in\n%s", s, out)
+		}
+		lines = append(lines, identLine{class, label, value})
+	}
+	return lines
+}
+
+// identRule judges a line of another run against the same line of the
+// default run; it returns "" if other is as it should be, else why not.
+type identRule func(base, other identLine) string
+
+func identSame(base, other identLine) string {
+	if other.value != base.value {
+		return "changed, want unchanged"
+	}
+	return ""
+}
+
+func identDiffers(base, other identLine) string {
+	if other.value == base.value {
+		return "unchanged, want changed"
+	}
+	return ""
+}
+
+// identShifted wants a "SECONDS[.FRACTION]" value moved by exactly d,
+// fraction unchanged.
+func identShifted(d time.Duration) identRule {
+	return func(base, other identLine) string {
+		bsec, bf, _ := strings.Cut(base.value, ".")
+		osec, of, _ := strings.Cut(other.value, ".")
+		b, err1 := strconv.ParseInt(bsec, 10, 64)
+		o, err2 := strconv.ParseInt(osec, 10, 64)
+		if err1 != nil || err2 != nil {
+			return "not SECONDS[.FRACTION]"
+		}
+		if want := int64(d / time.Second); o-b != want || of != bf {
+			return fmt.Sprintf("moved by %d s and fraction %q to %q, want %d s and the same fraction", o-b, bf, of, want)
+		}
+		return ""
+	}
+}
+
+// identWant are the values the default run of identity.c must print:
+// hermit's fixed identity and the default epoch.
+var identWant = map[string]string{
+	"pid":            "2",
+	"tid":            "2",
+	"uname nodename": "hermit",
+	"gethostname":    "hermit",
+	"uname release":  "6.1.0-hermit",
+	"cpus online":    "4",
+	"cpus affinity":  "4",
+	"cpus cpuinfo":   "4",
+	"sched_getcpu":   "0",
+	"getcpu vdso":    "cpu 0 node 0",
+	"getcpu syscall": "cpu 0 node 0",
+	"time vdso":      "1767225600",
+	"time syscall":   "1767225600",
+}
+
+// TestIdentity runs tests/guests/identity.c, which prints every clock, every
+// source of randomness, addresses, pids, uname and the CPUs, each line
+// classed by what it may depend on. Natively its output varies; under hermit
+// it is the same on every run and shows hermit's identity. --seed 2 changes
+// exactly the random lines; --epoch moves the wall-clock lines by exactly
+// the epoch difference, changes what is seeded from them, and nothing else.
+func TestIdentity(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("identity.c")(t)
+	nativeVaries(t, argv)
+	base := parseIdentLines(t, hermitRepeat(t, hermitRuns, nil, argv).Stdout)
+	seen := map[string]bool{}
+	for _, l := range base {
+		if w, ok := identWant[l.label]; ok {
+			seen[l.label] = true
+			if l.value != w {
+				t.Errorf("%s %s: %q, want %q", l.class, l.label, l.value, w)
+			}
+		}
+	}
+	for label := range identWant {
+		if !seen[label] {
+			t.Errorf("no line labelled %q", label)
+		}
+	}
+
+	epoch, err := time.Parse(time.RFC3339, epoch2030)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		flags []string
+		rules map[string]identRule // by class; every class must be listed
+	}{
+		{
+			name:  "seed 2",
+			flags: []string{"--seed", "2"},
+			rules: map[string]identRule{"fixed": identSame, "wall": identSame, "walldep": identSame, "random": identDiffers},
+		},
+		{
+			name:  "epoch 2030",
+			flags: []string{"--epoch", epoch2030},
+			rules: map[string]identRule{"fixed": identSame, "wall": identShifted(epoch.Sub(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))), "walldep": identDiffers, "random": identSame},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			other := parseIdentLines(t, hermitRepeat(t, 2, c.flags, argv).Stdout)
+			if len(other) != len(base) {
+				t.Fatalf("%d lines, the default run printed %d", len(other), len(base))
+			}
+			perClass := map[string]int{}
+			for i, b := range base {
+				o := other[i]
+				if o.class != b.class || o.label != b.label {
+					t.Fatalf("line %d is %q %q, the default run's is %q %q", i+1, o.class, o.label, b.class, b.label)
+				}
+				rule, ok := c.rules[b.class]
+				if !ok {
+					t.Fatalf("line %d: unknown class %q", i+1, b.class)
+				}
+				perClass[b.class]++
+				if why := rule(b, o); why != "" {
+					t.Errorf("line %d, %s %s: %s: %q, default run %q", i+1, b.class, b.label, why, o.value, b.value)
+				}
+			}
+			for class := range c.rules {
+				if perClass[class] == 0 {
+					t.Errorf("no %s lines to compare", class)
+				}
+			}
+		})
+	}
+}
+
+// TestSeedChangesSchedule: the racy counter's output under --seed 1 and
+// --seed 2 is each the same on every run, and differs from the default
+// seed's: the seed picks the interleaving.
+func TestSeedChangesSchedule(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("racy_counter.c")(t)
+	const runs = 3
+	def := hermitRepeat(t, runs, nil, argv)
+	for _, seed := range []string{"1", "2"} {
+		r := hermitRepeat(t, runs, []string{"--seed", seed}, argv)
+		if d := firstDiff(def.Stdout, r.Stdout); d == "" {
+			t.Errorf("--seed %s printed the same as the default seed:\n%s", seed, r.Stdout)
+		} else {
+			t.Logf("--seed %s differs from the default seed at %s", seed, d)
+		}
+	}
+}
