@@ -43,16 +43,13 @@ func emulateResult(ret int64) func(*Engine, *thread) {
 	return func(_ *Engine, t *thread) { t.emulate(ret) }
 }
 
-// blockOn parks t until b is satisfied, unless a signal it must take is
-// already pending: then the syscall runs natively and the kernel
-// interrupts it as it would without hermit.
+// blockOn parks t until b is satisfied. A signal that must interrupt the
+// call is noticed when the scheduler next looks at t (see wake): then the
+// syscall runs natively and the kernel interrupts it as it would without
+// hermit.
 func (e *Engine) blockOn(t *thread, b *blocker) {
 	if t.sigWoken {
 		t.sigWoken = false
-		t.act = actCont
-		return
-	}
-	if e.signalEnds(t, b) {
 		t.act = actCont
 		return
 	}
@@ -124,6 +121,9 @@ func (e *Engine) wake(t *thread) bool {
 		}
 	}
 	if e.signalEnds(t, b) {
+		// The call runs natively and the kernel interrupts it. This
+		// happens at once, before any other thread can take a signal
+		// meant for the whole process.
 		e.unblock(t)
 		t.act = actCont
 		// A rewound syscall meets its seccomp stop again first.
@@ -133,23 +133,24 @@ func (e *Engine) wake(t *thread) bool {
 	return false
 }
 
-// signalEnds reports whether t has a pending signal that ends wait b. It
-// reads the thread's signal state only when a signal may have been sent
-// since it last looked.
+// signalEnds reports whether t has a pending signal that ends wait b: one
+// for t itself or, since a thread resumed from a ptrace stop recomputes
+// its pending state, one for its process. It reads the thread's signal
+// state only when a signal may have been sent since it last looked.
 func (e *Engine) signalEnds(t *thread, b *blocker) bool {
 	if t.sigChecked == e.sigEpoch+1 {
 		return false
 	}
 	t.sigChecked = e.sigEpoch + 1
-	pending, blocked, err := e.t.Signals(t.tid)
-	if err != nil || pending == 0 {
+	own, shared, blocked, err := e.t.Signals(t.tid)
+	if err != nil || own|shared == 0 {
 		return false
 	}
 	wake := ^blocked
 	if b.wakeMask != nil {
 		wake = b.wakeMask(blocked)
 	}
-	return pending&wake != 0
+	return (own|shared)&wake != 0
 }
 
 // nextDeadline returns the earliest deadline of a blocked thread or timer.

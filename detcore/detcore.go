@@ -119,9 +119,10 @@ type Tracer interface {
 	// Poll polls the given guest descriptors from outside the guest,
 	// waiting at most timeout (0: do not wait), and reports which are ready.
 	Poll(ws []FdWait, timeout time.Duration) ([]bool, error)
-	// Signals returns thread tid's pending (thread and process) and blocked
-	// signal masks; bit N-1 stands for signal N.
-	Signals(tid int) (pending, blocked uint64, err error)
+	// Signals returns the signals pending for thread tid alone, those
+	// pending for its whole process, and those it blocks; bit N-1 stands
+	// for signal N.
+	Signals(tid int) (thread, shared, blocked uint64, err error)
 	// Preempt asks the running thread tid to stop at once; it reports a
 	// StopSignal with SIGSTOP that the engine suppresses.
 	Preempt(tid int) error
@@ -154,6 +155,10 @@ type Config struct {
 	// guest's AT_RANDOM bytes; 0 keeps plain round robin in thread creation
 	// order.
 	Seed uint64
+	// Timeslice is how many turns in a row a thread that stays ready may
+	// keep before the others get theirs (at most; it also yields when it
+	// blocks or calls sched_yield). 0 or 1: switch at every turn.
+	Timeslice int
 	// Quantum is the logical time (ns) one scheduler turn costs.
 	Quantum int64
 	// Watchdog is how long one thread may run without reaching a

@@ -32,6 +32,10 @@ type Engine struct {
 	mmSeq int
 	// cursor is the seq of the thread picked last (round robin).
 	cursor int
+	// last is the thread picked last and streak how many turns in a row
+	// it has had.
+	last   *thread
+	streak int
 	// running is the thread resumed last; nil when none runs.
 	running *thread
 	// dying counts threads whose exit report the engine waits for.
@@ -247,6 +251,14 @@ func (e *Engine) pick() *thread {
 	if n == 0 {
 		return nil
 	}
+	if t := e.last; t != nil && e.streak < e.cfg.Timeslice && t.state == tsReady && t.vforkChild == nil &&
+		t.nr != abi.SYS_SCHED_YIELD && e.threads[t.tid] == t {
+		// The thread that ran last keeps its turn until its timeslice of
+		// intercepted syscalls is used up, it blocks, or it yields.
+		e.streak++
+		return e.picked(t)
+	}
+	e.streak = 1
 	start := sort.Search(n, func(i int) bool { return ts[i].seq > e.cursor })
 	if e.cfg.Seed != 0 {
 		// A seeded run starts each round-robin scan at a pseudo-random
@@ -257,13 +269,19 @@ func (e *Engine) pick() *thread {
 		t := ts[(start+i)%n]
 		if e.runnable(t) {
 			e.cursor = t.seq
-			e.result.Stats.Turns++
-			e.clock += e.cfg.Quantum
-			e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
-			return t
+			return e.picked(t)
 		}
 	}
 	return nil
+}
+
+// picked accounts for the turn given to t.
+func (e *Engine) picked(t *thread) *thread {
+	e.last = t
+	e.result.Stats.Turns++
+	e.clock += e.cfg.Quantum
+	e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
+	return t
 }
 
 func (e *Engine) dropOrder(t *thread) {

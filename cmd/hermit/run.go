@@ -38,6 +38,7 @@ type runFlags struct {
 	listTrace bool
 	debug     string
 	noTSC     bool
+	timeslice int
 	tmp       string
 	epoch     string
 	epochTime time.Time
@@ -51,6 +52,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
+	fs.IntVar(&f.timeslice, "timeslice", 32, "let a thread keep running for up to `N` intercepted syscalls in a row before switching (1: switch at every one)")
 	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
 }
 
@@ -235,11 +237,12 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	current <- tr
 	defer func() { <-current; tr.Close() }()
 	cfg := detcore.Config{
-		Seed:     f.seed,
-		TrapTSC:  !f.noTSC,
-		Epoch:    f.epochTime,
-		Watchdog: f.watchdog,
-		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+		Seed:      f.seed,
+		Timeslice: f.timeslice,
+		TrapTSC:   !f.noTSC,
+		Epoch:     f.epochTime,
+		Watchdog:  f.watchdog,
+		Warn:      func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
 	if f.debug == "sched" {
 		start := time.Now()

@@ -14,7 +14,12 @@ extra="452 fchmodat2
 459 lsm_get_self_attr
 460 lsm_set_self_attr
 461 lsm_list_modules
-462 mseal"
+462 mseal
+463 setxattrat
+464 getxattrat
+465 listxattrat
+466 removexattrat
+467 open_tree_attr"
 {
   echo '// Code generated from <asm/unistd_64.h> by gensysnum.sh; DO NOT EDIT.'
   echo; echo 'package abi'; echo

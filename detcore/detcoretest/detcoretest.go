@@ -524,18 +524,18 @@ func (f *Tracer) ready(ws []detcore.FdWait) ([]bool, bool) {
 // Signals implements detcore.Tracer.Signals. No signal is ever pending on
 // a live thread; a thread killed with its group has SIGKILL pending until
 // its exit is reported, as in the kernel.
-func (f *Tracer) Signals(tid int) (pending, blocked uint64, err error) {
+func (f *Tracer) Signals(tid int) (thread, shared, blocked uint64, err error) {
 	th := f.threads[tid]
 	if th == nil {
-		return 0, 0, fmt.Errorf("detcoretest: no thread %d", tid)
+		return 0, 0, 0, fmt.Errorf("detcoretest: no thread %d", tid)
 	}
 	if th.at == atGone {
 		if th.zapped && th.unreported > 0 {
-			return 1 << (abi.SIGKILL - 1), 0, nil
+			return 1 << (abi.SIGKILL - 1), 0, 0, nil
 		}
-		return 0, 0, fmt.Errorf("thread %d: %w", tid, detcore.ErrGone)
+		return 0, 0, 0, fmt.Errorf("thread %d: %w", tid, detcore.ErrGone)
 	}
-	return 0, 0, nil
+	return 0, 0, 0, nil
 }
 
 // Preempt implements detcore.Tracer.Preempt. The fake's threads never run

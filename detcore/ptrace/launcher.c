@@ -171,6 +171,10 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 	if (files && files[0]) overlay_files(files);
 	const char *tmp = getenv(ENV_PREFIX "TMP");
 	if (tmp && tmp[0] == '1' && private_tmp() < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
+	// The working directory may lie under a mount just made (/tmp): enter
+	// it again through the new mounts.
+	char cwd[4096];
+	if (getcwd(cwd, sizeof cwd) && chdir(cwd) < 0) say("re-entering ", cwd, errno);
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
 

@@ -465,10 +465,10 @@ func (t *Tracer) GuestTid(tid int) (int, error) {
 }
 
 // Signals implements detcore.Tracer.Signals from /proc/TID/status.
-func (t *Tracer) Signals(tid int) (pending, blocked uint64, err error) {
+func (t *Tracer) Signals(tid int) (thread, shared, blocked uint64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
-		return 0, 0, gone(err)
+		return 0, 0, 0, gone(err)
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
@@ -479,11 +479,13 @@ func (t *Tracer) Signals(tid int) (pending, blocked uint64, err error) {
 		}
 		n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
 		switch k {
-		case "SigPnd", "ShdPnd":
-			pending |= n
+		case "SigPnd":
+			thread = n
+		case "ShdPnd":
+			shared = n
 		case "SigBlk":
 			blocked = n
 		}
 	}
-	return pending, blocked, s.Err()
+	return thread, shared, blocked, s.Err()
 }

@@ -1,0 +1,48 @@
+// Package trace stores hermit recordings: a versioned header, a stream of
+// events, content-addressed blobs and an index, in one directory. It is pure
+// Go with no ptrace or CLI concerns, and never panics on damaged input.
+//
+// # Layout
+//
+// A trace is a directory (mode 0700, files 0600):
+//
+//	header          magic "HERMITTR", format version, msgpack Header, CRC-32C
+//	events          blocks of events, appended while recording
+//	index           written by Close: counts and a block table, CRC-32C
+//	blobs/ab/cdef…  one lz4 frame per blob, named by the SHA-256 of its content
+//
+// A directory rather than one file, because the events file can then be a
+// pure append-only sequence of blocks (what crash safety needs), blobs can be
+// written concurrently with events and checked or removed one by one, and
+// the index can be replaced atomically at the end.
+//
+// The events file is a sequence of self-delimiting blocks (block.go): a
+// 32-byte header with lengths, event count, first event number and CRC-32C
+// checksums of the header and the payload, then the payload, an lz4 block of
+// msgpack-encoded events (codec.go). Blocks are independent, so a reader can
+// decode any block alone and can find all blocks by walking their headers
+// without decompressing anything. The index holds the event count, counts
+// and encoded bytes per kind and per thread, and the file offset of every
+// block (of every 2^k-th block once there are more than 65536), so Seek(n)
+// reads one block header per table entry skipped at most and decodes only
+// the block that holds event n.
+//
+// # Crash safety
+//
+// The writer appends whole blocks with one write each: when a block fills
+// (32768 events or 128 KiB by default), on Flush, and at most one second
+// after a block's first event (then also fsync). If the recorder dies, every
+// block written before survives; the last block may be partial. A trace
+// without an index was not closed: Open walks the block headers, and the
+// reader yields every event of the intact blocks and then reports a
+// *TruncatedError naming the first missing event and block. Damage inside
+// the file is reported as a *ChecksumError for the first bad block; events
+// before it remain readable.
+//
+// # Versioning
+//
+// FormatVersion changes only when old readers would misread new traces.
+// Header and index are msgpack maps, so fields can be added; events of
+// kinds a reader does not know are yielded with only Kind set, and trailing
+// fields it does not know are skipped.
+package trace

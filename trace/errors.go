@@ -1,0 +1,108 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the Reader returns for a damaged or foreign
+// trace matches one of them with errors.Is; the struct errors below carry the
+// details.
+var (
+	// ErrNotTrace means the path holds no trace header.
+	ErrNotTrace = errors.New("not a trace")
+	// ErrUnsupportedVersion means the trace was written in a format version
+	// this build cannot read. The error is a *VersionError.
+	ErrUnsupportedVersion = errors.New("unsupported trace version")
+	// ErrTruncated means the trace ends early. The error is a *TruncatedError.
+	ErrTruncated = errors.New("trace truncated")
+	// ErrChecksum means stored data does not match its checksum. The error
+	// is a *ChecksumError.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrCorrupt means data passed its checksum but does not make sense, or
+	// a file is too short to hold what it declares. The error is a
+	// *CorruptError.
+	ErrCorrupt = errors.New("corrupt trace")
+	// ErrMissingBlob means a blob the trace refers to is not stored. The
+	// error is a *MissingBlobError.
+	ErrMissingBlob = errors.New("missing blob")
+	// ErrClosed is returned by a Writer after Close.
+	ErrClosed = errors.New("trace writer closed")
+)
+
+// VersionError reports a trace written in a format version this build does
+// not read.
+type VersionError struct {
+	Version uint16 // version found in the file
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("unsupported trace version %d (this hermit reads version %d)", e.Version, FormatVersion)
+}
+
+// Is matches ErrUnsupportedVersion.
+func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVersion }
+
+// TruncatedError reports a trace whose event stream ends early, usually
+// because the recorder was killed. Events 0 to Event-1 are readable.
+type TruncatedError struct {
+	Event uint64 // number of intact events, which is the first missing event
+	Block uint64 // first missing or partial block
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("truncated at event %d (block %d)", e.Event, e.Block)
+}
+
+// Is matches ErrTruncated.
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
+
+// ChecksumError reports stored bytes that do not match their checksum. For
+// the event stream, Part is "events" and Block and Event name the damaged
+// block and its first event; events before Event are intact.
+type ChecksumError struct {
+	Part  string // "events", "header", "index" or "blob <id>"
+	Block uint64
+	Event uint64
+}
+
+func (e *ChecksumError) Error() string {
+	if e.Part == partEvents {
+		return fmt.Sprintf("checksum mismatch at block %d (event %d)", e.Block, e.Event)
+	}
+	return "checksum mismatch in " + e.Part
+}
+
+// Is matches ErrChecksum.
+func (e *ChecksumError) Is(target error) bool { return target == ErrChecksum }
+
+// CorruptError reports data that passed its checksum (or has none) but cannot
+// be decoded.
+type CorruptError struct {
+	Part  string // "events", "header", "index" or "blob <id>"
+	Block uint64 // for Part "events"
+	Event uint64 // for Part "events": the first event of the block
+	Msg   string
+}
+
+func (e *CorruptError) Error() string {
+	if e.Part == partEvents {
+		return fmt.Sprintf("corrupt block %d (event %d): %s", e.Block, e.Event, e.Msg)
+	}
+	return fmt.Sprintf("corrupt %s: %s", e.Part, e.Msg)
+}
+
+// Is matches ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// MissingBlobError reports a blob that the trace refers to but does not hold.
+type MissingBlobError struct {
+	ID BlobID
+}
+
+func (e *MissingBlobError) Error() string { return "missing blob " + e.ID.String() }
+
+// Is matches ErrMissingBlob.
+func (e *MissingBlobError) Is(target error) bool { return target == ErrMissingBlob }
+
+const partEvents = "events"
