@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 )
 
 const usage = `hermit: deterministic record/replay debugger for x86-64 Linux
@@ -20,7 +21,28 @@ Run 'hermit COMMAND --help' for the flags of one command.
 `
 
 func main() {
-	os.Exit(hermitMain(os.Args[1:]))
+	os.Exit(profiled(func() int { return hermitMain(os.Args[1:]) }))
+}
+
+// profiled runs f, writing a CPU profile of hermit itself to the file
+// named by $HERMIT_CPUPROFILE, if set (for `go tool pprof`).
+func profiled(f func() int) int {
+	path := os.Getenv("HERMIT_CPUPROFILE")
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hermit: HERMIT_CPUPROFILE: %v\n", err)
+		return f()
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		fmt.Fprintf(os.Stderr, "hermit: HERMIT_CPUPROFILE: %v\n", err)
+		return f()
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }
 
 func hermitMain(args []string) int {
