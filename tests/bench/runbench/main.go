@@ -33,7 +33,7 @@ import (
 	"github.com/hermitdbg/hermit/tests/internal/procrun"
 )
 
-//go:embed guests/*.c
+//go:embed guests/*.c guests/sleeper/main.go
 var guestSources embed.FS
 
 // workload is one benchmarked command.
@@ -41,6 +41,12 @@ type workload struct {
 	name   string
 	argv   []string
 	target float64 // the hermit/native ratio to stay under; 0 means none
+	// baseline, if set, is the same program doing no work: "excl. startup"
+	// subtracts its time instead of /bin/true's, leaving the marginal cost
+	// of the work itself.
+	baseline []string
+	// flags are extra `hermit run` flags.
+	flags []string
 }
 
 // mode is one way of running a workload.
@@ -110,10 +116,24 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 
 	workloads := []workload{
 		{name: "startup (/bin/true)", argv: []string{"/bin/true"}},
-		{name: "CPU loop, no syscalls", argv: []string{bins["cpu_loop"], strconv.FormatInt(iters, 10)}, target: 1.05},
-		{name: "200k getppid (filtered through)", argv: []string{bins["getppid"], "200000"}, target: 1.2},
+		{name: "CPU loop, no syscalls", argv: []string{bins["cpu_loop"], strconv.FormatInt(iters, 10)}, target: 1.05,
+			baseline: []string{bins["cpu_loop"], "0"}},
+		{name: "200k getppid (filtered through)", argv: []string{bins["getppid"], "200000"}, target: 1.2,
+			baseline: []string{bins["getppid"], "0"}},
+		{name: "200k getppid, --no-trap-rdtsc", argv: []string{bins["getppid"], "200000"}, target: 1.2,
+			baseline: []string{bins["getppid"], "0"}, flags: []string{"--no-trap-rdtsc"}},
 		{name: "fork/exec: sh loop of 200 /bin/true", argv: []string{"/bin/sh", "-c", "for i in $(seq 200); do /bin/true; done"}},
+		{name: "fork/exec loop, --no-trap-rdtsc", argv: []string{"/bin/sh", "-c", "for i in $(seq 200); do /bin/true; done"},
+			flags: []string{"--no-trap-rdtsc"}},
 		{name: "futex ping-pong, 2 threads, 20k round trips", argv: []string{bins["futex_pingpong"], "20000"}},
+		{name: "1M clock_gettime through the vDSO", argv: []string{bins["clock_loop"], "1000000"},
+			baseline: []string{bins["clock_loop"], "0"}},
+	}
+	if sleeper, err := buildGo(dir, "sleeper", timeout); err == nil {
+		workloads = append(workloads, workload{name: "Go: 200 × (sleep 1 ms, read time)", argv: []string{sleeper, "200"},
+			baseline: []string{sleeper, "0"}})
+	} else {
+		fmt.Fprintln(w, "the Go sleeper guest did not build: its workload is left out:", err)
 	}
 	// The system python3, not a version manager's shim script that would
 	// add its own process tree to the measurement.
@@ -129,17 +149,23 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 
 	fmt.Fprintf(w, "# hermit run benchmarks\n\n%s, %d CPUs, kernel %s, %s; hermit %s\n",
 		time.Now().Format("2006-01-02 15:04"), runtime.NumCPU(), kernelRelease(), runtime.Version(), hermitBin)
-	fmt.Fprintf(w, "Wall time of the whole command, median of %d runs. \"excl. startup\" subtracts each mode's /bin/true time from both sides, leaving the cost of the work itself; targets are checked on it. strace: %s\n\n", runs, straceNote)
+	fmt.Fprintf(w, "Wall time of the whole command, median of %d runs. \"excl. startup\" subtracts, in each mode, the time of the same program doing no work (or of /bin/true), leaving the marginal cost of the work itself; targets are checked on it. strace: %s\n\n", runs, straceNote)
 	fmt.Fprintln(w, "| workload | native | hermit | hermit ×native | excl. startup | target | strace | strace ×native | intercepted syscalls | ptrace stops (all) | syscall stops per intercepted syscall (target ≤ 1) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	var failed []string
 	var startup [nmodes]measurement
 	for i, wl := range workloads {
 		ms, sums := measure(wl, hermitBin, straceArgs, runs, timeout)
+		base := startup
 		if i == 0 {
 			startup = ms
 		}
-		fmt.Fprintln(w, row(wl, ms, startup, sums, straceArgs != nil))
+		if wl.baseline != nil {
+			bw := wl
+			bw.argv = wl.baseline
+			base, _ = measure(bw, hermitBin, straceArgs, runs, timeout)
+		}
+		fmt.Fprintln(w, row(wl, ms, base, sums, straceArgs != nil))
 		for m, mm := range ms[:strace] {
 			if mm.err != nil {
 				failed = append(failed, fmt.Sprintf("%s (%s): %v", wl.name, mode(m), mm.err))
@@ -173,6 +199,9 @@ func buildGuests(dir string, timeout time.Duration) (map[string]string, error) {
 	}
 	bins := map[string]string{}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
 		src, err := guestSources.ReadFile("guests/" + e.Name())
 		if err != nil {
 			return nil, err
@@ -193,6 +222,30 @@ func buildGuests(dir string, timeout time.Duration) (map[string]string, error) {
 		bins[name] = out
 	}
 	return bins, nil
+}
+
+// buildGo builds the Go guest in guests/NAME (embedded sources) into dir.
+func buildGo(dir, name string, timeout time.Duration) (string, error) {
+	src, err := guestSources.ReadFile("guests/" + name + "/main.go")
+	if err != nil {
+		return "", err
+	}
+	pkg := filepath.Join(dir, name+"-src")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "main.go"), src, 0o644); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, "main.go")
+	cmd.Dir = pkg
+	cmd.Env = append(os.Environ(), "GO111MODULE=off")
+	res, err := procrun.Run(cmd, timeout)
+	if err == nil && res.Exit != 0 {
+		err = fmt.Errorf("exit %d: %s", res.Exit, res.Stderr)
+	}
+	return out, err
 }
 
 // calibrate returns the CPU loop iteration count that takes about target natively.
@@ -238,7 +291,7 @@ func measure(wl workload, hermitBin string, straceArgs []string, runs int, timeo
 	var sums []summary
 	argvs := [nmodes][]string{
 		native: wl.argv,
-		hermit: append([]string{hermitBin, "run", "--summary", "--"}, wl.argv...),
+		hermit: append(append(append([]string{hermitBin, "run", "--summary"}, wl.flags...), "--"), wl.argv...),
 	}
 	if straceArgs != nil {
 		argvs[strace] = append(slices.Clone(straceArgs), wl.argv...)
