@@ -272,25 +272,36 @@ func TestFuzzSeedsExercise(t *testing.T) {
 	}
 }
 
-// TestWriteFuzzSeeds writes the seed corpora to testdata/fuzz.
-func TestWriteFuzzSeeds(t *testing.T) {
-	if os.Getenv("HERMIT_WRITE_FUZZ_SEEDS") == "" {
-		t.Skip("set HERMIT_WRITE_FUZZ_SEEDS=1 to rewrite testdata/fuzz")
-	}
-	write := func(target string, seeds [][]byte, extra string) {
+// TestFuzzSeedsUpToDate checks that the committed seed corpora in
+// testdata/fuzz are the ones the seed functions generate, so the fuzz
+// targets start from every event kind and damage case the tests know.
+// HERMIT_WRITE_FUZZ_SEEDS=1 rewrites them.
+func TestFuzzSeedsUpToDate(t *testing.T) {
+	rewrite := os.Getenv("HERMIT_WRITE_FUZZ_SEEDS") != ""
+	check := func(target string, seeds [][]byte, extra string) {
 		dir := filepath.Join("testdata", "fuzz", target)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range seeds {
-			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n%s", s, extra)
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(body), 0o644); err != nil {
+		if rewrite {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
+		for i, s := range seeds {
+			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n%s", s, extra)
+			name := filepath.Join(dir, fmt.Sprintf("seed-%02d", i))
+			if rewrite {
+				if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			got, err := os.ReadFile(name)
+			if err != nil || string(got) != body {
+				t.Errorf("%s is missing or stale (%v); regenerate with HERMIT_WRITE_FUZZ_SEEDS=1 go test -run TestFuzzSeedsUpToDate ./trace", name, err)
+			}
+		}
 	}
-	write("FuzzDecodeEvent", eventSeeds(), "")
-	write("FuzzHeader", headerSeeds(), "")
-	write("FuzzIndex", indexSeeds(), "")
-	write("FuzzEventsFile", eventsFileSeeds(), "uint64(0)\n")
+	check("FuzzDecodeEvent", eventSeeds(), "")
+	check("FuzzHeader", headerSeeds(), "")
+	check("FuzzIndex", indexSeeds(), "")
+	check("FuzzEventsFile", eventsFileSeeds(), "uint64(0)\n")
 }
