@@ -168,6 +168,9 @@ type Config struct {
 	// TrapTSC says rdtsc and rdtscp fault (PR_SET_TSC) and the engine
 	// answers them from the virtual clock.
 	TrapTSC bool
+	// CPUID, when set, answers the guest's cpuid instructions, which the
+	// tracer has made fault.
+	CPUID func(leaf, subleaf uint32) [4]uint32
 	// Epoch is CLOCK_REALTIME at the start of the run (zero: DefaultEpoch).
 	Epoch time.Time
 	// Debug, when set, receives a line for every stop and scheduling
@@ -200,6 +203,7 @@ type Stats struct {
 	Nondet       int64 // points where the outside world decided
 	Preemptions  int64 // watchdog preemptions (nondeterministic)
 	TSCReads     int64 // rdtsc and rdtscp answered from the virtual clock
+	CPUIDs       int64 // cpuid instructions answered
 	Digest       uint64
 	// BySyscall counts intercepted syscalls by number.
 	BySyscall map[int]int64

@@ -25,8 +25,8 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if t.state == tsDying || e.running != t {
 		return e.deliver(t, st.Sig)
 	}
-	if st.Sig == abi.SIGSEGV && e.cfg.TrapTSC {
-		if done, err := e.emulateTSC(t); done || err != nil {
+	if st.Sig == abi.SIGSEGV && (e.cfg.TrapTSC || e.cfg.CPUID != nil) {
+		if done, err := e.emulateInsn(t); done || err != nil {
 			return err
 		}
 	}
@@ -41,6 +41,16 @@ func (e *Engine) deliver(t *thread, sig int) error {
 	return nil
 }
 
+// readTSC sets rdx:rax to the virtual time-stamp counter.
+func (e *Engine) readTSC(r *abi.Regs) {
+	e.clock += tscStep
+	e.result.Stats.TSCReads++
+	ns, _ := e.now(clockMonotonic)
+	tsc := uint64(ns) * (TSCHz / 1_000_000_000)
+	r.Rax = tsc & 0xffffffff
+	r.Rdx = tsc >> 32
+}
+
 // TSCHz is the frequency of the guest's virtual time-stamp counter.
 const TSCHz = 3_000_000_000
 
@@ -48,9 +58,11 @@ const TSCHz = 3_000_000_000
 // differ.
 const tscStep = 10
 
-// emulateTSC answers an rdtsc or rdtscp that faulted because of PR_SET_TSC
-// from the virtual clock. It reports false if the fault was not one.
-func (e *Engine) emulateTSC(t *thread) (bool, error) {
+// emulateInsn answers an rdtsc or rdtscp that faulted because of
+// PR_SET_TSC from the virtual clock, and a cpuid that faulted because of
+// ARCH_SET_CPUID from Config.CPUID. It reports false if the fault was not
+// one of those.
+func (e *Engine) emulateInsn(t *thread) (bool, error) {
 	var r abi.Regs
 	if err := e.t.GetRegs(t.tid, &r); err != nil {
 		return false, e.gone(t, err)
@@ -59,23 +71,24 @@ func (e *Engine) emulateTSC(t *thread) (bool, error) {
 	if e.t.ReadMem(t.tid, r.Rip, insn[:]) != nil {
 		return false, nil
 	}
-	var n uint64
 	switch {
+	case e.cfg.CPUID != nil && insn[0] == 0x0f && insn[1] == 0xa2: // cpuid
+		v := e.cfg.CPUID(uint32(r.Rax), uint32(r.Rcx))
+		r.Rax, r.Rbx, r.Rcx, r.Rdx = uint64(v[0]), uint64(v[1]), uint64(v[2]), uint64(v[3])
+		r.Rip += 2
+		e.result.Stats.CPUIDs++
+	case !e.cfg.TrapTSC:
+		return false, nil
 	case insn[0] == 0x0f && insn[1] == 0x31: // rdtsc
-		n = 2
+		e.readTSC(&r)
+		r.Rip += 2
 	case insn == [3]byte{0x0f, 0x01, 0xf9}: // rdtscp
-		n = 3
+		e.readTSC(&r)
 		r.Rcx = 0 // IA32_TSC_AUX: CPU 0
+		r.Rip += 3
 	default:
 		return false, nil
 	}
-	e.clock += tscStep
-	e.result.Stats.TSCReads++
-	ns, _ := e.now(clockMonotonic)
-	tsc := uint64(ns) * (TSCHz / 1_000_000_000)
-	r.Rax = tsc & 0xffffffff
-	r.Rdx = tsc >> 32
-	r.Rip += n
 	if err := e.t.SetRegs(t.tid, &r); err != nil {
 		return true, e.gone(t, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,26 @@ func TestVirtualTimers(t *testing.T) {
 	}
 	if r2 := hermitRun(t, nil, argv); string(r2.Stdout) != string(r.Stdout) {
 		t.Errorf("second run printed %q", r2.Stdout)
+	}
+}
+
+// TestVirtualizeCPUID: with --virtualize-cpuid, CPUID hides RDRAND and
+// RDSEED and reports APIC id 0 whichever CPU the guest runs on.
+func TestVirtualizeCPUID(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("cpuid.c")(t)
+	want := "apic id 0 rdrand 0\nrdseed 0\n"
+	cpus := []string{"0"}
+	if runtime.NumCPU() > 1 {
+		cpus = append(cpus, "1")
+	}
+	for _, cpu := range cpus {
+		r := hermitRun(t, []string{"--virtualize-cpuid", "--cpu", cpu}, argv)
+		if r.Exit == 2 && strings.Contains(string(r.Stderr), "no CPUID faulting") {
+			testenv.Skip(t, "this machine has no CPUID faulting: "+strings.TrimSpace(string(r.Stderr)))
+		}
+		if r.Exit != 0 || string(r.Stdout) != want {
+			t.Errorf("--cpu %s: want exit 0 and %q, got %s", cpu, want, describe(r))
+		}
 	}
 }

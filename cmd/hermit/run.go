@@ -38,6 +38,7 @@ type runFlags struct {
 	listTrace bool
 	debug     string
 	noTSC     bool
+	cpuid     bool
 	timeslice int
 	tmp       string
 	epoch     string
@@ -49,6 +50,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 0, "seed `N` for the thread interleaving and the guest's randomness; the same seed gives the same run")
 	fs.StringVar(&f.cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto` (the CPU hermit starts on), a CPU number, or none")
 	fs.StringVar(&f.epoch, "epoch", detcore.DefaultEpoch.Format(time.RFC3339), "the guest's wall-clock time at start, RFC3339 (`TIME`); its clocks then advance in virtual time")
+	fs.BoolVar(&f.cpuid, "virtualize-cpuid", false, "make cpuid trap and hide RDRAND, RDSEED and the APIC ids (needs CPUID faulting; in VMs it makes every ptrace stop several times dearer)")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
@@ -97,6 +99,10 @@ Flags:
 		fmt.Fprintf(os.Stderr, "hermit run: %v\n", err)
 		return 2
 	}
+	if f.cpuid && !ptrace.CPUIDFaulting() {
+		fmt.Fprintln(os.Stderr, "hermit run: --virtualize-cpuid: this machine has no CPUID faulting (arch_prctl ARCH_SET_CPUID); common in VMs and on older AMD CPUs")
+		return 2
+	}
 	if f.tmp != "private" && f.tmp != "host" {
 		fmt.Fprintf(os.Stderr, "hermit run: --tmp must be private or host, not %q\n", f.tmp)
 		return 2
@@ -120,7 +126,7 @@ Flags:
 		return reportLaunchError(err)
 	}
 	if f.summary {
-		printSummary(os.Stderr, out.Stats)
+		printSummary(os.Stderr, out.Stats, &f)
 	}
 	return out.ExitCode
 }
@@ -194,12 +200,15 @@ type guestIO struct{ stdin, stdout, stderr *os.File }
 // current is the tracer of the run in progress, for killCurrent.
 var current = make(chan *ptrace.Tracer, 1)
 
+// killCurrent kills the guest of the run in progress; before the guest is
+// running, it ends hermit itself (the launcher dies with it).
 func killCurrent() {
 	select {
 	case t := <-current:
 		t.KillAll()
 		current <- t
 	default:
+		os.Exit(exitHermit)
 	}
 }
 
@@ -224,10 +233,12 @@ func runGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Res
 
 func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Result, error) {
 	cpu, _ := cpuFlag(f.cpu) // validated by runMain
+	trapCPUID := f.cpuid && ptrace.CPUIDFaulting()
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
 		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(), TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
+		TrapCPUID:  trapCPUID,
 		CPUs:       detcore.NumCPUs,
 		Stdin:      gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
 	})
@@ -243,6 +254,9 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 		Epoch:     f.epochTime,
 		Watchdog:  f.watchdog,
 		Warn:      func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+	}
+	if trapCPUID {
+		cfg.CPUID = ptrace.CPUID
 	}
 	if f.debug == "sched" {
 		start := time.Now()
@@ -274,7 +288,8 @@ func cpuFlag(v string) (int, error) {
 	return n, nil
 }
 
-func printSummary(w io.Writer, s detcore.Stats) {
+func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
+	cpuidTrapped := f.cpuid && ptrace.CPUIDFaulting()
 	fmt.Fprintf(w, "hermit summary:\n")
 	fmt.Fprintf(w, "  threads: %d\n", s.Threads)
 	fmt.Fprintf(w, "  processes: %d\n", s.Processes)
@@ -285,9 +300,12 @@ func printSummary(w io.Writer, s detcore.Stats) {
 	fmt.Fprintf(w, "  scheduler turns: %d\n", s.Turns)
 	fmt.Fprintf(w, "  nondeterministic points: %d\n", s.Nondet)
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)
-	if ptrace.CPUIDFaulting() {
-		fmt.Fprintf(w, "  cpuid: the host's values (CPUID virtualization is not implemented yet)\n")
-	} else {
+	switch {
+	case cpuidTrapped:
+		fmt.Fprintf(w, "  cpuid: virtualized (%d answered; RDRAND, RDSEED and APIC ids hidden)\n", s.CPUIDs)
+	case ptrace.CPUIDFaulting():
+		fmt.Fprintf(w, "  cpuid: the host's values (--virtualize-cpuid hides RDRAND, RDSEED and APIC ids)\n")
+	default:
 		fmt.Fprintf(w, "  cpuid: the host's values (this machine has no CPUID faulting to virtualize it)\n")
 	}
 }

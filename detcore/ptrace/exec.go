@@ -18,8 +18,14 @@ const atRandomTag = 25
 
 // OnExec implements detcore.Tracer.OnExec.
 func (t *Tracer) OnExec(tid int, atRandom [16]byte) error {
-	if err := t.patchVDSO(tid); err != nil {
+	insn, err := t.patchVDSO(tid)
+	if err != nil {
 		return fmt.Errorf("patching the vDSO: %w", err)
+	}
+	if t.trapCPUID && insn != 0 {
+		if err := t.enableCPUIDFaulting(tid, insn); err != nil {
+			return fmt.Errorf("making CPUID trap: %w", err)
+		}
 	}
 	addr, err := auxvValue(tid, atRandomTag)
 	if err != nil {
@@ -64,19 +70,20 @@ func syscallStub(nr int) [8]byte {
 }
 
 // patchVDSO overwrites the entry points of the vDSO's time functions in
-// tid's address space with stubs that make the real syscall.
-func (t *Tracer) patchVDSO(tid int) error {
+// tid's address space with stubs that make the real syscall. It returns
+// the address of one stub's syscall instruction, for injecting syscalls.
+func (t *Tracer) patchVDSO(tid int) (uint64, error) {
 	start, end, err := vdsoRange(tid)
 	if err != nil || start == 0 {
-		return err
+		return 0, err
 	}
 	img := make([]byte, end-start)
 	if err := t.ReadMem(tid, start, img); err != nil {
-		return err
+		return 0, err
 	}
 	f, err := elf.NewFile(bytes.NewReader(img))
 	if err != nil {
-		return fmt.Errorf("parsing: %w", err)
+		return 0, fmt.Errorf("parsing: %w", err)
 	}
 	var base uint64
 	for _, p := range f.Progs {
@@ -87,26 +94,30 @@ func (t *Tracer) patchVDSO(tid int) error {
 	}
 	syms, err := f.DynamicSymbols()
 	if err != nil {
-		return fmt.Errorf("reading symbols: %w", err)
+		return 0, fmt.Errorf("reading symbols: %w", err)
 	}
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", tid), os.O_WRONLY, 0)
 	if err != nil {
-		return gone(err)
+		return 0, gone(err)
 	}
 	defer mem.Close()
+	var insn uint64
 	for _, s := range syms {
 		stub, ok := vdsoStubs[s.Name]
 		if !ok {
 			continue
 		}
 		if s.Size != 0 && s.Size < uint64(len(stub)) {
-			return fmt.Errorf("%s is %d bytes, too small for a stub", s.Name, s.Size)
+			return 0, fmt.Errorf("%s is %d bytes, too small for a stub", s.Name, s.Size)
 		}
 		if _, err := mem.WriteAt(stub[:], int64(base+s.Value)); err != nil {
-			return fmt.Errorf("writing %s: %w", s.Name, err)
+			return 0, fmt.Errorf("writing %s: %w", s.Name, err)
+		}
+		if stub[5] == 0x0f && stub[6] == 0x05 {
+			insn = base + s.Value + 5
 		}
 	}
-	return nil
+	return insn, nil
 }
 
 // vdsoRange finds the [vdso] mapping in /proc/TID/maps.

@@ -40,6 +40,9 @@ type Options struct {
 	CPU int
 	// TrapTSC makes rdtsc fault (PR_SET_TSC) so it can be emulated.
 	TrapTSC bool
+	// TrapCPUID makes CPUID fault (ARCH_SET_CPUID) after every exec, so it
+	// can be answered from CPUID; where the machine cannot, Start fails.
+	TrapCPUID bool
 	// PrivateTmp gives the guest its own /tmp: the host's, overlaid with a
 	// tmpfs that takes every write and vanishes with the run.
 	PrivateTmp bool
@@ -64,7 +67,8 @@ type Tracer struct {
 	initPid int
 	rootTid int
 	// pidfds caches a pidfd per traced thread, for pidfd_getfd.
-	pidfds map[int]int
+	pidfds    map[int]int
+	trapCPUID bool
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
@@ -128,7 +132,7 @@ func Start(o Options) (*Tracer, int, error) {
 		return nil, 0, explainStart(err)
 	}
 	errW.Close()
-	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}}
+	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID}
 	tid, err := t.seizeRoot(errR, o.Argv[0])
 	if err != nil {
 		t.KillAll()
