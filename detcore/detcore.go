@@ -96,6 +96,7 @@ const (
 	FdNonblock               // pollable but opened O_NONBLOCK: never blocks
 	FdClosed                 // not open
 	FdRandom                 // /dev/urandom or /dev/random
+	FdProc                   // a file in a proc filesystem (never blocks)
 )
 
 // Tracer is the kernel side of the engine. Every method must be called from

@@ -12,7 +12,12 @@ func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
 // sysRead is ioIn, except that reads of /dev/urandom and /dev/random are
 // answered from the thread's seeded generator.
 func sysRead(e *Engine, t *thread) {
-	if e.t.FdKind(t.tid, int(int32(t.regs.Rdi))) == FdRandom {
+	fd := int(int32(t.regs.Rdi))
+	kind := e.t.FdKind(t.tid, fd)
+	if kind == FdProc && e.readProc(t, fd) {
+		return
+	}
+	if kind == FdRandom {
 		n := min(t.regs.Rdx, 1<<25-1)
 		if !e.fillRandom(t, t.regs.Rsi, n) {
 			t.emulate(-abi.EFAULT)
@@ -21,7 +26,7 @@ func sysRead(e *Engine, t *thread) {
 		t.emulate(int64(n))
 		return
 	}
-	e.ioWait(t, POLLIN)
+	e.ioWaitKind(t, fd, POLLIN, kind)
 }
 
 // ioOut handles a call that writes to descriptor arg 0.
@@ -40,7 +45,13 @@ func (e *Engine) ioWait(t *thread, events int16) {
 		}
 	}
 	fd := int(int32(r.Rdi))
-	if e.t.FdKind(t.tid, fd) != FdPollable {
+	e.ioWaitKind(t, fd, events, e.t.FdKind(t.tid, fd))
+}
+
+// ioWaitKind blocks t until descriptor fd, of the given kind, is ready for
+// events, if it is pollable and not ready now.
+func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
+	if kind != FdPollable {
 		return
 	}
 	w := []FdWait{{Tid: t.tid, Fd: fd, Events: events}}

@@ -162,3 +162,25 @@ func TestVirtualizeCPUID(t *testing.T) {
 		}
 	}
 }
+
+// TestProcSelfStable: /proc/self/stat and /proc/self/status show the same
+// bytes on every run (page faults, CPU times, context switches, resident
+// memory and allowed CPUs are fixed or virtual), and the reader is running.
+func TestProcSelfStable(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	script := `cat /proc/self/stat /proc/self/status; cat /proc/$$/stat`
+	var first []byte
+	for i := 1; i <= 3; i++ {
+		r := hermitRun(t, nil, []string{sh, "-c", script})
+		if r.Exit != 0 || !strings.Contains(string(r.Stdout), "Cpus_allowed_list:\t0-3\n") ||
+			!strings.Contains(string(r.Stdout), "State:\tR (running)\n") {
+			t.Fatalf("run %d: want the files with 4 allowed CPUs and a running reader, got %s", i, describe(r))
+		}
+		if i == 1 {
+			first = r.Stdout
+		} else if d := firstDiff(first, r.Stdout); d != "" {
+			t.Errorf("run %d differs from run 1 at %s", i, d)
+		}
+	}
+}

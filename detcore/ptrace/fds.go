@@ -2,6 +2,9 @@ package ptrace
 
 import (
 	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -48,7 +51,14 @@ func (t *Tracer) FdKind(tid, fd int) detcore.FdKind {
 		return detcore.FdOther
 	}
 	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG, unix.S_IFDIR, unix.S_IFBLK, unix.S_IFLNK:
+	case unix.S_IFREG:
+		// procfs lives on an anonymous device (major 0).
+		var fs unix.Statfs_t
+		if unix.Major(st.Dev) == 0 && unix.Fstatfs(c, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC {
+			return detcore.FdProc
+		}
+		return detcore.FdOther
+	case unix.S_IFDIR, unix.S_IFBLK, unix.S_IFLNK:
 		return detcore.FdOther
 	case unix.S_IFCHR:
 		// /dev/random is 1:8, /dev/urandom 1:9.
@@ -146,4 +156,47 @@ func (t *Tracer) AddTimerfdTicks(tid, fd int, n uint64) error {
 		}
 	}
 	return setTicks(c, n)
+}
+
+var _ detcore.ProcTracer = (*Tracer)(nil)
+
+// FdPath implements detcore.ProcTracer.FdPath.
+func (t *Tracer) FdPath(tid, fd int) (string, error) {
+	return os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd))
+}
+
+// ReadFd implements detcore.ProcTracer.ReadFd.
+func (t *Tracer) ReadFd(tid, fd int) ([]byte, int64, error) {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unix.Close(c)
+	off, err := unix.Seek(c, 0, io.SeekCurrent)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Pread(c, buf, int64(len(out)))
+		if err != nil {
+			return nil, 0, err
+		}
+		if n == 0 {
+			return out, off, nil
+		}
+		out = append(out, buf[:n]...)
+	}
+}
+
+// SeekFd implements detcore.ProcTracer.SeekFd.
+func (t *Tracer) SeekFd(tid, fd int, off int64) error {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(c)
+	_, err = unix.Seek(c, off, io.SeekStart)
+	return err
 }

@@ -1,0 +1,143 @@
+package detcore
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// /proc/PID/stat and /proc/PID/status (and their task/TID forms) report
+// things no run controls: page faults, CPU times, context switches,
+// resident memory (which the kernel's fault-around makes depend on the page
+// cache), the CPU last run on, the CPUs allowed. Reads of them are answered
+// with those fields fixed or in virtual time; the rest passes through.
+
+// ProcTracer is implemented by tracers that can read the guest's /proc
+// files from outside. Its methods are called from the Run goroutine.
+type ProcTracer interface {
+	// FdPath returns the path of descriptor fd of tid's process, as the
+	// guest sees it.
+	FdPath(tid, fd int) (string, error)
+	// ReadFd returns the whole content of descriptor fd, read from offset
+	// 0 without moving it, and the descriptor's current offset.
+	ReadFd(tid, fd int) (content []byte, off int64, err error)
+	// SeekFd sets the offset of descriptor fd.
+	SeekFd(tid, fd int, off int64) error
+}
+
+var procStatPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
+
+// readProc emulates a read of a /proc stat or status file; it reports
+// false when fd is not one (the read then runs natively).
+func (e *Engine) readProc(t *thread, fd int) bool {
+	pt, ok := e.t.(ProcTracer)
+	if !ok {
+		return false
+	}
+	path, err := pt.FdPath(t.tid, fd)
+	m := procStatPath.FindStringSubmatch(path)
+	if err != nil || m == nil {
+		return false
+	}
+	content, off, err := pt.ReadFd(t.tid, fd)
+	if err != nil {
+		return false
+	}
+	// Every other thread is stopped by hermit; natively the reader runs
+	// and the others would most likely be asleep.
+	self := m[1] == "self" || m[1] == "thread-self" || m[1] == strconv.Itoa(t.proc.vpid)
+	if m[3] == "stat" {
+		content = e.normalizeStat(content, self)
+	} else {
+		content = normalizeStatus(content, self)
+	}
+	n := 0
+	if off < int64(len(content)) {
+		n = min(len(content)-int(off), int(min(t.regs.Rdx, 1<<20)))
+		if e.t.WriteMem(t.tid, t.regs.Rsi, content[off:int(off)+n]) != nil {
+			t.emulate(-abi.EFAULT)
+			return true
+		}
+	}
+	if pt.SeekFd(t.tid, fd, off+int64(n)) != nil {
+		return false
+	}
+	t.emulate(int64(n))
+	return true
+}
+
+// Fields of /proc/PID/stat, counted from 1 (pid) as in proc(5), that
+// hermit fixes.
+var statFixed = map[int]bool{
+	10: true, 11: true, 12: true, 13: true, // minflt, cminflt, majflt, cmajflt
+	15: true, 16: true, 17: true, // stime, cutime, cstime
+	24: true,                     // rss
+	39: true,                     // processor
+	42: true, 43: true, 44: true, // delayacct_blkio_ticks, guest_time, cguest_time
+}
+
+// normalizeStat rewrites /proc/PID/stat: user time and start time in
+// virtual time, the other fields above 0.
+func (e *Engine) normalizeStat(b []byte, self bool) []byte {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return b
+	}
+	fields := bytes.Fields(b[i+1:])
+	out := append([]byte(nil), b[:i+1]...)
+	for j, f := range fields {
+		n := j + 3 // fields[0] is field 3, state
+		switch {
+		case n == 3 && string(f) == "t": // tracing stop
+			f = []byte(runState(self)[:1])
+		case n == 14: // utime, in clock ticks
+			f = []byte(strconv.FormatInt(e.clock*clockTicks/1e9, 10))
+		case n == 22: // starttime: the start of the run
+			f = []byte(strconv.FormatInt(MonotonicStart*clockTicks/1e9, 10))
+		case statFixed[n]:
+			f = []byte("0")
+		}
+		out = append(out, ' ')
+		out = append(out, f...)
+	}
+	return append(out, '\n')
+}
+
+// runState is the state a thread stopped by hermit shows.
+func runState(self bool) string {
+	if self {
+		return "R (running)"
+	}
+	return "S (sleeping)"
+}
+
+// statusFixed gives the value of each /proc/PID/status line hermit fixes.
+var statusFixed = map[string]string{
+	"VmHWM":                      "1024 kB",
+	"VmRSS":                      "1024 kB",
+	"RssAnon":                    "512 kB",
+	"RssFile":                    "512 kB",
+	"RssShmem":                   "0 kB",
+	"VmPTE":                      "64 kB",
+	"Cpus_allowed":               "f",
+	"Cpus_allowed_list":          "0-3",
+	"voluntary_ctxt_switches":    "0",
+	"nonvoluntary_ctxt_switches": "0",
+}
+
+func normalizeStatus(b []byte, self bool) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if fixed, is := statusFixed[string(k)]; ok && is {
+			line = []byte(string(k) + ":\t" + fixed + "\n")
+		}
+		if string(k) == "State" && bytes.HasPrefix(bytes.TrimSpace(v), []byte("t")) {
+			line = []byte("State:\t" + runState(self) + "\n")
+		}
+		out = append(out, line...)
+	}
+	return out
+}
