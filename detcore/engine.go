@@ -284,6 +284,20 @@ func (e *Engine) picked(t *thread) *thread {
 	return t
 }
 
+// forget removes t from every table: the engine waits for nothing more
+// from it.
+func (e *Engine) forget(t *thread) {
+	if t.state == tsDying {
+		e.dying--
+	}
+	if t.state == tsBlocked {
+		e.unblock(t)
+	}
+	delete(e.threads, t.tid)
+	e.dropOrder(t)
+	t.proc.remove(t)
+}
+
 func (e *Engine) dropOrder(t *thread) {
 	for i, x := range e.order {
 		if x == t {
@@ -473,16 +487,8 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	if e.running == t {
 		e.running = nil
 	}
-	if t.state == tsDying {
-		e.dying--
-	}
-	if t.state == tsBlocked {
-		e.unblock(t)
-	}
-	delete(e.threads, t.tid)
-	e.dropOrder(t)
+	e.forget(t)
 	p := t.proc
-	p.remove(t)
 	if t.clearTid != 0 {
 		// The kernel cleared *clear_child_tid and woke its futex; waiters
 		// park in the engine, so wake them here.

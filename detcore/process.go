@@ -101,15 +101,7 @@ func (e *Engine) handleExec(st Stop) error {
 		if o.tid == st.Tid {
 			// The old leader: its tid now belongs to t, and it sends no
 			// exit report of its own.
-			if o.state == tsDying {
-				e.dying--
-			}
-			if o.state == tsBlocked {
-				e.unblock(o)
-			}
-			delete(e.threads, o.tid)
-			e.dropOrder(o)
-			p.remove(o)
+			e.forget(o)
 			continue
 		}
 		e.setDying(o)
