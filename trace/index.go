@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -115,14 +117,32 @@ func (t *blockTable) find(n uint64) (uint64, blockRef) {
 // closed. A trace without one was not closed: the reader rebuilds the table
 // by walking the block headers and reports the trace as truncated.
 type indexBody struct {
-	Events  uint64           `msgpack:"events"`
-	Blocks  uint64           `msgpack:"blocks"`
-	Size    int64            `msgpack:"size"` // events file size
-	Raw     uint64           `msgpack:"raw"`
-	Stride  uint64           `msgpack:"stride"`
-	Table   []blockRef       `msgpack:"table"`
-	Kinds   []KindStats      `msgpack:"kinds"` // by kind number
-	Threads map[int32]uint64 `msgpack:"threads"`
+	Events uint64      `msgpack:"events"`
+	Blocks uint64      `msgpack:"blocks"`
+	Size   int64       `msgpack:"size"` // events file size
+	Raw    uint64      `msgpack:"raw"`
+	Stride uint64      `msgpack:"stride"`
+	Table  []blockRef  `msgpack:"table"`
+	Kinds  []KindStats `msgpack:"kinds"` // by kind number
+	// Threads are sorted by tid, so that the same trace gives the same
+	// bytes (a map would be written in random order).
+	Threads []threadCount `msgpack:"threads"`
+}
+
+// threadCount is one thread's event count in the index.
+type threadCount struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Tid      int32
+	Events   uint64
+}
+
+func sortedThreads(m map[int32]uint64) []threadCount {
+	out := make([]threadCount, 0, len(m))
+	for tid, n := range m {
+		out = append(out, threadCount{Tid: tid, Events: n})
+	}
+	slices.SortFunc(out, func(a, b threadCount) int { return cmp.Compare(a.Tid, b.Tid) })
+	return out
 }
 
 func marshalIndex(s *Stats, t *blockTable, size int64) ([]byte, error) {
@@ -134,7 +154,7 @@ func marshalIndex(s *Stats, t *blockTable, size int64) ([]byte, error) {
 		Stride:  max(t.stride, 1),
 		Table:   t.refs,
 		Kinds:   s.Kinds[:],
-		Threads: s.Threads,
+		Threads: sortedThreads(s.Threads),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode index: %w", err)
@@ -160,7 +180,12 @@ func parseIndex(b []byte) (*Stats, *blockTable, int64, error) {
 		Blocks:    x.Blocks,
 		RawBytes:  x.Raw,
 		FileBytes: uint64(x.Size),
-		Threads:   x.Threads,
+	}
+	if len(x.Threads) > 0 {
+		s.Threads = make(map[int32]uint64, len(x.Threads))
+		for _, tc := range x.Threads {
+			s.Threads[tc.Tid] += tc.Events
+		}
 	}
 	copy(s.Kinds[:], x.Kinds)
 	return s, &blockTable{refs: x.Table, stride: x.Stride}, x.Size, nil
@@ -195,8 +220,11 @@ func (x *indexBody) check() error {
 	for _, k := range x.Kinds {
 		kinds += k.Events
 	}
-	for _, n := range x.Threads {
-		threads += n
+	for i, tc := range x.Threads {
+		if i > 0 && tc.Tid <= x.Threads[i-1].Tid {
+			return fmt.Errorf("thread %d listed out of order", tc.Tid)
+		}
+		threads += tc.Events
 	}
 	if kinds > x.Events || threads != x.Events {
 		return fmt.Errorf("per-kind (%d) or per-thread (%d) counts do not add up to %d events", kinds, threads, x.Events)

@@ -50,7 +50,7 @@ func TestIndexCheckRejects(t *testing.T) {
 		return indexBody{Events: 20, Blocks: 2, Size: 200, Stride: 1,
 			Table:   []blockRef{{Off: 0, First: 0}, {Off: 100, First: 10}},
 			Kinds:   []KindStats{{}, {Events: 20}},
-			Threads: map[int32]uint64{1: 20}}
+			Threads: []threadCount{{Tid: 1, Events: 15}, {Tid: 2, Events: 5}}}
 	}
 	x := good()
 	if err := x.check(); err != nil {
@@ -62,7 +62,8 @@ func TestIndexCheckRejects(t *testing.T) {
 		"table not at zero": func(x *indexBody) { x.Table[0].Off = 5 },
 		"out of order":      func(x *indexBody) { x.Table[1].First = 0 },
 		"beyond the end":    func(x *indexBody) { x.Table[1].Off = 200 },
-		"thread counts":     func(x *indexBody) { x.Threads[1] = 19 },
+		"thread counts":     func(x *indexBody) { x.Threads[1].Events = 4 },
+		"thread order":      func(x *indexBody) { x.Threads[1].Tid = 1 },
 		"kind counts":       func(x *indexBody) { x.Kinds[1].Events = 21 },
 		"more blocks":       func(x *indexBody) { x.Blocks = 21 },
 		"negative size":     func(x *indexBody) { x.Size = -1 },
