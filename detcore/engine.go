@@ -75,6 +75,8 @@ type Engine struct {
 	sigAfter bool
 	// execs counts successful execs, for AT_RANDOM.
 	execs int
+	// fstate is the state of the file virtualization (files.go).
+	fstate *fileState
 }
 
 // atRandom returns the AT_RANDOM bytes for the next exec: a function of

@@ -3,10 +3,7 @@ package detcore
 import (
 	"errors"
 	"math"
-	"runtime"
 	"strconv"
-	"sync"
-	"weak"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -185,21 +182,10 @@ type fileState struct {
 	dirLimit int
 }
 
-// The engine's file state lives in this side table rather than in Engine
-// so that this feature stays in its own files; entries go when their
-// Engine is garbage collected.
-var (
-	filesMu  sync.Mutex
-	filesTab = map[weak.Pointer[Engine]]*fileState{} // protected by filesMu
-)
-
+// files returns the engine's file state, made on first use.
 func (e *Engine) files() *fileState {
-	k := weak.Make(e)
-	filesMu.Lock()
-	defer filesMu.Unlock()
-	fs := filesTab[k]
-	if fs == nil {
-		fs = &fileState{
+	if e.fstate == nil {
+		e.fstate = &fileState{
 			inodes:   map[devIno]*inodeGen{},
 			nextIno:  virtualInoBase,
 			devs:     map[uint64]uint32{},
@@ -207,14 +193,8 @@ func (e *Engine) files() *fileState {
 			dirs:     map[dirKey]*dirStream{},
 			dirLimit: 64,
 		}
-		filesTab[k] = fs
-		runtime.AddCleanup(e, func(k weak.Pointer[Engine]) {
-			filesMu.Lock()
-			delete(filesTab, k)
-			filesMu.Unlock()
-		}, k)
 	}
-	return fs
+	return e.fstate
 }
 
 // vino returns the virtual inode number of id, handing out the next one
