@@ -172,6 +172,9 @@ type Config struct {
 	// CPUID, when set, answers the guest's cpuid instructions, which the
 	// tracer has made fault.
 	CPUID func(leaf, subleaf uint32) [4]uint32
+	// RealMtimes are path prefixes (ending in /) under which files the
+	// guest has not written keep their real mtime (DefaultRealMtimes).
+	RealMtimes []string
 	// Epoch is CLOCK_REALTIME at the start of the run (zero: DefaultEpoch).
 	Epoch time.Time
 	// Debug, when set, receives a line for every stop and scheduling

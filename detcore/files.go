@@ -29,8 +29,11 @@ import (
 //   - Times: atime, btime and ctime read the run's epoch and mtime too,
 //     except for files the guest wrote to (write, writev, pwrite*,
 //     ftruncate, fallocate, copy_file_range), whose mtime and ctime read
-//     the virtual time of the last write, and files whose times the guest
-//     set with utimensat.
+//     the virtual time of the last write, files whose times the guest set
+//     with utimensat, and installed files looked up by an absolute path
+//     under /usr, /lib, /etc and the like, which keep their real mtime
+//     (Config.RealMtimes: caches keyed by it, like CPython's .pyc, stay
+//     valid).
 //
 // Without a FileTracer these calls run natively.
 

@@ -2,6 +2,7 @@ package detcore
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -72,7 +73,7 @@ func sysStat(e *Engine, t *thread) {
 	var en Errno
 	switch {
 	case err == nil:
-		e.files().virtualize(e, &st, c.req.Mask, true)
+		e.files().virtualize(e, &st, c.req.Mask, true, e.realMtime(c.req.Path))
 		if e.t.WriteMem(t.tid, c.out, c.guestBytes(&st)) != nil {
 			t.emulate(-abi.EFAULT)
 			return
@@ -154,7 +155,7 @@ func (e *Engine) statNatively(t *thread, c statCall) {
 		} else {
 			st = statToStatx(b)
 		}
-		e.files().virtualize(e, &st, c.req.Mask, false)
+		e.files().virtualize(e, &st, c.req.Mask, false, e.realMtime(c.req.Path))
 		_ = e.t.WriteMem(t.tid, c.out, c.guestBytes(&st))
 	}
 }
@@ -184,8 +185,9 @@ func (st *StatxBuf) id(asked bool) FileID {
 // virtualize rewrites st, a struct statx, as the guest sees it: virtual
 // inode and anonymous device numbers, a constant block size and virtual
 // times. guestMask is the mask the guest asked for; btimeAsked says the
-// result was made with STATX_BTIME.
-func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btimeAsked bool) {
+// result was made with STATX_BTIME. realMtime keeps the file's own mtime
+// unless the guest wrote it (see Engine.realMtime).
+func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btimeAsked, realMtime bool) {
 	v := fs.vino(st.id(btimeAsked))
 	putLE64(st[stxIno:], v)
 	if le32(st[stxDevMajor:]) == 0 {
@@ -202,7 +204,9 @@ func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btime
 	tm := fs.times[v]
 	putTimestamp(st[stxAtime:], orEpoch(tm.atime))
 	putTimestamp(st[stxCtime:], orEpoch(tm.ctime))
-	putTimestamp(st[stxMtime:], orEpoch(tm.mtime))
+	if !realMtime || tm.mtime != nil {
+		putTimestamp(st[stxMtime:], orEpoch(tm.mtime))
+	}
 	mask := le32(st[stxMask:])
 	if guestMask&statxBtime == 0 {
 		// The tracer asked for the birth time; the guest did not.
@@ -214,6 +218,24 @@ func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btime
 	} else {
 		putTimestamp(st[stxBtime:], 0)
 	}
+}
+
+// DefaultRealMtimes are where installed software lives. Their files'
+// mtimes are inputs like their contents, fixed as long as the installation
+// is, and caches keyed by them must keep working: CPython checks each .pyc
+// against its source's mtime, and with the epoch in their place it would
+// recompile every module it imports on every run (3.5x slower).
+var DefaultRealMtimes = []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/opt/", "/etc/"}
+
+// realMtime reports whether a file looked up by path keeps its real mtime:
+// an absolute path under one of Config.RealMtimes.
+func (e *Engine) realMtime(path string) bool {
+	for _, p := range e.cfg.RealMtimes {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func getTimestamp(b []byte) int64 { return int64(le64(b))*1e9 + int64(le32(b[8:])) }

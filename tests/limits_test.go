@@ -184,3 +184,28 @@ func TestProcSelfStable(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemFilesKeepMtime: installed files report their real mtimes, so
+// CPython's .pyc files still match their sources and nothing is recompiled
+// (the epoch in their place made every import recompile).
+func TestSystemFilesKeepMtime(t *testing.T) {
+	t.Parallel()
+	py := testenv.Require(t, "/usr/bin/python3") // installed under /usr
+	r := hermitRun(t, nil, []string{py, "-v", "-c", "import json"})
+	if r.Exit != 0 || !strings.Contains(string(r.Stderr), "code object from") {
+		t.Fatalf("want python3 -v to import json, got %s", describe(r))
+	}
+	if strings.Contains(string(r.Stderr), "bytecode is stale") {
+		t.Errorf("python3 recompiled modules whose .pyc is current:\n%s", grepLines(r.Stderr, "stale"))
+	}
+}
+
+func grepLines(b []byte, word string) string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -43,6 +43,7 @@ type runFlags struct {
 	tmp       string
 	epoch     string
 	epochTime time.Time
+	mtimes    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -51,6 +52,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto` (the CPU hermit starts on), a CPU number, or none")
 	fs.StringVar(&f.epoch, "epoch", detcore.DefaultEpoch.Format(time.RFC3339), "the guest's wall-clock time at start, RFC3339 (`TIME`); its clocks then advance in virtual time")
 	fs.BoolVar(&f.cpuid, "virtualize-cpuid", false, "make cpuid trap and hide RDRAND, RDSEED and the APIC ids (needs CPUID faulting; in VMs it makes every ptrace stop several times dearer)")
+	fs.StringVar(&f.mtimes, "real-mtimes", strings.Join(detcore.DefaultRealMtimes, ":"), "colon-separated directories whose files keep their real modification times unless the guest writes them (installed software: mtime-keyed caches such as Python's .pyc stay valid); elsewhere mtimes are virtual")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
@@ -248,12 +250,13 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 	current <- tr
 	defer func() { <-current; tr.Close() }()
 	cfg := detcore.Config{
-		Seed:      f.seed,
-		Timeslice: f.timeslice,
-		TrapTSC:   !f.noTSC,
-		Epoch:     f.epochTime,
-		Watchdog:  f.watchdog,
-		Warn:      func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+		Seed:       f.seed,
+		Timeslice:  f.timeslice,
+		TrapTSC:    !f.noTSC,
+		Epoch:      f.epochTime,
+		RealMtimes: mtimePrefixes(f.mtimes),
+		Watchdog:   f.watchdog,
+		Warn:       func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
 	if trapCPUID {
 		cfg.CPUID = ptrace.CPUID
@@ -271,6 +274,18 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 		return res, err
 	}
 	return res, nil
+}
+
+// mtimePrefixes turns --real-mtimes into directory prefixes ending in /.
+func mtimePrefixes(v string) []string {
+	var out []string
+	for _, d := range strings.Split(v, ":") {
+		if d == "" {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(d, "/")+"/")
+	}
+	return out
 }
 
 // cpuFlag decodes --cpu: -1 means do not pin.
