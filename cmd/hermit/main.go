@@ -12,8 +12,8 @@ const usage = `hermit: deterministic record/replay debugger for x86-64 Linux
 
 Usage:
   hermit run [flags] -- PROG [ARGS...]      run PROG deterministically
-  hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace
-  hermit replay [--autopilot|--gdb-port N] [TRACE]
+  hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace (not yet)
+  hermit replay [--autopilot|--gdb-port N] [TRACE]       (not yet)
   hermit trace ls|info|dump|rm [TRACE]      inspect traces
   hermit version
 
@@ -56,7 +56,7 @@ func hermitMain(args []string) int {
 	case "trace":
 		return traceMain(args[1:])
 	case "record", "replay":
-		fmt.Fprintf(os.Stderr, "hermit %s: not implemented yet\n", args[0])
+		fmt.Fprintf(os.Stderr, "hermit %s: not implemented yet (hermit run works; record and replay come next)\n", args[0])
 		return 2
 	case "version", "--version":
 		fmt.Println("hermit", version)
