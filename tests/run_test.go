@@ -101,6 +101,7 @@ func TestCompletion(t *testing.T) {
 		{"futex cmp requeue", cGuest("futex_requeue.c"), 0, "wake a: 7 woken\n8 waiters exited\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
 		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
+		{"exec from a non-leader thread", cGuest("exec_threads.c"), 3, "after exec from a thread: pid == tid: yes\n"},
 		{"vfork exec", cGuest("vfork_exec.c"), 0, "child: hello from sh\nparent: child exited with 5\n"},
 		{"wait waitpid waitid", cGuest("waits.c"), 0, "waitid(D): CLD_KILLED by signal 15\n"},
 		{"raise SIGKILL", cGuest("die.c", "kill"), 128 + 9, "dying by kill\n"},
