@@ -192,3 +192,13 @@ func (e *Engine) relDeadline(ms int64) int64 {
 }
 
 var _ = abi.SIGKILL
+
+// reply emulates t's syscall: it writes b at addr in the guest and returns
+// ret, or -EFAULT if addr cannot be written.
+func (e *Engine) reply(t *thread, addr uint64, b []byte, ret int64) {
+	if e.t.WriteMem(t.tid, addr, b) != nil {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	t.emulate(ret)
+}

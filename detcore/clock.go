@@ -80,11 +80,7 @@ func sysClockGettime(e *Engine, t *thread) {
 		t.emulate(-abi.EINVAL)
 		return
 	}
-	if e.t.WriteMem(t.tid, t.regs.Rsi, timespecBytes(ns)) != nil {
-		t.emulate(-abi.EFAULT)
-		return
-	}
-	t.emulate(0)
+	e.reply(t, t.regs.Rsi, timespecBytes(ns), 0)
 }
 
 func sysGettimeofday(e *Engine, t *thread) {

@@ -58,11 +58,7 @@ func sysUname(e *Engine, t *thread) {
 	for i, f := range unameFields {
 		copy(b[i*65:], f)
 	}
-	if e.t.WriteMem(t.tid, t.regs.Rdi, b[:]) != nil {
-		t.emulate(-abi.EFAULT)
-		return
-	}
-	t.emulate(0)
+	e.reply(t, t.regs.Rdi, b[:], 0)
 }
 
 // sysSysinfo fills struct sysinfo: uptime, loads, memory and process count.
@@ -75,11 +71,7 @@ func sysSysinfo(e *Engine, t *thread) {
 	b[80] = byte(len(e.procs))      // procs (u16)
 	b[81] = byte(len(e.procs) >> 8) //
 	b[104] = 1                      // mem_unit (u32)
-	if e.t.WriteMem(t.tid, t.regs.Rdi, b[:]) != nil {
-		t.emulate(-abi.EFAULT)
-		return
-	}
-	t.emulate(0)
+	e.reply(t, t.regs.Rdi, b[:], 0)
 }
 
 // sysGetcpu says every thread runs on CPU 0 of node 0.
@@ -102,11 +94,7 @@ func sysSchedGetaffinity(e *Engine, t *thread) {
 	}
 	var b [8]byte
 	putLE64(b[:], 1<<NumCPUs-1)
-	if e.t.WriteMem(t.tid, t.regs.Rdx, b[:]) != nil {
-		t.emulate(-abi.EFAULT)
-		return
-	}
-	t.emulate(8)
+	e.reply(t, t.regs.Rdx, b[:], 8)
 }
 
 // RUSAGE_CHILDREN from <linux/resource.h>.
@@ -122,11 +110,7 @@ func sysGetrusage(e *Engine, t *thread) {
 		putLE64(b[8:], uint64(e.clock%1e9/1000))
 		putLE64(b[32:], 1024) // ru_maxrss, KiB
 	}
-	if e.t.WriteMem(t.tid, t.regs.Rsi, b[:]) != nil {
-		t.emulate(-abi.EFAULT)
-		return
-	}
-	t.emulate(0)
+	e.reply(t, t.regs.Rsi, b[:], 0)
 }
 
 // clockTicks is USER_HZ, the unit of times(2).
