@@ -136,6 +136,7 @@ Flags:
 // resolveProgram finds PROG the way a shell does, returning an exit status
 // other than 0 with a message when it cannot run.
 func resolveProgram(name string) (string, int) {
+	path := name
 	if strings.Contains(name, "/") {
 		st, err := os.Stat(name)
 		switch {
@@ -146,22 +147,18 @@ func resolveProgram(name string) (string, int) {
 			fmt.Fprintf(os.Stderr, "hermit: %s: permission denied (not an executable file)\n", name)
 			return "", exitNotExecutable
 		}
-		abs, err := filepath.Abs(name)
+	} else {
+		p, err := exec.LookPath(name)
 		if err != nil {
-			abs = name
+			fmt.Fprintf(os.Stderr, "hermit: %s: command not found\n", name)
+			return "", exitNotFound
 		}
-		return abs, 0
+		path = p
 	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "hermit: %s: command not found\n", name)
-		return "", exitNotFound
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		abs = p
-	}
-	return abs, 0
+	return path, 0
 }
 
 func reportLaunchError(err error) int {
