@@ -182,6 +182,8 @@ type Config struct {
 	Debug func(format string, args ...any)
 	// Warn receives one-line warnings for the user (may be nil).
 	Warn func(msg string)
+	// Journal, when set, records or replays the run's external inputs.
+	Journal Journal
 }
 
 // Result is what Engine.Run reports.

@@ -186,6 +186,11 @@ func (e *Engine) Run() (Result, error) {
 	if err := e.t.OnExec(e.root.pid, e.atRandom()); err != nil {
 		return e.result, fmt.Errorf("preparing the guest: %w", err)
 	}
+	if j := e.cfg.Journal; j != nil {
+		if err := j.Exec(e.root.pid, e.threads[e.root.pid].vtid); err != nil {
+			return e.result, err
+		}
+	}
 	stopWatch := e.startWatchdog()
 	defer stopWatch()
 	for len(e.threads) > 0 {
@@ -347,6 +352,10 @@ func (e *Engine) resume(t *thread) error {
 			return nil
 		}
 	}
+	if t.atSyscall && e.cfg.Journal != nil && (t.act == actCont || t.act == actExitStop) {
+		e.journalNative(t)
+	}
+	t.atSyscall = false
 	mode := ResumeCont
 	switch t.act {
 	case actEmulate:
@@ -457,7 +466,12 @@ func (e *Engine) handleStop(st Stop) error {
 			t.onExit = nil
 			f(e, t)
 		}
-		return nil
+		if t.journalExit {
+			if err := e.journalExit(t); err != nil {
+				return err
+			}
+		}
+		return e.continueAfterExit(t)
 	case StopClone:
 		return e.handleClone(t, st)
 	case StopExec:
@@ -470,6 +484,22 @@ func (e *Engine) handleStop(st Stop) error {
 		return nil
 	}
 	return fmt.Errorf("thread %d: unexpected stop %v", t.tid, st.Kind)
+}
+
+// continueAfterExit resumes t at once after a syscall-exit stop that left
+// it ready: an exit stop is not a scheduling point, so whether a call
+// needed one (to fix up its result, or for a journal) never changes the
+// schedule.
+func (e *Engine) continueAfterExit(t *thread) error {
+	if t.state != tsReady || t.act != actCont || t.sig != 0 || e.threads[t.tid] != t {
+		return nil
+	}
+	t.state = tsRunning
+	e.running = t
+	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+		return e.gone(t, err)
+	}
+	return nil
 }
 
 // park marks the running thread t as stopped and ready.

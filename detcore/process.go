@@ -127,6 +127,11 @@ func (e *Engine) handleExec(st Stop) error {
 	if err := e.t.OnExec(t.tid, e.atRandom()); err != nil {
 		return e.gone(t, err)
 	}
+	if j := e.cfg.Journal; j != nil {
+		if err := j.Exec(t.tid, t.vtid); err != nil {
+			return err
+		}
+	}
 	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
 		return e.gone(t, err)
 	}

@@ -105,8 +105,17 @@ func (e *Engine) syscall(t *thread) error {
 		return e.gone(t, err)
 	}
 	t.nr = int(int32(t.regs.OrigRax))
+	t.atSyscall = true
+	if e.cfg.Debug != nil {
+		e.cfg.Debug("syscall tid=%d %s(%#x, %#x, %#x)", t.tid, abi.SyscallName(t.nr), t.regs.Rdi, t.regs.Rsi, t.regs.Rdx)
+	}
 	e.result.Stats.Syscalls++
 	e.result.Stats.BySyscall[t.nr]++
+	if j := e.cfg.Journal; j != nil {
+		if err := j.Enter(t.call()); err != nil {
+			return err
+		}
+	}
 	if h := policy[t.nr]; h != nil {
 		h(e, t)
 	}

@@ -42,6 +42,14 @@ type thread struct {
 	ret  int64
 	// onExit runs at the syscall-exit stop of an actExitStop resume.
 	onExit func(e *Engine, t *thread)
+	// atSyscall is set while the thread is stopped at an intercepted
+	// syscall that has not run yet.
+	atSyscall bool
+	// journalExit: the journal wants to see this call's exit.
+	journalExit bool
+	// savedArgs are the registers to restore at the exit of a call the
+	// journal ran with other arguments.
+	savedArgs *abi.Regs
 	// sig is a signal to deliver on the next resume.
 	sig int
 

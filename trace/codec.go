@@ -224,6 +224,17 @@ func (e *encoder) encodeBody(b []byte, ev *Event) []byte {
 			return append(b, mpNil)
 		}
 		return appendBin(b, ev.Siginfo)
+	case KindFile:
+		f := ev.File
+		if f == nil {
+			f = &File{}
+		}
+		b = appendArrayHeader(b, 5)
+		b = appendInt(b, int64(ev.Tid))
+		b = appendStr(b, f.Path)
+		b = appendUint(b, uint64(f.Mode))
+		b = appendBlobID(b, f.Blob)
+		return appendStr(b, f.Target)
 	case KindTiming:
 		b = appendArrayHeader(b, 2)
 		b = appendInt(b, int64(ev.Tid))
@@ -309,6 +320,8 @@ func (d *decoder) next(ev *Event) error {
 		err = d.mapped(ev.Map)
 	case KindSignal:
 		err = d.signal(ev)
+	case KindFile:
+		ev.File, err = d.file()
 	case KindTiming:
 		var dt int64
 		if dt, err = d.r.int(); err == nil {
@@ -401,6 +414,7 @@ var minFields = [NumKinds]int{
 	KindMmap:    6,
 	KindSignal:  5,
 	KindTiming:  2,
+	KindFile:    5,
 }
 
 func (d *decoder) syscall(ev *Event) (err error) {
@@ -511,4 +525,25 @@ func (d *decoder) signal(ev *Event) (err error) {
 	}
 	ev.Siginfo, err = d.r.bytes()
 	return err
+}
+
+func (d *decoder) file() (*File, error) {
+	f := new(File)
+	var err error
+	if f.Path, err = d.r.str(); err != nil {
+		return nil, err
+	}
+	mode, err := d.r.uint()
+	if err != nil {
+		return nil, err
+	}
+	if mode > 0xffffffff {
+		return nil, fmt.Errorf("file mode %#x out of range", mode)
+	}
+	f.Mode = uint32(mode)
+	if f.Blob, err = d.r.blobID(); err != nil {
+		return nil, err
+	}
+	f.Target, err = d.r.str()
+	return f, err
 }

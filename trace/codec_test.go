@@ -81,6 +81,8 @@ func sampleEvents() []Event {
 		{Kind: KindExec, Tid: 100},
 		{Kind: KindMmap, Tid: 100, Map: &MappedFile{Path: "/lib/libc.so.6", Blob: blob, Addr: 0x7f0000000000, Len: 1 << 21, Offset: 4096}},
 		{Kind: KindMmap, Tid: 100},
+		{Kind: KindFile, Tid: 100, File: &File{Path: "/usr/lib/libc.so.6", Mode: ModeRegular | 0o755, Blob: blob}},
+		{Kind: KindFile, Tid: 100, File: &File{Path: "/lib", Mode: ModeSymlink | 0o777, Target: "usr/lib"}},
 		{Kind: KindSignal, Tid: 100, Signo: 11, Code: 1, Deterministic: true, Siginfo: bytes.Repeat([]byte{1, 2}, 64)},
 		{Kind: KindSignal, Tid: 100, Signo: 2, Code: -6},
 		{Kind: KindTiming, Tid: 100, Time: 1_000_000_000},

@@ -24,15 +24,19 @@ const (
 	// KindTiming is the logical time at which a blocking external operation
 	// of thread Tid completed.
 	KindTiming Kind = 7
+	// KindFile is a file, directory or symbolic link of the recording
+	// host's filesystem that the guest used, captured once so that replay
+	// can rebuild it without the host (File).
+	KindFile Kind = 8
 
 	// NumKinds bounds the kinds this version knows: every known Kind is
 	// below it. Readers yield events of unknown kinds below maxKind with
 	// only Kind set, so later minor additions stay readable.
-	NumKinds = 8
+	NumKinds = 9
 	maxKind  = 16
 )
 
-var kindNames = [NumKinds]string{"", "syscall", "clone", "exit", "exec", "mmap", "signal", "timing"}
+var kindNames = [NumKinds]string{"", "syscall", "clone", "exit", "exec", "mmap", "signal", "timing", "file"}
 
 func (k Kind) String() string {
 	if k > 0 && int(k) < len(kindNames) {
@@ -81,7 +85,30 @@ type Event struct {
 
 	// KindTiming.
 	Time int64 // logical nanoseconds
+
+	// KindFile.
+	File *File
 }
+
+// File is one filesystem object the guest used, as it was when the guest
+// first opened it (or executed it, or entered it).
+type File struct {
+	Path string `json:"path"` // absolute path in the guest's view
+	// Mode is the st_mode: file type and permission bits.
+	Mode uint32 `json:"mode"`
+	// Blob holds a regular file's contents.
+	Blob BlobID `json:"blob,omitempty"`
+	// Target is a symbolic link's target.
+	Target string `json:"target,omitempty"`
+}
+
+// File types in Mode (<sys/stat.h>).
+const (
+	ModeType    = 0o170000
+	ModeDir     = 0o040000
+	ModeRegular = 0o100000
+	ModeSymlink = 0o120000
+)
 
 // MemWrite is one output buffer of a system call. Small outputs are stored
 // in the event stream as Data; large ones (file contents) may be stored once
@@ -130,6 +157,9 @@ func (ev *Event) payloadSize() int {
 	}
 	if ev.Map != nil {
 		n += len(ev.Map.Path)
+	}
+	if ev.File != nil {
+		n += len(ev.File.Path) + len(ev.File.Target) + 48
 	}
 	return n
 }

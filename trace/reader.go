@@ -472,6 +472,9 @@ func collectBlobs(ev *Event, blobs map[BlobID]bool) {
 	if ev.Map != nil && !ev.Map.Blob.IsZero() {
 		blobs[ev.Map.Blob] = true
 	}
+	if ev.File != nil && !ev.File.Blob.IsZero() {
+		blobs[ev.File.Blob] = true
+	}
 }
 
 func sameCounts(a, b *Stats) bool {

@@ -12,8 +12,9 @@ const usage = `hermit: deterministic record/replay debugger for x86-64 Linux
 
 Usage:
   hermit run [flags] -- PROG [ARGS...]      run PROG deterministically
-  hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace (not yet)
-  hermit replay [--autopilot|--gdb-port N] [TRACE]       (not yet)
+  hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace
+  hermit replay --autopilot [TRACE]         replay a trace to the end
+  hermit replay [--gdb-port N] [TRACE]      debug a replay (not yet)
   hermit trace ls|info|dump|rm [TRACE]      inspect traces
   hermit version
 
@@ -55,9 +56,10 @@ func hermitMain(args []string) int {
 		return runMain(args[1:])
 	case "trace":
 		return traceMain(args[1:])
-	case "record", "replay":
-		fmt.Fprintf(os.Stderr, "hermit %s: not implemented yet (hermit run works; record and replay come next)\n", args[0])
-		return 2
+	case "record":
+		return recordMain(args[1:])
+	case "replay":
+		return replayMain(args[1:])
 	case "version", "--version":
 		fmt.Println("hermit", version)
 		return 0

@@ -91,30 +91,8 @@ Flags:
 		fmt.Println(abi.SyscallNames(detcore.InterceptedSyscalls()))
 		return 0
 	}
-	epoch, err := time.Parse(time.RFC3339, f.epoch)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "hermit run: --epoch %q: want an RFC3339 time such as 2030-01-01T00:00:00Z\n", f.epoch)
-		return 2
-	}
-	f.epochTime = epoch
-	if _, err := cpuFlag(f.cpu); err != nil {
-		fmt.Fprintf(os.Stderr, "hermit run: %v\n", err)
-		return 2
-	}
-	if f.cpuid && !ptrace.CPUIDFaulting() {
-		fmt.Fprintln(os.Stderr, "hermit run: --virtualize-cpuid: this machine has no CPUID faulting (arch_prctl ARCH_SET_CPUID); common in VMs and on older AMD CPUs")
-		return 2
-	}
-	if f.tmp != "private" && f.tmp != "host" {
-		fmt.Fprintf(os.Stderr, "hermit run: --tmp must be private or host, not %q\n", f.tmp)
-		return 2
-	}
 	argv := fs.Args()
-	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "hermit run: no program given; usage: hermit run [flags] -- PROG [ARGS...]")
-		return 2
-	}
-	path, code := resolveProgram(argv[0])
+	path, code := f.check("run", argv)
 	if code != 0 {
 		return code
 	}
@@ -123,7 +101,7 @@ Flags:
 	if f.verify {
 		return verify(path, argv, &f)
 	}
-	out, err := runGuest(path, argv, &f, guestIO{os.Stdin, os.Stdout, os.Stderr})
+	out, err := runGuest(path, argv, &f, guestIO{os.Stdin, os.Stdout, os.Stderr}, nil)
 	if err != nil {
 		return reportLaunchError(err)
 	}
@@ -131,6 +109,35 @@ Flags:
 		printSummary(os.Stderr, out.Stats, &f)
 	}
 	return out.ExitCode
+}
+
+// check validates the flags and the program of run or record (cmd),
+// returning the program's path, or an exit status other than 0 after
+// saying what is wrong.
+func (f *runFlags) check(cmd string, argv []string) (string, int) {
+	epoch, err := time.Parse(time.RFC3339, f.epoch)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hermit %s: --epoch %q: want an RFC3339 time such as 2030-01-01T00:00:00Z\n", cmd, f.epoch)
+		return "", 2
+	}
+	f.epochTime = epoch
+	if _, err := cpuFlag(f.cpu); err != nil {
+		fmt.Fprintf(os.Stderr, "hermit %s: %v\n", cmd, err)
+		return "", 2
+	}
+	if f.cpuid && !ptrace.CPUIDFaulting() {
+		fmt.Fprintf(os.Stderr, "hermit %s: --virtualize-cpuid: this machine has no CPUID faulting (arch_prctl ARCH_SET_CPUID); common in VMs and on older AMD CPUs\n", cmd)
+		return "", 2
+	}
+	if f.tmp != "private" && f.tmp != "host" {
+		fmt.Fprintf(os.Stderr, "hermit %s: --tmp must be private or host, not %q\n", cmd, f.tmp)
+		return "", 2
+	}
+	if len(argv) == 0 {
+		fmt.Fprintf(os.Stderr, "hermit %s: no program given; usage: hermit %s [flags] -- PROG [ARGS...]\n", cmd, cmd)
+		return "", 2
+	}
+	return resolveProgram(argv[0])
 }
 
 // resolveProgram finds PROG the way a shell does, returning an exit status
@@ -211,9 +218,17 @@ func killCurrent() {
 	}
 }
 
+// journal lets record put its journal and tracer layer into a run.
+type journal struct {
+	// traced are syscalls to intercept besides the engine's.
+	traced []int
+	// attach returns the tracer the engine drives and sets cfg.Journal.
+	attach func(t *ptrace.Tracer, cfg *detcore.Config) detcore.Tracer
+}
+
 // runGuest runs one deterministic execution on a dedicated, locked OS
 // thread (ptrace binds tracees to the thread that attached them).
-func runGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Result, error) {
+func runGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) (detcore.Result, error) {
 	type outcome struct {
 		res detcore.Result
 		err error
@@ -223,19 +238,23 @@ func runGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Res
 		runtime.LockOSThread()
 		// Never unlocked: the thread exits with the goroutine, taking its
 		// ptrace state with it.
-		res, err := traceGuest(path, argv, f, gio)
+		res, err := traceGuest(path, argv, f, gio, j)
 		ch <- outcome{res, err}
 	}()
 	o := <-ch
 	return o.res, o.err
 }
 
-func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.Result, error) {
+func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) (detcore.Result, error) {
 	cpu, _ := cpuFlag(f.cpu) // validated by runMain
 	trapCPUID := f.cpuid && ptrace.CPUIDFaulting()
+	traced := detcore.InterceptedSyscalls()
+	if j != nil {
+		traced = append(traced, j.traced...)
+	}
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
-		Hostname: "hermit", Traced: detcore.InterceptedSyscalls(), TrapTSC: !f.noTSC,
+		Hostname: "hermit", Traced: traced, TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
 		TrapCPUID:  trapCPUID,
 		CPUs:       detcore.NumCPUs,
@@ -259,12 +278,13 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO) (detcore.R
 		cfg.CPUID = ptrace.CPUID
 	}
 	if f.debug == "sched" {
-		start := time.Now()
-		cfg.Debug = func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "[%9.6f] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
-		}
+		cfg.Debug = schedLogger()
 	}
-	eng := detcore.NewEngine(tr, cfg, root)
+	var dt detcore.Tracer = tr
+	if j != nil {
+		dt = j.attach(tr, &cfg)
+	}
+	eng := detcore.NewEngine(dt, cfg, root)
 	res, err := eng.Run()
 	if err != nil {
 		tr.KillAll()
@@ -319,5 +339,13 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 		fmt.Fprintf(w, "  cpuid: the host's values (--virtualize-cpuid hides RDRAND, RDSEED and APIC ids)\n")
 	default:
 		fmt.Fprintf(w, "  cpuid: the host's values (this machine has no CPUID faulting to virtualize it)\n")
+	}
+}
+
+// schedLogger returns a --debug=sched logger writing to stderr.
+func schedLogger() func(format string, args ...any) {
+	start := time.Now()
+	return func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "[%9.6f] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hermitdbg/hermit/trace"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/recorder"
 )
 
 func (c *traceCmd) dump(args []string) int {
@@ -137,6 +138,18 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 			b = fmt.Appendf(b, " siginfo=%d bytes", len(ev.Siginfo))
 		}
 		b = append(b, " ---"...)
+	case trace.KindFile:
+		f := ev.File
+		if f == nil {
+			f = &trace.File{}
+		}
+		b = fmt.Appendf(b, "file %s mode=%#o", f.Path, f.Mode)
+		if !f.Blob.IsZero() {
+			b = fmt.Appendf(b, " blob:%s", f.Blob.Short())
+		}
+		if f.Target != "" {
+			b = fmt.Appendf(b, " -> %s", f.Target)
+		}
 	case trace.KindTiming:
 		b = fmt.Appendf(b, "timing %d.%09ds", ev.Time/1e9, abs(ev.Time%1e9))
 	default:
@@ -195,6 +208,7 @@ type jsonEvent struct {
 	Group         bool              `json:"group,omitempty"`
 	Exec          *trace.Exec       `json:"exec,omitempty"`
 	Map           *trace.MappedFile `json:"map,omitempty"`
+	File          *trace.File       `json:"file,omitempty"`
 	Signal        string            `json:"signal,omitempty"`
 	Signo         *int32            `json:"signo,omitempty"`
 	Code          *int32            `json:"code,omitempty"`
@@ -237,6 +251,8 @@ func appendJSONEvent(b []byte, n uint64, ev *trace.Event) []byte {
 		j.Deterministic, j.Siginfo = ev.Deterministic, ev.Siginfo
 	case trace.KindTiming:
 		j.Time = &ev.Time
+	case trace.KindFile:
+		j.File = ev.File
 	}
 	out, err := json.Marshal(&j)
 	if err != nil { // cannot happen for these types; keep the line valid JSON
@@ -246,4 +262,9 @@ func appendJSONEvent(b []byte, n uint64, ev *trace.Event) []byte {
 }
 
 // syscallName names a syscall number from a trace.
-func syscallName(nr int32) string { return abi.SyscallName(int(nr)) }
+func syscallName(nr int32) string {
+	if nr < 0 {
+		return "host:" + recorder.QueryName(nr)
+	}
+	return abi.SyscallName(int(nr))
+}

@@ -79,7 +79,7 @@ func captureRun(path string, argv []string, f *runFlags, input string) (captured
 	}
 	defer os.Remove(errf.Name())
 	defer errf.Close()
-	res, err := runGuest(path, argv, f, guestIO{in, out, errf})
+	res, err := runGuest(path, argv, f, guestIO{in, out, errf}, nil)
 	if err != nil {
 		return capturedRun{}, err
 	}

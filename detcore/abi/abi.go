@@ -179,3 +179,27 @@ func (r *Regs) SetArg(i int, v uint64) {
 
 // SyscallInsnLen is the length of the `syscall` instruction (0f 05).
 const SyscallInsnLen = 2
+
+// Open flags and the current-directory descriptor (<fcntl.h>).
+const (
+	O_WRONLY = 0o1
+	O_RDWR   = 0o2
+	O_CREAT  = 0o100
+	O_EXCL   = 0o200
+	O_TRUNC  = 0o1000
+	AT_FDCWD = -100
+	MaxPath  = 4096
+)
+
+// SetArgs sets all six syscall arguments.
+func (r *Regs) SetArgs(a [6]uint64) {
+	for i, v := range a {
+		r.SetArg(i, v)
+	}
+}
+
+// mmap flags (<linux/mman.h>).
+const (
+	MAP_FIXED           = 0x10
+	MAP_FIXED_NOREPLACE = 0x100000
+)

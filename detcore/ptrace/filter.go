@@ -3,6 +3,7 @@ package ptrace
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +23,7 @@ const (
 func buildFilter(traced []int) []unix.SockFilter {
 	nrs := append([]int(nil), traced...)
 	sort.Ints(nrs)
+	nrs = slices.Compact(nrs)
 	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS)
 	prog := []unix.SockFilter{
 		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
@@ -49,8 +51,17 @@ func tree(nrs []int) []unix.SockFilter {
 	}
 	mid := len(nrs) / 2
 	left, right := tree(nrs[:mid]), tree(nrs[mid:])
-	// A >= nrs[mid]: skip the left subtree.
-	out := []unix.SockFilter{jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, uint32(nrs[mid]), uint8(len(left)), 0)}
+	var out []unix.SockFilter
+	if len(left) <= 255 {
+		// A >= nrs[mid]: skip the left subtree.
+		out = []unix.SockFilter{jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, uint32(nrs[mid]), uint8(len(left)), 0)}
+	} else {
+		// Too far for a conditional jump's 8-bit offset: jump always.
+		out = []unix.SockFilter{
+			jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, uint32(nrs[mid]), 0, 1),
+			stmt(unix.BPF_JMP|unix.BPF_JA, uint32(len(left))),
+		}
+	}
 	out = append(out, left...)
 	return append(out, right...)
 }

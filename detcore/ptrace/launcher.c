@@ -8,6 +8,10 @@
 // off ASLR, stops itself so the tracer can seize it, installs the seccomp
 // filter and execs the program. pid 1 then reaps every process of the
 // namespace until none is left, like an init.
+//
+// With HERMIT_LAUNCH_ROOT set (replay), the guest's whole filesystem is
+// that directory overlaid with a tmpfs (see enter_root), and the guest
+// starts in HERMIT_LAUNCH_CWD inside it.
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -149,6 +153,154 @@ static void overlay_files(const char *dir) {
 	closedir(d);
 }
 
+// root_fail reports that building the guest's root failed at what (with
+// arg) and exits.
+static void root_fail(int errfd, const char *what, const char *arg) {
+	int err = errno;
+	say(what, arg, err);
+	fail(errfd, STAGE_MOUNT, err, 125);
+}
+
+// open_beneath opens path, relative to directory dir, as an O_PATH
+// descriptor without following any symbolic link: the root comes from a
+// trace, and a link in it must not lead the launcher, which still sees the
+// host, out of it. Missing directories are created (0755) when make is
+// set. With file set the last component is a regular file, created empty
+// and read-only when missing and make is set; otherwise a directory.
+static int open_beneath(int dir, const char *path, int make, int file) {
+	char buf[512];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int cur = openat(dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *save = NULL;
+	for (char *c = strtok_r(buf, "/", &save); c && cur >= 0; c = strtok_r(NULL, "/", &save)) {
+		int reg = file && *save == 0;
+		int next = -1, err = EINVAL;
+		if (strcmp(c, ".") && strcmp(c, "..")) {
+			int flags = O_PATH | O_NOFOLLOW | O_CLOEXEC | (reg ? 0 : O_DIRECTORY);
+			next = openat(cur, c, flags);
+			if (next < 0 && errno == ENOENT && make) {
+				if (reg) {
+					int f = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+					if (f >= 0) close(f);
+				} else {
+					mkdirat(cur, c, 0755);
+				}
+				next = openat(cur, c, flags);
+			}
+			err = errno;
+			struct stat st;
+			// O_PATH|O_NOFOLLOW opens a symbolic link itself.
+			if (next >= 0 && reg && (fstat(next, &st) < 0 || !S_ISREG(st.st_mode))) {
+				close(next);
+				next = -1;
+				err = ELOOP;
+			}
+		}
+		close(cur);
+		cur = next;
+		errno = err;
+	}
+	return cur;
+}
+
+// mount_at mounts over the file or directory open (O_PATH) as fd.
+static int mount_at(const char *src, int fd, const char *type, unsigned long flags) {
+	char dst[64];
+	snprintf(dst, sizeof dst, "/proc/self/fd/%d", fd);
+	return mount(src, dst, type, flags, NULL);
+}
+
+// root_files bind-mounts the machine files of directory files (see
+// overlay_files) over their paths in the new root, open as mfd, creating
+// the ones that are missing.
+static void root_files(DIR *files, int mfd) {
+	struct dirent *e;
+	while ((e = readdir(files)) != NULL) {
+		if (e->d_name[0] != '%') continue;
+		char rel[256];
+		snprintf(rel, sizeof rel, "%s", e->d_name + 1);
+		for (char *c = rel; *c; c++)
+			if (*c == '%') *c = '/';
+		int src = openat(dirfd(files), e->d_name, O_PATH | O_CLOEXEC);
+		if (src < 0) {
+			say("opening ", e->d_name, errno);
+			continue;
+		}
+		int dst = open_beneath(mfd, rel, 1, 1);
+		char from[64];
+		snprintf(from, sizeof from, "/proc/self/fd/%d", src);
+		if (dst < 0 || mount_at(from, dst, NULL, MS_BIND) < 0) say("bind-mounting over /", rel, errno);
+		close(src);
+		if (dst >= 0) close(dst);
+	}
+}
+
+// enter_root makes the guest's root an overlay whose lower layer is
+// directory lower and whose upper layer is a fresh tmpfs, so that the
+// guest's writes go nowhere, with the host's /dev, a fresh /proc, a /tmp
+// and the machine files of directory files (may be NULL) inside it, and
+// moves the launcher into it for good (pivot_root). The overlay is built
+// on a tmpfs mounted over /tmp, which no one else sees: the mounts are
+// private to the namespace. lower and files may lie under /tmp: they are
+// opened first. The host's view is then detached.
+static void enter_root(const char *lower, const char *files, int errfd) {
+	int lowerfd = open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lowerfd < 0) root_fail(errfd, "opening the replay root ", lower);
+	int devfd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (devfd < 0) root_fail(errfd, "opening ", "/dev");
+	DIR *fdir = NULL;
+	if (files && files[0] && !(fdir = opendir(files))) say("opening ", files, errno);
+	struct stat st;
+	if (fstat(lowerfd, &st) < 0) root_fail(errfd, "reading the mode of ", lower);
+
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+		root_fail(errfd, "mounting a tmpfs on /tmp to build the root in", "");
+	// The upper layer's root is the guest's "/": give it the root's mode.
+	if (mkdir("/tmp/l", 0700) < 0 || mkdir("/tmp/u", 0700) < 0 || chmod("/tmp/u", st.st_mode & 07777) < 0 ||
+	    mkdir("/tmp/w", 0700) < 0 || mkdir("/tmp/m", 0700) < 0)
+		root_fail(errfd, "making the overlay's directories", "");
+	char src[64];
+	snprintf(src, sizeof src, "/proc/self/fd/%d", lowerfd);
+	if (mount(src, "/tmp/l", NULL, MS_BIND, NULL) < 0) root_fail(errfd, "bind-mounting ", lower);
+	const char *opts = "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w";
+	if (mount("overlay", "/tmp/m", "overlay", 0, opts) < 0 &&
+	    // In a user namespace overlayfs wants user.* xattrs.
+	    mount("overlay", "/tmp/m", "overlay", 0, "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") < 0)
+		root_fail(errfd, "mounting an overlay (upper layer tmpfs) on the replay root ", lower);
+	int mfd = open("/tmp/m", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0) root_fail(errfd, "opening the new root", "");
+
+	int fd = open_beneath(mfd, "proc", 1, 0);
+	if (fd < 0 || mount_at("proc", fd, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+		root_fail(errfd, "mounting /proc in the new root", "");
+	close(fd);
+	fd = open_beneath(mfd, "dev", 1, 0);
+	snprintf(src, sizeof src, "/proc/self/fd/%d", devfd);
+	if (fd < 0 || mount_at(src, fd, NULL, MS_BIND | MS_REC) < 0) root_fail(errfd, "bind-mounting /dev in the new root", "");
+	close(fd);
+	// A /tmp for the guest, unless the root has one (or a link there).
+	if (mkdirat(mfd, "tmp", 01777) == 0 && fchmodat(mfd, "tmp", 01777, 0) < 0)
+		root_fail(errfd, "making /tmp in the new root", "");
+	if (fdir) {
+		root_files(fdir, mfd);
+		closedir(fdir);
+	}
+	close(devfd);
+	close(lowerfd);
+
+	// pivot_root(".", ".") stacks the old root on the new one, which
+	// umount then uncovers: nothing of the host stays reachable.
+	if (fchdir(mfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) root_fail(errfd, "pivot_root into the new root", "");
+	if (umount2(".", MNT_DETACH) < 0) root_fail(errfd, "detaching the host's filesystems", "");
+	close(mfd);
+	const char *cwd = getenv(ENV_PREFIX "CWD");
+	if (!cwd || !cwd[0]) cwd = "/";
+	if (chdir("/") < 0 || chdir(cwd) < 0) root_fail(errfd, "entering the working directory in the new root: ", cwd);
+}
+
 __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, char **envp) {
 	const char *mode = getenv(ENV_PREFIX "MODE");
 	if (!mode || argc < 2) return;
@@ -168,13 +320,19 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
 	const char *files = getenv(ENV_PREFIX "FILES");
-	if (files && files[0]) overlay_files(files);
-	const char *tmp = getenv(ENV_PREFIX "TMP");
-	if (tmp && tmp[0] == '1' && private_tmp() < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
-	// The working directory may lie under a mount just made (/tmp): enter
-	// it again through the new mounts.
-	char cwd[4096];
-	if (getcwd(cwd, sizeof cwd) && chdir(cwd) < 0) say("re-entering ", cwd, errno);
+	const char *root = getenv(ENV_PREFIX "ROOT");
+	if (root && root[0]) {
+		// The root's /tmp is already thrown away with the run.
+		enter_root(root, files, errfd);
+	} else {
+		if (files && files[0]) overlay_files(files);
+		const char *tmp = getenv(ENV_PREFIX "TMP");
+		if (tmp && tmp[0] == '1' && private_tmp() < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
+		// The working directory may lie under a mount just made (/tmp):
+		// enter it again through the new mounts.
+		char cwd[4096];
+		if (getcwd(cwd, sizeof cwd) && chdir(cwd) < 0) say("re-entering ", cwd, errno);
+	}
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
 

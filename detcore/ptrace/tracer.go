@@ -32,10 +32,20 @@ import (
 // Options configure a launch.
 type Options struct {
 	// Path is the program to execute (already resolved), Argv its argv.
+	// With Root set, Path and Dir are paths inside the root, and need not
+	// exist on the host.
 	Path string
 	Argv []string
 	Env  []string
 	Dir  string
+	// Root, when set, is the directory whose tree is the guest's whole
+	// filesystem (replay): the guest's root is an overlay whose lower
+	// layer is Root and whose upper layer is a fresh tmpfs, so the guest's
+	// writes go nowhere. The host's /dev, a fresh /proc, a /tmp (unless
+	// Root has one) and the machine files (CPUs) are mounted inside it;
+	// nothing else of the host is reachable. The guest starts in Dir
+	// inside the root ("/" when empty). PrivateTmp is ignored.
+	Root string
 	// CPU pins the tracer and the guest to one CPU; -1 leaves them free.
 	CPU int
 	// TrapTSC makes rdtsc fault (PR_SET_TSC) so it can be emulated.
@@ -69,6 +79,8 @@ type Tracer struct {
 	// pidfds caches a pidfd per traced thread, for pidfd_getfd.
 	pidfds    map[int]int
 	trapCPUID bool
+	// stdioFiles identifies hermit's own stdio (see FdClass).
+	stdioFiles map[devIno]bool
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
@@ -112,7 +124,7 @@ func Start(o Options) (*Tracer, int, error) {
 		// The launcher execs Path with argv Argv.
 		Args:       append([]string{"hermit-launcher", o.Path}, o.Argv...),
 		Env:        append(launchEnv(o), envFiles+"="+files),
-		Dir:        o.Dir,
+		Dir:        launchDir(o),
 		Stdin:      orFile(o.Stdin, os.Stdin),
 		Stdout:     orFile(o.Stdout, os.Stdout),
 		Stderr:     orFile(o.Stderr, os.Stderr),
@@ -167,14 +179,36 @@ func launchEnv(o Options) []string {
 		}
 		return "0"
 	}
-	return append(env,
+	env = append(env,
 		envMode+"=1",
 		envFilter+"="+encodeFilter(buildFilter(o.Traced)),
 		envTSC+"="+flag(o.TrapTSC),
-		envTmp+"="+flag(o.PrivateTmp),
+		envTmp+"="+flag(o.PrivateTmp && o.Root == ""),
 		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
 	)
+	if o.Root != "" {
+		env = append(env, envRoot+"="+o.Root, envCwd+"="+o.Dir)
+	}
+	return env
+}
+
+// Launcher variables for Options.Root (the others are in launcher.go).
+const (
+	// envRoot is the lower layer of the guest's root.
+	envRoot = "HERMIT_LAUNCH_ROOT"
+	// envCwd is the guest's working directory inside the root.
+	envCwd = "HERMIT_LAUNCH_CWD"
+)
+
+// launchDir is the launcher's working directory. With a root, Dir is a
+// path inside it, which the launcher enters once it is there; on the host
+// it may not exist.
+func launchDir(o Options) string {
+	if o.Root != "" {
+		return "/"
+	}
+	return o.Dir
 }
 
 func explainStart(err error) error {
@@ -445,7 +479,15 @@ func (t *Tracer) Close() {
 	}
 	t.pidfds = nil
 	if t.initPid > 0 {
-		wait4(t.initPid, 0)
+		// The launcher, the namespace's init, exits only once every
+		// guest process is gone, and killed tracees must be reaped by
+		// their tracer: reap everything until the launcher is.
+		for {
+			pid, _, err := wait4(-1, unix.WALL)
+			if err != nil || pid == t.initPid {
+				break
+			}
+		}
 		t.initPid = 0
 	}
 }

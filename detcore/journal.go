@@ -1,0 +1,141 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// Call is an intercepted system call as a Journal sees it.
+type Call struct {
+	Tid  int // host thread id
+	Vtid int // the thread's id in the guest
+	Nr   int
+	Args [6]uint64
+	// Result is the raw return value, at Exit.
+	Result int64
+}
+
+// MemWrite is guest memory an emulated call writes.
+type MemWrite struct {
+	Addr uint64
+	Data []byte
+}
+
+// Outcome is a Journal's decision about a call the engine is about to let
+// run natively.
+type Outcome struct {
+	// Emulate skips the call: Mem is written and the call returns Result.
+	Emulate bool
+	Result  int64
+	Mem     []MemWrite
+	// Exit runs the call natively and calls Journal.Exit at its exit.
+	Exit bool
+	// Args, with Exit, replaces the call's arguments for the native run;
+	// the guest's registers are restored at its exit.
+	Args *[6]uint64
+}
+
+// A Journal records or replays what the outside world decided in a run.
+// The engine calls it at fixed, deterministic points, from the Run
+// goroutine; an error it returns ends the run with that error.
+type Journal interface {
+	// Enter is called at every intercepted syscall, before the policy.
+	Enter(c *Call) error
+	// Native is called when the engine is about to let an intercepted call
+	// run natively (perhaps after the thread waited).
+	Native(c *Call) Outcome
+	// Exit is called at the exit of a call that Native asked to see; it
+	// may replace the call's result (force).
+	Exit(c *Call) (force bool, result int64, err error)
+	// Exec is called after each successful execve, the first program's
+	// included, with the thread stopped.
+	Exec(tid, vtid int) error
+}
+
+// ThreadInfo describes a live guest thread.
+type ThreadInfo struct {
+	Tid, Vtid int // host and guest thread ids
+	Pid, Vpid int // host and guest process ids
+	// State is "running", "ready", "blocked in SYSCALL", "new" or "exiting".
+	State string
+}
+
+// Threads lists the live guest threads in creation order. Call it only
+// from the Run goroutine (a Tracer method or a Journal hook).
+func (e *Engine) Threads() []ThreadInfo {
+	out := make([]ThreadInfo, 0, len(e.order))
+	for _, t := range e.order {
+		st := "ready"
+		switch t.state {
+		case tsNew:
+			st = "new"
+		case tsRunning:
+			st = "running"
+		case tsBlocked:
+			st = "blocked in " + abi.SyscallName(t.nr)
+		case tsDying, tsZombie:
+			st = "exiting"
+		}
+		out = append(out, ThreadInfo{Tid: t.tid, Vtid: t.vtid, Pid: t.proc.pid, Vpid: t.proc.vpid, State: st})
+	}
+	return out
+}
+
+// call fills the journal's view of t's pending syscall.
+func (t *thread) call() *Call {
+	r := &t.regs
+	return &Call{Tid: t.tid, Vtid: t.vtid, Nr: t.nr, Args: [6]uint64{r.Rdi, r.Rsi, r.Rdx, r.R10, r.R8, r.R9}}
+}
+
+// journalNative asks the journal about t's call, which is about to run
+// natively, and applies its decision.
+func (e *Engine) journalNative(t *thread) {
+	o := e.cfg.Journal.Native(t.call())
+	switch {
+	case o.Emulate:
+		for _, m := range o.Mem {
+			if e.t.WriteMem(t.tid, m.Addr, m.Data) != nil {
+				o.Result = -abi.EFAULT
+				break
+			}
+		}
+		t.emulate(o.Result)
+		t.onExit = nil
+	case o.Exit:
+		t.act = actExitStop
+		t.journalExit = true
+		if o.Args != nil {
+			saved := t.regs
+			t.regs.SetArgs(*o.Args)
+			if e.t.SetRegs(t.tid, &t.regs) != nil {
+				t.regs = saved
+				return
+			}
+			t.savedArgs = &saved
+		}
+	}
+}
+
+// journalExit reports the exit of t's call to the journal.
+func (e *Engine) journalExit(t *thread) error {
+	t.journalExit = false
+	c := t.call()
+	c.Result = int64(t.regs.Rax)
+	if saved := t.savedArgs; saved != nil {
+		t.savedArgs = nil
+		saved.Rax = t.regs.Rax
+		t.regs = *saved
+		c.Args = t.call().Args
+		if err := e.t.SetRegs(t.tid, &t.regs); err != nil {
+			return e.gone(t, err)
+		}
+	}
+	force, ret, err := e.cfg.Journal.Exit(c)
+	if err != nil {
+		return err
+	}
+	if force && ret != c.Result {
+		t.regs.Rax = uint64(ret)
+		if err := e.t.SetRegs(t.tid, &t.regs); err != nil {
+			return e.gone(t, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package ptrace
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// runFilter interprets the subset of classic BPF that buildFilter emits.
+func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32) uint32 {
+	var a uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			switch in.K {
+			case offArch:
+				a = arch
+			case offNr:
+				a = nr
+			default:
+				t.Fatalf("load of offset %d", in.K)
+			}
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+			cond := a == in.K
+			if in.Code&0xf0 == unix.BPF_JGE {
+				cond = a >= in.K
+			}
+			if cond {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case unix.BPF_JMP | unix.BPF_JA:
+			pc += int(in.K)
+		case unix.BPF_RET | unix.BPF_K:
+			return in.K
+		default:
+			t.Fatalf("unexpected instruction %#x at %d", in.Code, pc)
+		}
+	}
+	t.Fatal("fell off the end of the filter")
+	return 0
+}
+
+// TestFilterLarge checks that every traced syscall, and only those, is
+// sent to the tracer, also for sets whose subtrees exceed a conditional
+// jump's 8-bit reach, and with duplicates.
+func TestFilterLarge(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 79, 130, 300} {
+		traced := map[int]bool{}
+		var list []int
+		for i := 0; len(traced) < n; i++ {
+			nr := (i * 7) % 460
+			traced[nr] = true
+			list = append(list, nr, nr)
+		}
+		prog := buildFilter(list)
+		if len(prog) > 4096 {
+			t.Fatalf("%d syscalls: %d instructions, over the kernel's limit", n, len(prog))
+		}
+		for nr := 0; nr < 470; nr++ {
+			got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, uint32(nr))
+			want := uint32(unix.SECCOMP_RET_ALLOW)
+			if traced[nr] {
+				want = unix.SECCOMP_RET_TRACE
+			}
+			if got != want {
+				t.Fatalf("%d syscalls: syscall %d gets %#x, want %#x", n, nr, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package ptrace
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file gives the recorder what it needs to know about the guest's
+// files and descriptors: which inputs come from outside, and the files
+// themselves.
+
+// FdClass says where a descriptor's data comes from.
+type FdClass int
+
+const (
+	// FdInternal: regular files, directories, devices such as /dev/null,
+	// and pipes and sockets made by the guest: replay reproduces them.
+	FdInternal FdClass = iota
+	// FdExternal: network sockets, terminals, and proc or sys files, whose
+	// data comes from outside the guest.
+	FdExternal
+	// FdStdio: the pipe, socket or terminal that hermit itself was given
+	// as its standard input, output or error.
+	FdStdio
+	// FdBad: not an open descriptor.
+	FdBad
+)
+
+// Socket domains and filesystem magics (<linux/magic.h>).
+const (
+	afUnix     = 1
+	sysfsMagic = 0x62656572
+)
+
+// FdFile returns a copy of descriptor fd of thread tid, sharing its open
+// file description. The caller closes it.
+func (t *Tracer) FdFile(tid, fd int) (*os.File, error) {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(c), fmt.Sprintf("guest-fd-%d", fd)), nil
+}
+
+type devIno struct{ dev, ino uint64 }
+
+// stdio returns the files hermit gave the guest as fds 0 to 2, which the
+// launcher (pid 1 of the guest's namespace) holds for the whole run.
+func (t *Tracer) stdio() map[devIno]bool {
+	if t.stdioFiles != nil {
+		return t.stdioFiles
+	}
+	t.stdioFiles = map[devIno]bool{}
+	for fd := 0; fd < 3; fd++ {
+		var st unix.Stat_t
+		if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.initPid, fd), &st) == nil {
+			t.stdioFiles[devIno{st.Dev, st.Ino}] = true
+		}
+	}
+	return t.stdioFiles
+}
+
+// FdClass classifies descriptor fd of thread tid.
+func (t *Tracer) FdClass(tid, fd int) FdClass {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return FdBad
+	}
+	defer unix.Close(c)
+	var st unix.Stat_t
+	if unix.Fstat(c, &st) != nil {
+		return FdBad
+	}
+	stdio := t.stdio()[devIno{st.Dev, st.Ino}]
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		var fs unix.Statfs_t
+		if unix.Major(st.Dev) == 0 && unix.Fstatfs(c, &fs) == nil && (fs.Type == unix.PROC_SUPER_MAGIC || fs.Type == sysfsMagic) {
+			return FdExternal
+		}
+	case unix.S_IFIFO:
+		if stdio {
+			return FdStdio
+		}
+	case unix.S_IFSOCK:
+		if stdio {
+			return FdStdio
+		}
+		if d, err := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN); err == nil && d != afUnix {
+			return FdExternal
+		}
+	case unix.S_IFCHR:
+		if isTerminal(st.Rdev) {
+			if stdio {
+				return FdStdio
+			}
+			return FdExternal
+		}
+	}
+	return FdInternal
+}
+
+// isTerminal reports whether a character device is a terminal: a virtual
+// console or serial line (major 4), /dev/tty, /dev/console or /dev/ptmx
+// (major 5), or a pseudo-terminal (majors 136 to 143).
+func isTerminal(rdev uint64) bool {
+	m := unix.Major(rdev)
+	return m == 4 || m == 5 || (m >= 136 && m <= 143)
+}
+
+// Cwd returns the working directory of thread tid as the guest sees it.
+func (t *Tracer) Cwd(tid int) (string, error) {
+	p, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", tid))
+	return p, gone(err)
+}
+
+// OpenGuestPath opens absolute path abs as thread tid would see it (its
+// mount namespace and root), following symbolic links.
+func (t *Tracer) OpenGuestPath(tid int, abs string) (*os.File, error) {
+	return os.Open(fmt.Sprintf("/proc/%d/root%s", tid, abs))
+}
+
+// ReadString reads a NUL-terminated string of at most max bytes at addr
+// in thread tid's memory.
+func (t *Tracer) ReadString(tid int, addr uint64, max int) (string, error) {
+	var out []byte
+	for len(out) < max {
+		// Never read across a page boundary in one go: the next page may
+		// not be mapped.
+		n := 4096 - int(addr%4096)
+		n = min(n, max-len(out))
+		buf := make([]byte, n)
+		if err := t.ReadMem(tid, addr, buf); err != nil {
+			return "", err
+		}
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			return string(append(out, buf[:i]...)), nil
+		}
+		out = append(out, buf...)
+		addr += uint64(n)
+	}
+	return "", fmt.Errorf("string at %#x longer than %d bytes", addr, max)
+}
+
+// atExecfn is AT_EXECFN in the auxiliary vector: the path given to execve.
+const atExecfn = 31
+
+// ExecPath returns the path thread tid's process passed to execve, as the
+// guest wrote it.
+func (t *Tracer) ExecPath(tid int) (string, error) {
+	addr, err := auxvValue(tid, atExecfn)
+	if err != nil || addr == 0 {
+		return "", fmt.Errorf("no AT_EXECFN for thread %d: %v", tid, err)
+	}
+	return t.ReadString(tid, addr, 4096)
+}
+
+// StdioKind describes what hermit's descriptor fd (0, 1 or 2) is:
+// "null", "file", "pipe", "socket", "tty" or "other".
+func StdioKind(f *os.File) string {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return "closed"
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "file"
+	case unix.S_IFIFO:
+		return "pipe"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFCHR:
+		if isTerminal(st.Rdev) {
+			return "tty"
+		}
+		if unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3 {
+			return "null"
+		}
+	}
+	return "other"
+}
+
+// KernelRelease describes the host kernel (uname release and version).
+func KernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
+}

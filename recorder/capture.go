@@ -1,0 +1,186 @@
+package recorder
+
+import (
+	"bytes"
+	"debug/elf"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// openPath returns the absolute path and flags of an open-family call.
+func (r *Recorder) openPath(c *detcore.Call) (string, uint64, bool) {
+	switch c.Nr {
+	case abi.SYS_OPEN:
+		p, ok := r.absPath(c.Tid, -1, c.Args[0])
+		return p, c.Args[1], ok
+	case abi.SYS_CREAT:
+		p, ok := r.absPath(c.Tid, -1, c.Args[0])
+		return p, abi.O_CREAT | abi.O_WRONLY | abi.O_TRUNC, ok
+	case abi.SYS_OPENAT2:
+		// struct open_how starts with the flags.
+		var b [8]byte
+		if r.host.ReadMem(c.Tid, c.Args[2], b[:]) != nil {
+			return "", 0, false
+		}
+		p, ok := r.absPath(c.Tid, 0, c.Args[1], c.Args[0])
+		return p, uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24, ok
+	}
+	p, ok := r.absPath(c.Tid, 0, c.Args[1], c.Args[0])
+	return p, c.Args[2], ok
+}
+
+// absPath reads the path at addr and makes it absolute: relative to the
+// directory descriptor dirfds[0] when dirfd >= 0 (and it is not
+// AT_FDCWD), else to the working directory.
+func (r *Recorder) absPath(tid, dirfd int, addr uint64, dirfds ...uint64) (string, bool) {
+	p, err := r.host.ReadString(tid, addr, abi.MaxPath)
+	if err != nil || p == "" {
+		return "", false
+	}
+	if path.IsAbs(p) {
+		return path.Clean(p), true
+	}
+	var base string
+	if dirfd >= 0 && len(dirfds) > 0 && int32(dirfds[0]) != abi.AT_FDCWD {
+		base, err = r.host.FdPath(tid, int(int32(dirfds[0])))
+	} else {
+		base, err = r.host.Cwd(tid)
+	}
+	if err != nil || !path.IsAbs(base) {
+		return "", false
+	}
+	return path.Join(base, p), true
+}
+
+// captureFd captures the file the guest just opened as fd under the path
+// it used and, if different, its real path.
+func (r *Recorder) captureFd(tid, fd int, abs string) {
+	f, err := r.host.FdFile(tid, fd)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	id, mode, ok := r.store(f, true)
+	if !ok {
+		return
+	}
+	r.emit(abs, mode, id)
+	if real, err := r.host.FdPath(tid, fd); err == nil && real != abs && path.IsAbs(real) && !r.seen[real] {
+		r.seen[real] = true
+		r.emit(real, mode, id)
+	}
+}
+
+// capture captures the file at absolute path abs, as thread tid sees it.
+// A script's interpreter and an ELF program's loader follow (depth bounds
+// the chain).
+func (r *Recorder) capture(tid int, abs string, depth int) {
+	if r.seen[abs] || depth > 4 {
+		return
+	}
+	r.seen[abs] = true
+	f, err := r.host.OpenGuestPath(tid, abs)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	id, mode, ok := r.store(f, false)
+	if !ok {
+		return
+	}
+	r.emit(abs, mode, id)
+	if mode&trace.ModeType != trace.ModeRegular {
+		return
+	}
+	if interp := interpreter(f); interp != "" {
+		r.capture(tid, interp, depth+1)
+	}
+}
+
+func (r *Recorder) emit(abs string, mode uint32, id trace.BlobID) {
+	r.append(&trace.Event{Kind: trace.KindFile, File: &trace.File{Path: abs, Mode: mode, Blob: id}})
+}
+
+// store stores a regular file's content as a blob (once per content) and
+// returns its mode; directories have no blob. Other kinds are not kept.
+// positioned says f's offset belongs to the guest: read with pread.
+func (r *Recorder) store(f *os.File, positioned bool) (trace.BlobID, uint32, bool) {
+	fi, err := f.Stat()
+	if err != nil {
+		return trace.BlobID{}, 0, false
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if st == nil {
+		return trace.BlobID{}, 0, false
+	}
+	mode := st.Mode
+	switch mode & trace.ModeType {
+	case trace.ModeDir:
+		return trace.BlobID{}, mode, true
+	case trace.ModeRegular:
+	default:
+		return trace.BlobID{}, 0, false
+	}
+	if fileIsVirtual(f) {
+		// Replay needs the file to exist; reads of it are recorded.
+		return trace.BlobID{}, mode, true
+	}
+	k := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano()}
+	if id, ok := r.blobs[k]; ok {
+		return id, mode, true
+	}
+	id, err := r.w.PutBlob(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil {
+		r.fail(err)
+		return trace.BlobID{}, 0, false
+	}
+	r.Bytes.Add(st.Size)
+	r.blobs[k] = id
+	return id, mode, true
+}
+
+// fileIsVirtual reports files of proc and sys filesystems, whose content
+// is not a file's: they are read afresh on replay or recorded per read.
+func fileIsVirtual(f *os.File) bool {
+	var fs syscall.Statfs_t
+	if syscall.Fstatfs(int(f.Fd()), &fs) != nil {
+		return false
+	}
+	return fs.Type == 0x9fa0 || fs.Type == 0x62656572 // PROC_SUPER_MAGIC, SYSFS_MAGIC
+}
+
+// interpreter returns the program that runs f: the #! line's
+// interpreter or an ELF executable's PT_INTERP loader.
+func interpreter(f *os.File) string {
+	var head [256]byte
+	n, _ := f.ReadAt(head[:], 0)
+	b := head[:n]
+	if bytes.HasPrefix(b, []byte("#!")) {
+		line, _, _ := bytes.Cut(b[2:], []byte("\n"))
+		fields := strings.Fields(string(line))
+		if len(fields) > 0 && path.IsAbs(fields[0]) {
+			return fields[0]
+		}
+		return ""
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return ""
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			s, err := io.ReadAll(p.Open())
+			if err == nil {
+				return strings.TrimRight(string(s), "\x00")
+			}
+		}
+	}
+	return ""
+}

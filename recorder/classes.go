@@ -1,0 +1,101 @@
+package recorder
+
+import (
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// class says what the recorder must keep of a syscall that runs natively.
+type class int
+
+const (
+	clNone class = iota
+	// clRead reads data: kept (result and bytes) when the descriptor is
+	// external or hermit's stdio.
+	clRead
+	// clSend writes data: its result is kept when the descriptor is an
+	// external one other than hermit's stdio (which replay writes for real).
+	clSend
+	// clSocket queries or changes a socket: kept when it is external.
+	clSocket
+	// clIoctl: kept when the descriptor is external or hermit's stdio.
+	clIoctl
+	// clWait (poll, select, epoll_wait): always kept, since replay cannot
+	// ask the kernel about descriptors that are not really there.
+	clWait
+	// clQuery asks about a path or filesystem: always kept.
+	clQuery
+	// clChange changes the filesystem: replay runs it on the rebuilt root
+	// and forces the recorded result.
+	clChange
+	// clOpen opens a path: the file is captured the first time.
+	clOpen
+	// clChdir enters a directory, which the rebuilt root must have.
+	clChdir
+	// clMmap maps a file where the kernel chooses, which depends on the
+	// filesystem (huge-page alignment): replay maps it at the recorded
+	// address.
+	clMmap
+)
+
+var classes = map[int]class{
+	abi.SYS_READ: clRead, abi.SYS_READV: clRead, abi.SYS_PREAD64: clRead, abi.SYS_PREADV: clRead,
+	abi.SYS_PREADV2: clRead, abi.SYS_RECVFROM: clRead, abi.SYS_RECVMSG: clRead,
+
+	abi.SYS_WRITE: clSend, abi.SYS_WRITEV: clSend, abi.SYS_SENDTO: clSend, abi.SYS_SENDMSG: clSend,
+	abi.SYS_SENDMMSG: clSend, abi.SYS_PWRITE64: clSend,
+
+	abi.SYS_CONNECT: clSocket, abi.SYS_GETSOCKNAME: clSocket, abi.SYS_GETPEERNAME: clSocket,
+	abi.SYS_GETSOCKOPT: clSocket, abi.SYS_SHUTDOWN: clSocket, abi.SYS_BIND: clSocket, abi.SYS_LISTEN: clSocket,
+	abi.SYS_SETSOCKOPT: clSocket,
+
+	abi.SYS_IOCTL: clIoctl,
+
+	abi.SYS_POLL: clWait, abi.SYS_PPOLL: clWait, abi.SYS_SELECT: clWait, abi.SYS_PSELECT6: clWait,
+	abi.SYS_EPOLL_WAIT: clWait, abi.SYS_EPOLL_PWAIT: clWait, abi.SYS_EPOLL_PWAIT2: clWait,
+
+	abi.SYS_READLINK: clQuery, abi.SYS_READLINKAT: clQuery, abi.SYS_ACCESS: clQuery,
+	abi.SYS_FACCESSAT: clQuery, abi.SYS_FACCESSAT2: clQuery, abi.SYS_STATFS: clQuery, abi.SYS_FSTATFS: clQuery,
+
+	abi.SYS_MKDIR: clChange, abi.SYS_MKDIRAT: clChange, abi.SYS_RMDIR: clChange, abi.SYS_UNLINK: clChange,
+	abi.SYS_UNLINKAT: clChange, abi.SYS_RENAME: clChange, abi.SYS_RENAMEAT: clChange, abi.SYS_RENAMEAT2: clChange,
+	abi.SYS_LINK: clChange, abi.SYS_LINKAT: clChange, abi.SYS_SYMLINK: clChange, abi.SYS_SYMLINKAT: clChange,
+	abi.SYS_CHMOD: clChange, abi.SYS_FCHMODAT: clChange, abi.SYS_CHOWN: clChange, abi.SYS_FCHOWNAT: clChange,
+	abi.SYS_LCHOWN: clChange, abi.SYS_TRUNCATE: clChange,
+
+	abi.SYS_OPEN: clOpen, abi.SYS_OPENAT: clOpen, abi.SYS_OPENAT2: clOpen, abi.SYS_CREAT: clOpen,
+
+	abi.SYS_CHDIR: clChdir,
+
+	abi.SYS_MMAP: clMmap,
+}
+
+// Syscalls lists the syscalls that recording and replay intercept in
+// addition to the engine's (detcore.InterceptedSyscalls).
+func Syscalls() []int {
+	nrs := make([]int, 0, len(classes))
+	for nr := range classes {
+		nrs = append(nrs, nr)
+	}
+	return nrs
+}
+
+// Restarted reports whether a raw syscall result is one of the kernel's
+// restart codes (ERESTARTSYS and friends), seen at the exit of a call a
+// signal interrupted. Replay runs such calls natively: only the kernel can
+// restart them.
+func Restarted(res int64) bool { return res <= -512 && res >= -516 }
+
+// pathArg returns the (dirfd, path) argument positions of a path syscall:
+// dirfd -1 means the path is relative to the working directory.
+func pathArg(nr int) (dirfd, path int) {
+	switch nr {
+	case abi.SYS_OPENAT, abi.SYS_OPENAT2, abi.SYS_MKDIRAT, abi.SYS_UNLINKAT, abi.SYS_FCHMODAT, abi.SYS_FCHOWNAT,
+		abi.SYS_RENAMEAT, abi.SYS_RENAMEAT2, abi.SYS_LINKAT:
+		return 0, 1
+	case abi.SYS_SYMLINKAT:
+		return 1, 2
+	case abi.SYS_SYMLINK:
+		return -1, 1
+	}
+	return -1, 0
+}

@@ -1,0 +1,81 @@
+package recorder
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore"
+)
+
+// Header flags: the settings a replay must repeat, as strings in
+// trace.Header.Flags.
+const (
+	FlagPath       = "path"        // the program hermit executed, absolute
+	FlagSeed       = "seed"        // --seed
+	FlagTimeslice  = "timeslice"   // --timeslice
+	FlagEpoch      = "epoch"       // --epoch, RFC 3339 with nanoseconds
+	FlagRealMtimes = "real-mtimes" // --real-mtimes prefixes, colon-separated
+	FlagTrapTSC    = "trap-rdtsc"  // "true" unless --no-trap-rdtsc
+	FlagStdin      = "stdin"       // what fd 0 was: null, file, pipe, socket, tty, other, closed
+)
+
+// StdinPath names, among a trace's captured files, a regular file that
+// was the program's stdin; replay gives it the same content.
+const StdinPath = "/.hermit-stdin"
+
+// Settings are the recorded run's settings.
+type Settings struct {
+	Path      string
+	Seed      uint64
+	Timeslice int
+	Epoch     time.Time
+	Mtimes    []string
+	TrapTSC   bool
+}
+
+// Flags encodes s for the trace header.
+func (s Settings) Flags() map[string]string {
+	return map[string]string{
+		FlagPath:       s.Path,
+		FlagSeed:       strconv.FormatUint(s.Seed, 10),
+		FlagTimeslice:  strconv.Itoa(s.Timeslice),
+		FlagEpoch:      s.Epoch.Format(time.RFC3339Nano),
+		FlagRealMtimes: strings.Join(s.Mtimes, ":"),
+		FlagTrapTSC:    strconv.FormatBool(s.TrapTSC),
+	}
+}
+
+// ParseSettings decodes a trace header's flags.
+func ParseSettings(f map[string]string) (Settings, error) {
+	var s Settings
+	var err error
+	bad := func(k string) error { return fmt.Errorf("trace header: bad or missing %s flag %q", k, f[k]) }
+	if s.Path = f[FlagPath]; s.Path == "" {
+		return s, bad(FlagPath)
+	}
+	if s.Seed, err = strconv.ParseUint(f[FlagSeed], 10, 64); err != nil {
+		return s, bad(FlagSeed)
+	}
+	if s.Timeslice, err = strconv.Atoi(f[FlagTimeslice]); err != nil {
+		return s, bad(FlagTimeslice)
+	}
+	if s.Epoch, err = time.Parse(time.RFC3339Nano, f[FlagEpoch]); err != nil {
+		return s, bad(FlagEpoch)
+	}
+	if s.TrapTSC, err = strconv.ParseBool(f[FlagTrapTSC]); err != nil {
+		return s, bad(FlagTrapTSC)
+	}
+	for _, p := range strings.Split(f[FlagRealMtimes], ":") {
+		if p != "" {
+			s.Mtimes = append(s.Mtimes, p)
+		}
+	}
+	return s, nil
+}
+
+// Config returns the engine configuration of these settings.
+func (s Settings) Config() detcore.Config {
+	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC}
+}

@@ -1,0 +1,261 @@
+// Package recorder records a deterministic run: it logs what the outside
+// world decided (the host's answers to the engine's questions, the results
+// of calls on external descriptors, host-dependent file queries) and
+// captures every file the guest uses, so that package replay can run the
+// program again from the trace alone.
+package recorder
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// Host is what the recorder asks the kernel directly, outside the
+// engine's view (detcore/ptrace.Tracer implements it).
+type Host interface {
+	FdClass(tid, fd int) ptrace.FdClass
+	FdFile(tid, fd int) (*os.File, error)
+	FdPath(tid, fd int) (string, error)
+	Cwd(tid int) (string, error)
+	OpenGuestPath(tid int, abs string) (*os.File, error)
+	ReadString(tid int, addr uint64, max int) (string, error)
+	ReadMem(tid int, addr uint64, b []byte) error
+	ExecPath(tid int) (string, error)
+}
+
+// Recorder writes one recording. It is a detcore.Journal; its Tracer
+// method wraps the engine's tracer.
+type Recorder struct {
+	w    *trace.Writer
+	host Host
+
+	mu  sync.Mutex
+	err error // the first write error: it stops the run
+
+	// lastArgs is the argument digest of each (thread, syscall)'s previous
+	// call: arguments are stored only when they change.
+	lastArgs map[[2]int32]uint64
+	// seen holds the paths already captured (or known absent).
+	seen map[string]bool
+	// blobs caches the blob of each captured file's content.
+	blobs map[fileKey]trace.BlobID
+	// pending holds, per thread, what Native decided to keep at Exit.
+	pending map[int]pend
+	// Bytes counts the bytes of captured files, for progress.
+	Bytes atomic.Int64
+}
+
+type pend struct {
+	cl   class
+	path string // clOpen: the absolute path opened
+	excl bool   // clOpen: O_CREAT|O_EXCL, the guest creates the file
+}
+
+type fileKey struct {
+	dev, ino   uint64
+	size, mtim int64
+}
+
+// New returns a recorder writing to w.
+func New(w *trace.Writer, host Host) *Recorder {
+	return &Recorder{
+		w: w, host: host,
+		lastArgs: map[[2]int32]uint64{},
+		seen:     map[string]bool{},
+		blobs:    map[fileKey]trace.BlobID{},
+		pending:  map[int]pend{},
+	}
+}
+
+// Tracer wraps the engine's tracer so that its answers are recorded.
+func (r *Recorder) Tracer(t HostTracer) detcore.Tracer { return &tracer{HostTracer: t, r: r} }
+
+// Events returns how many events have been written.
+func (r *Recorder) Events() uint64 { return r.w.Count() }
+
+func (r *Recorder) append(ev *trace.Event) {
+	if err := r.w.Append(ev); err != nil {
+		r.fail(err)
+	}
+}
+
+func (r *Recorder) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = fmt.Errorf("writing the trace: %w", err)
+	}
+	r.mu.Unlock()
+}
+
+func (r *Recorder) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// ArgDigest is the digest of a syscall's arguments that replay checks.
+func ArgDigest(args [6]uint64) uint64 {
+	h := uint64(0x6a09e667f3bcc908)
+	for _, a := range args {
+		h = mix(h, a)
+	}
+	return h
+}
+
+// EncodeArgs encodes syscall arguments (stored when they change).
+func EncodeArgs(args [6]uint64) []byte {
+	b := make([]byte, 48)
+	for i, a := range args {
+		binary.LittleEndian.PutUint64(b[8*i:], a)
+	}
+	return b
+}
+
+// DecodeArgs decodes EncodeArgs's bytes.
+func DecodeArgs(b []byte) ([6]uint64, bool) {
+	var a [6]uint64
+	if len(b) != 48 {
+		return a, false
+	}
+	for i := range a {
+		a[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return a, true
+}
+
+// Enter implements detcore.Journal: every intercepted call is logged with
+// its argument digest, for divergence checks.
+func (r *Recorder) Enter(c *detcore.Call) error {
+	if err := r.failed(); err != nil {
+		return err
+	}
+	d := ArgDigest(c.Args)
+	ev := trace.Event{Kind: trace.KindSyscall, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Digest: d}
+	k := [2]int32{int32(c.Vtid), int32(c.Nr)}
+	if last, ok := r.lastArgs[k]; !ok || last != d {
+		r.lastArgs[k] = d
+		ev.Mem = []trace.MemWrite{{Data: EncodeArgs(c.Args)}}
+	}
+	r.append(&ev)
+	return nil
+}
+
+// Native implements detcore.Journal: it decides which calls' results the
+// trace must keep.
+func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
+	cl := classes[c.Nr]
+	keep := false
+	p := pend{cl: cl}
+	switch cl {
+	case clRead, clIoctl:
+		fc := r.host.FdClass(c.Tid, int(int32(c.Args[0])))
+		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio
+	case clSend, clSocket:
+		keep = r.host.FdClass(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
+	case clWait, clQuery, clChange:
+		keep = true
+	case clMmap:
+		keep = int32(c.Args[4]) != -1 && c.Args[3]&(abi.MAP_FIXED|abi.MAP_FIXED_NOREPLACE) == 0
+	case clOpen:
+		abs, flags, ok := r.openPath(c)
+		if ok && !r.seen[abs] {
+			p.path, p.excl = abs, flags&(abi.O_CREAT|abi.O_EXCL) == abi.O_CREAT|abi.O_EXCL
+			keep = true
+		}
+	case clChdir:
+		if abs, ok := r.absPath(c.Tid, -1, c.Args[0]); ok {
+			r.capture(c.Tid, abs, 0)
+		}
+	}
+	if !keep {
+		return detcore.Outcome{}
+	}
+	r.pending[c.Tid] = p
+	return detcore.Outcome{Exit: true}
+}
+
+// Exit implements detcore.Journal: it logs the result of a kept call.
+func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
+	p, ok := r.pending[c.Tid]
+	delete(r.pending, c.Tid)
+	if !ok {
+		return false, 0, nil
+	}
+	ev := trace.Event{Kind: trace.KindSyscall, External: true, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Result: c.Result}
+	switch p.cl {
+	case clOpen:
+		r.seen[p.path] = true
+		if c.Result >= 0 {
+			if !p.excl {
+				r.captureFd(c.Tid, int(c.Result), p.path)
+			}
+			return false, 0, r.failed()
+		}
+	case clMmap:
+		ev.Digest = ResultPlace
+	case clChange:
+		ev.Digest = ResultForce
+		if c.Result >= 0 {
+			r.noteChange(c)
+		}
+	default:
+		if c.Result >= 0 {
+			ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
+		}
+	}
+	r.append(&ev)
+	return false, 0, r.failed()
+}
+
+// noteChange keeps the directories a successful mkdir leaves, so that the
+// rebuilt root has them even if the guest never opens them.
+func (r *Recorder) noteChange(c *detcore.Call) {
+	if c.Nr != abi.SYS_MKDIR && c.Nr != abi.SYS_MKDIRAT {
+		return
+	}
+	dirfd, arg := pathArg(c.Nr)
+	if abs, ok := r.absPath(c.Tid, dirfd, c.Args[arg], c.Args[0]); ok {
+		r.seen[abs] = true
+	}
+}
+
+// Exec implements detcore.Journal: the new program, its interpreter (or
+// a script's) and their loader are captured.
+func (r *Recorder) Exec(tid, vtid int) error {
+	p, err := r.host.ExecPath(tid)
+	if err != nil {
+		return nil // nothing to capture; replay will say what is missing
+	}
+	if !path.IsAbs(p) {
+		cwd, err := r.host.Cwd(tid)
+		if err != nil {
+			return nil
+		}
+		p = path.Join(cwd, p)
+	}
+	r.capture(tid, p, 0)
+	return r.failed()
+}
+
+// Close ends the trace, recording the root process's exit status.
+func (r *Recorder) Close(res detcore.Result, rootVtid int) error {
+	st := int32(res.ExitCode << 8)
+	if res.Signal != 0 {
+		st = int32(res.Signal)
+	}
+	r.append(&trace.Event{Kind: trace.KindExit, Tid: int32(rootVtid), Status: st, Group: true})
+	err := r.failed()
+	if cerr := r.w.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing the trace: %w", cerr)
+	}
+	return err
+}

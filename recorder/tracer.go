@@ -1,0 +1,119 @@
+package recorder
+
+import (
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// HostTracer is the tracer the recorder wraps: the engine's tracer with
+// the optional file and proc interfaces (detcore/ptrace implements all).
+type HostTracer interface {
+	detcore.Tracer
+	detcore.FileTracer
+	detcore.ProcTracer
+}
+
+// tracer logs every answer the host gives the engine. The engine asks in
+// a deterministic order, so replay can give the same answers back.
+type tracer struct {
+	HostTracer
+	r *Recorder
+}
+
+func (t *tracer) answer(q int, key uint64, res int64, mem []trace.MemWrite) {
+	t.r.append(&trace.Event{Kind: trace.KindSyscall, External: true, Sysno: int32(-q), Digest: key, Result: res, Mem: mem})
+}
+
+func (t *tracer) answerErr(q int, key uint64, err error, data []byte) {
+	res, msg := errorCode(err)
+	if err == nil && data != nil {
+		t.answer(q, key, res, []trace.MemWrite{{Data: data}})
+		return
+	}
+	var mem []trace.MemWrite
+	if msg != nil {
+		mem = []trace.MemWrite{{Data: msg}}
+	}
+	t.answer(q, key, res, mem)
+}
+
+// Wait reports a recording failure (a full disk) as the run's error.
+func (t *tracer) Wait() (detcore.Stop, error) {
+	if err := t.r.failed(); err != nil {
+		return detcore.Stop{}, err
+	}
+	return t.HostTracer.Wait()
+}
+
+func (t *tracer) FdKind(tid, fd int) detcore.FdKind {
+	k := t.HostTracer.FdKind(tid, fd)
+	t.answer(QueryFdKind, uint64(fd), int64(k), nil)
+	return k
+}
+
+func (t *tracer) PipeSpace(tid, fd int) int {
+	n := t.HostTracer.PipeSpace(tid, fd)
+	t.answer(QueryPipeSpace, uint64(fd), int64(n), nil)
+	return n
+}
+
+func (t *tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
+	ready, err := t.HostTracer.Poll(ws, timeout)
+	if err != nil {
+		t.answerErr(QueryPoll, PollKey(ws), err, nil)
+		return ready, err
+	}
+	res, mem := EncodePoll(ready)
+	t.answer(QueryPoll, PollKey(ws), res, mem)
+	return ready, nil
+}
+
+func (t *tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
+	st, err := t.HostTracer.Statx(tid, req)
+	t.answerErr(QueryStatx, StringKey(req.Path, uint64(req.Dirfd)<<32|uint64(req.Flags)), err, st[:])
+	return st, err
+}
+
+func (t *tracer) OpenDir(tid, fd int) (detcore.DirHandle, error) {
+	h, err := t.HostTracer.OpenDir(tid, fd)
+	if err != nil {
+		t.answerErr(QueryOpenDir, uint64(fd), err, nil)
+		return nil, err
+	}
+	t.answerErr(QueryOpenDir, uint64(fd), nil, EncodeFileID(h.ID()))
+	return &dirHandle{DirHandle: h, t: t, fd: fd}, nil
+}
+
+type dirHandle struct {
+	detcore.DirHandle
+	t  *tracer
+	fd int
+}
+
+func (d *dirHandle) ReadAll() ([]detcore.DirEntry, error) {
+	ents, err := d.DirHandle.ReadAll()
+	if err != nil {
+		d.t.answerErr(QueryReadDir, uint64(d.fd), err, nil)
+		return nil, err
+	}
+	d.t.answer(QueryReadDir, uint64(d.fd), int64(len(ents)), []trace.MemWrite{{Data: EncodeDir(ents)}})
+	return ents, nil
+}
+
+func (t *tracer) FdPath(tid, fd int) (string, error) {
+	p, err := t.HostTracer.FdPath(tid, fd)
+	t.answerErr(QueryFdPath, uint64(fd), err, []byte(p))
+	return p, err
+}
+
+func (t *tracer) ReadFd(tid, fd int) ([]byte, int64, error) {
+	b, off, err := t.HostTracer.ReadFd(tid, fd)
+	if err != nil {
+		t.answerErr(QueryReadFd, uint64(fd), err, nil)
+		return b, off, err
+	}
+	t.answer(QueryReadFd, uint64(fd), off, []trace.MemWrite{{Data: append([]byte{}, b...)}})
+	return b, off, nil
+}

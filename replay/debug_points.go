@@ -1,0 +1,356 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hermitdbg/hermit/detcore"
+)
+
+// Breakpoints, watchpoints and the memory view of the debug layer.
+
+// watch is one hardware watchpoint slot.
+type watch struct {
+	on   bool
+	addr uint64
+	size int
+	kind WatchKind
+}
+
+// dr7 returns the DR7 bits that enable w in slot i: the local enable bit,
+// then the access type and length fields (Intel SDM vol. 3, 18.2.4).
+func (w watch) dr7(i int) uint64 {
+	rw := uint64(1) // DR_RW_WRITE
+	if w.kind == WatchReadWrite {
+		rw = 3 // DR_RW_READ: reads and writes
+	}
+	var ln uint64
+	switch w.size {
+	case 2:
+		ln = 1 // DR_LEN_2
+	case 4:
+		ln = 3 // DR_LEN_4
+	case 8:
+		ln = 2 // DR_LEN_8
+	}
+	return 1<<(2*i) | rw<<(16+4*i) | ln<<(18+4*i)
+}
+
+// checkWatch validates a watchpoint as the hardware requires.
+func checkWatch(addr uint64, size int, kind WatchKind) error {
+	switch {
+	case size != 1 && size != 2 && size != 4 && size != 8:
+		return fmt.Errorf("watchpoint at %#x: size %d: want 1, 2, 4 or 8", addr, size)
+	case addr%uint64(size) != 0:
+		return fmt.Errorf("watchpoint at %#x: the address must be aligned to the size (%d)", addr, size)
+	case kind != WatchWrite && kind != WatchReadWrite:
+		return fmt.Errorf("watchpoint at %#x: unknown kind %d", addr, kind)
+	}
+	return nil
+}
+
+// watchMask has bit n set for each slot n in use.
+func (l *layer) watchMask() uint64 {
+	var m uint64
+	for i, w := range l.wps {
+		if w.on {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// takeDR6 reads tid's DR6 and clears the bits the layer looks at, so that
+// a later int3 trap, which leaves DR6 alone, does not look like a step.
+func (l *layer) takeDR6(tid int) uint64 {
+	if l.dr == nil {
+		return 0
+	}
+	v, err := l.dr.DebugReg(tid, 6)
+	if err != nil {
+		return 0
+	}
+	if v&(dr6Step|dr6TrapBits) != 0 {
+		_ = l.dr.SetDebugReg(tid, 6, 0)
+	}
+	return v
+}
+
+// applyDR gives th the debug registers of the current watchpoints.
+func (l *layer) applyDR(th *lthread) error {
+	if l.dr == nil {
+		th.drGen = l.wpGen
+		return nil
+	}
+	mask := l.watchMask()
+	if mask == 0 && !th.drSet {
+		th.drGen = l.wpGen
+		return nil
+	}
+	// Disable everything first: the kernel checks each enabled slot's
+	// address against its length as it changes.
+	if err := l.dr.SetDebugReg(th.tid, 7, 0); err != nil {
+		return err
+	}
+	th.drSet = false
+	var dr7 uint64
+	for i, w := range l.wps {
+		if !w.on {
+			continue
+		}
+		if err := l.dr.SetDebugReg(th.tid, i, w.addr); err != nil {
+			return err
+		}
+		dr7 |= w.dr7(i)
+	}
+	if dr7 != 0 {
+		if err := l.dr.SetDebugReg(th.tid, 7, dr7); err != nil {
+			return err
+		}
+		th.drSet = true
+	}
+	th.drGen = l.wpGen
+	return nil
+}
+
+// setWatch puts w in slot i (an unset w clears it) in every live thread.
+func (l *layer) setWatch(i int, w watch) error {
+	if l.dr == nil {
+		return ErrNoDebugRegs
+	}
+	old := l.wps[i]
+	l.wps[i] = w
+	l.wpGen++
+	for _, tid := range l.liveTids() {
+		if err := l.applyDR(l.thread(tid)); err != nil && !errors.Is(err, detcore.ErrGone) {
+			l.wps[i] = old
+			l.wpGen++
+			for _, tid := range l.liveTids() {
+				_ = l.applyDR(l.thread(tid))
+			}
+			return fmt.Errorf("watchpoint at %#x: %w", w.addr, err)
+		}
+	}
+	return nil
+}
+
+// liveTids lists the guest threads that are not exiting.
+func (l *layer) liveTids() []int {
+	var out []int
+	for _, t := range l.list() {
+		if t.State != "exiting" {
+			out = append(out, t.Tid)
+		}
+	}
+	return out
+}
+
+// procTids returns one live thread of each guest process, to reach its
+// memory through.
+func (l *layer) procTids() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, t := range l.list() {
+		if t.State != "exiting" && !seen[t.Pid] {
+			seen[t.Pid] = true
+			out = append(out, t.Tid)
+		}
+	}
+	return out
+}
+
+// byteAt reads the byte at addr in tid's memory.
+func (l *layer) byteAt(tid int, addr uint64) (byte, error) {
+	var b [1]byte
+	err := l.inner.ReadMem(tid, addr, b[:])
+	return b[0], err
+}
+
+// armedAt reports whether the int3 of a breakpoint is at addr in tid's
+// memory.
+func (l *layer) armedAt(tid int, addr uint64) bool {
+	if _, ok := l.bps[addr]; !ok {
+		return false
+	}
+	b, err := l.byteAt(tid, addr)
+	return err == nil && b == int3
+}
+
+// insert sets a breakpoint at addr in every guest process that maps it.
+// The first process read gives the original byte; a process holding
+// another byte there runs another program and is left alone.
+func (l *layer) insert(addr uint64) error {
+	if _, ok := l.bps[addr]; ok {
+		return nil
+	}
+	var orig byte
+	have, armed := false, false
+	var err error
+	for _, tid := range l.procTids() {
+		b, rerr := l.byteAt(tid, addr)
+		switch {
+		case rerr != nil:
+			err = rerr
+			continue
+		case !have:
+			orig, have = b, true
+		case b == int3:
+			armed = true // shares memory with a process done already
+			continue
+		case b != orig:
+			continue
+		}
+		if b == int3 {
+			armed = true // the guest's own int3: nothing to write
+			continue
+		}
+		if werr := l.inner.WriteMem(tid, addr, []byte{int3}); werr != nil {
+			err = werr
+			continue
+		}
+		armed = true
+	}
+	if !armed {
+		if err == nil {
+			err = errors.New("no guest process")
+		}
+		return fmt.Errorf("breakpoint at %#x: %w", addr, err)
+	}
+	l.bps[addr] = orig
+	delete(l.pending, addr)
+	return nil
+}
+
+// remove clears the breakpoint at addr in every guest process.
+func (l *layer) remove(addr uint64) {
+	orig, ok := l.bps[addr]
+	delete(l.bps, addr)
+	delete(l.pending, addr)
+	if !ok || orig == int3 {
+		return
+	}
+	for _, tid := range l.procTids() {
+		if b, err := l.byteAt(tid, addr); err == nil && b == int3 {
+			_ = l.inner.WriteMem(tid, addr, []byte{orig})
+		}
+	}
+}
+
+// rearm puts the int3 back at addr after a step over it by thread tid.
+func (l *layer) rearm(addr uint64, tid int) {
+	orig, ok := l.bps[addr]
+	if !ok || orig == int3 {
+		return
+	}
+	if l.inner.WriteMem(tid, addr, []byte{int3}) == nil {
+		return
+	}
+	// tid is gone (it exited or exec'd); its process may live on.
+	for _, p := range l.procTids() {
+		if b, err := l.byteAt(p, addr); err == nil && b == orig {
+			_ = l.inner.WriteMem(p, addr, []byte{int3})
+		}
+	}
+}
+
+// rearmExec inserts the breakpoints into a process that has just exec'd,
+// where its new program has the original bytes.
+func (l *layer) rearmExec(tid int) {
+	for addr, orig := range l.bps {
+		if b, err := l.byteAt(tid, addr); err == nil && b == orig && orig != int3 {
+			_ = l.inner.WriteMem(tid, addr, []byte{int3})
+		}
+	}
+}
+
+// install sets a new run's breakpoints and watchpoints. Breakpoints whose
+// page is not mapped yet wait in pending.
+func (l *layer) install(bps []uint64, wps [4]watch) {
+	for _, addr := range bps {
+		if l.insert(addr) != nil {
+			l.pending[addr] = true
+		}
+	}
+	for i, w := range wps {
+		if w.on {
+			_ = l.setWatch(i, w)
+		}
+	}
+}
+
+// retryPending tries the breakpoints a new run could not insert yet.
+func (l *layer) retryPending() {
+	for addr := range l.pending {
+		_ = l.insert(addr)
+	}
+}
+
+// mask puts the original bytes in place of our int3s in b, read at addr.
+func (l *layer) mask(addr uint64, b []byte) {
+	for a, orig := range l.bps {
+		if a >= addr && a-addr < uint64(len(b)) && b[a-addr] == int3 {
+			b[a-addr] = orig
+		}
+	}
+}
+
+// ReadMem implements detcore.Tracer.ReadMem: the engine sees the original
+// bytes under breakpoints.
+func (l *layer) ReadMem(tid int, addr uint64, b []byte) error {
+	if err := l.inner.ReadMem(tid, addr, b); err != nil {
+		return err
+	}
+	if !l.killed {
+		l.mask(addr, b)
+	}
+	return nil
+}
+
+// WriteMem implements detcore.Tracer.WriteMem: a write over a breakpoint
+// changes the byte the breakpoint restores, and the int3 stays.
+func (l *layer) WriteMem(tid int, addr uint64, b []byte) error {
+	if len(l.bps) == 0 || len(b) == 0 || l.killed {
+		return l.inner.WriteMem(tid, addr, b)
+	}
+	var data []byte
+	for a := range l.bps {
+		if a < addr || a-addr >= uint64(len(b)) || !l.armedAt(tid, a) {
+			continue
+		}
+		if data == nil {
+			data = append([]byte(nil), b...)
+		}
+		l.bps[a] = b[a-addr]
+		data[a-addr] = int3
+	}
+	if data == nil {
+		data = b
+	}
+	return l.inner.WriteMem(tid, addr, data)
+}
+
+// pageSize is the unit in which a failed read is retried.
+const pageSize = 4096
+
+// readMem reads guest memory for the Session: as much of b as is mapped
+// from addr on, with the original bytes under breakpoints.
+func (l *layer) readMem(tid int, addr uint64, b []byte) (int, error) {
+	err := l.inner.ReadMem(tid, addr, b)
+	n := len(b)
+	if err != nil {
+		n = 0
+		for n < len(b) {
+			a := addr + uint64(n)
+			chunk := min(len(b)-n, int(pageSize-a%pageSize))
+			if l.inner.ReadMem(tid, a, b[n:n+chunk]) != nil {
+				break
+			}
+			n += chunk
+		}
+	}
+	l.mask(addr, b[:n])
+	if n < len(b) {
+		return n, fmt.Errorf("reading %d bytes at %#x: %w", len(b), addr, err)
+	}
+	return n, nil
+}

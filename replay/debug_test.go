@@ -1,0 +1,737 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// fakeCPU is a detcore.Tracer and DebugRegs over a toy machine, enough to
+// drive the debug layer through the stops the kernel gives it. All its
+// threads share one memory, a byte map; an address not in it is unmapped.
+// Its instructions, decoded from memory at the instruction pointer:
+//
+//	90     nop
+//	cc     int3: SIGTRAP, ip after it, DR6 untouched
+//	0f 05  syscall: a seccomp stop if its address is in intercepted, else
+//	       it runs; a step over it reports SIGTRAP without DR6.BS
+//	a2     store: increments the byte at stores[ip]; watchpoints trap
+//	f4     exit the thread (status 0)
+//
+// A step of any other instruction traps with DR6.BS. A step resumed from
+// a seccomp stop ends when the syscall does, with a SIGTRAP without BS.
+type fakeCPU struct {
+	mem         map[uint64]byte
+	intercepted map[uint64]bool
+	stores      map[uint64]uint64
+	threads     map[int]*fthread
+	order       []int
+	queue       []detcore.Stop
+	// log records each Resume ("1:cont", "1:step", "1:syscall") and each
+	// write of one byte ("w 0x1002=cc").
+	log []string
+}
+
+type fthread struct {
+	regs      abi.Regs
+	dr        [8]uint64
+	inSyscall bool // at a seccomp stop
+	gone      bool
+}
+
+func newFakeCPU(base uint64, code ...byte) *fakeCPU {
+	f := &fakeCPU{mem: map[uint64]byte{}, intercepted: map[uint64]bool{}, stores: map[uint64]uint64{}, threads: map[int]*fthread{}}
+	for i, b := range code {
+		f.mem[base+uint64(i)] = b
+	}
+	f.addThread(1, base)
+	return f
+}
+
+func (f *fakeCPU) addThread(tid int, ip uint64) {
+	f.threads[tid] = &fthread{regs: abi.Regs{Rip: ip}}
+	f.order = append(f.order, tid)
+}
+
+func (f *fakeCPU) list() []detcore.ThreadInfo {
+	var out []detcore.ThreadInfo
+	for _, tid := range f.order {
+		if !f.threads[tid].gone {
+			out = append(out, detcore.ThreadInfo{Tid: tid, Vtid: tid, Pid: 1, Vpid: 1, State: "ready"})
+		}
+	}
+	return out
+}
+
+func (f *fakeCPU) live(tid int) (*fthread, error) {
+	th := f.threads[tid]
+	if th == nil || th.gone {
+		return nil, fmt.Errorf("thread %d: %w", tid, detcore.ErrGone)
+	}
+	return th, nil
+}
+
+func (f *fakeCPU) Wait() (detcore.Stop, error) {
+	if len(f.queue) == 0 {
+		return detcore.Stop{}, errors.New("fakeCPU: Wait would block forever")
+	}
+	st := f.queue[0]
+	f.queue = f.queue[1:]
+	return st, nil
+}
+
+var modeNames = map[detcore.ResumeMode]string{detcore.ResumeCont: "cont", detcore.ResumeSyscall: "syscall", detcore.ResumeStep: "step"}
+
+func (f *fakeCPU) Resume(tid int, mode detcore.ResumeMode, sig int) error {
+	th, err := f.live(tid)
+	if err != nil {
+		return err
+	}
+	f.log = append(f.log, fmt.Sprintf("%d:%s", tid, modeNames[mode]))
+	step := mode == detcore.ResumeStep
+	trap := func() { f.queue = append(f.queue, detcore.Stop{Tid: tid, Kind: detcore.StopSignal, Sig: abi.SIGTRAP}) }
+	if th.inSyscall {
+		th.inSyscall = false
+		switch mode {
+		case detcore.ResumeSyscall:
+			f.queue = append(f.queue, detcore.Stop{Tid: tid, Kind: detcore.StopSyscallExit})
+			return nil
+		case detcore.ResumeStep:
+			trap()
+			return nil
+		}
+	}
+	for range 1000 {
+		ip := th.regs.Rip
+		op, ok := f.mem[ip]
+		if !ok {
+			return fmt.Errorf("fakeCPU: thread %d runs into unmapped %#x", tid, ip)
+		}
+		switch {
+		case op == int3:
+			th.regs.Rip++
+			trap()
+			return nil
+		case op == 0x0f && f.mem[ip+1] == 0x05:
+			th.regs.Rip += 2
+			if f.intercepted[ip] {
+				th.inSyscall = true
+				f.queue = append(f.queue, detcore.Stop{Tid: tid, Kind: detcore.StopSeccomp})
+				return nil
+			}
+			if step {
+				trap()
+				return nil
+			}
+			continue
+		case op == 0xf4:
+			th.gone = true
+			f.queue = append(f.queue, detcore.Stop{Tid: tid, Kind: detcore.StopExited})
+			return nil
+		case op == 0xa2:
+			th.regs.Rip++
+			a := f.stores[ip]
+			f.mem[a]++
+			if hit := f.watchHits(th, a); hit != 0 {
+				th.dr[6] = hit
+				if step {
+					th.dr[6] |= dr6Step
+				}
+				trap()
+				return nil
+			}
+		case op == 0x90:
+			th.regs.Rip++
+		default:
+			return fmt.Errorf("fakeCPU: bad instruction %#x at %#x", op, ip)
+		}
+		if step {
+			th.dr[6] = dr6Step
+			trap()
+			return nil
+		}
+	}
+	return errors.New("fakeCPU: ran 1000 instructions without a stop")
+}
+
+// watchHits returns the DR6 bits of the write watchpoints of th that
+// cover addr.
+func (f *fakeCPU) watchHits(th *fthread, addr uint64) uint64 {
+	var hit uint64
+	for i := range 4 {
+		if th.dr[7]&(1<<(2*i)) == 0 {
+			continue
+		}
+		size := map[uint64]uint64{0: 1, 1: 2, 3: 4, 2: 8}[th.dr[7]>>(18+4*i)&3]
+		if addr >= th.dr[i] && addr < th.dr[i]+size {
+			hit |= 1 << i
+		}
+	}
+	return hit
+}
+
+func (f *fakeCPU) GetRegs(tid int, r *abi.Regs) error {
+	th, err := f.live(tid)
+	if err == nil {
+		*r = th.regs
+	}
+	return err
+}
+
+func (f *fakeCPU) SetRegs(tid int, r *abi.Regs) error {
+	th, err := f.live(tid)
+	if err == nil {
+		th.regs = *r
+	}
+	return err
+}
+
+func (f *fakeCPU) ReadMem(tid int, addr uint64, b []byte) error {
+	for i := range b {
+		v, ok := f.mem[addr+uint64(i)]
+		if !ok {
+			return fmt.Errorf("fakeCPU: %#x is not mapped", addr+uint64(i))
+		}
+		b[i] = v
+	}
+	return nil
+}
+
+func (f *fakeCPU) WriteMem(tid int, addr uint64, b []byte) error {
+	for i, v := range b {
+		if _, ok := f.mem[addr+uint64(i)]; !ok {
+			return fmt.Errorf("fakeCPU: %#x is not mapped", addr+uint64(i))
+		}
+		f.mem[addr+uint64(i)] = v
+	}
+	if len(b) == 1 {
+		f.log = append(f.log, fmt.Sprintf("w %#x=%02x", addr, b[0]))
+	}
+	return nil
+}
+
+func (f *fakeCPU) DebugReg(tid, i int) (uint64, error) {
+	th, err := f.live(tid)
+	if err != nil {
+		return 0, err
+	}
+	return th.dr[i], nil
+}
+
+func (f *fakeCPU) SetDebugReg(tid, i int, v uint64) error {
+	th, err := f.live(tid)
+	if err == nil {
+		th.dr[i] = v
+	}
+	return err
+}
+
+func (f *fakeCPU) FdKind(tid, fd int) detcore.FdKind { return detcore.FdOther }
+func (f *fakeCPU) PipeSpace(tid, fd int) int         { return -1 }
+func (f *fakeCPU) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
+	return make([]bool, len(ws)), nil
+}
+func (f *fakeCPU) Signals(tid int) (uint64, uint64, uint64, error) { return 0, 0, 0, nil }
+func (f *fakeCPU) Preempt(tid int) error                           { return nil }
+func (f *fakeCPU) SharedMapping(tid int, addr uint64) (uint64, uint64, uint64, bool) {
+	return 0, 0, 0, false
+}
+func (f *fakeCPU) ProcStat(pid int) (byte, int, error)         { return 'S', pid, nil }
+func (f *fakeCPU) Signal(pid, tid, sig int, info []byte) error { return nil }
+func (f *fakeCPU) AddTimerfdTicks(tid, fd int, n uint64) error { return nil }
+func (f *fakeCPU) GuestTid(tid int) (int, error)               { return tid, nil }
+func (f *fakeCPU) OnExec(tid int, atRandom [16]byte) error     { return nil }
+func (f *fakeCPU) KillAll()                                    {}
+func (f *fakeCPU) logSince(n int) string                       { return strings.Join(f.log[n:], " ") }
+func (f *fakeCPU) regs(t *testing.T, tid int) abi.Regs         { t.Helper(); return f.threads[tid].regs }
+func (f *fakeCPU) byteAt(addr uint64) byte                     { return f.mem[addr] }
+func (f *fakeCPU) setIntercepted(addrs ...uint64)              { setAll(f.intercepted, addrs) }
+func setAll(m map[uint64]bool, addrs []uint64) {
+	for _, a := range addrs {
+		m[a] = true
+	}
+}
+func (f *fakeCPU) dr(tid, i int) uint64        { return f.threads[tid].dr[i] }
+func (f *fakeCPU) logLen() int                 { return len(f.log) }
+func (f *fakeCPU) resumesSince(n int) []string { return filter(f.log[n:], ":") }
+func filter(ss []string, sub string) []string {
+	var out []string
+	for _, s := range ss {
+		if strings.Contains(s, sub) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var _ detcore.Tracer = (*fakeCPU)(nil)
+var _ DebugRegs = (*fakeCPU)(nil)
+
+// harness is a debug layer over a fakeCPU; the test plays the engine.
+type harness struct {
+	t     *testing.T
+	f     *fakeCPU
+	l     *layer
+	tr    detcore.Tracer
+	intr  atomic.Bool
+	stops []Stop
+	// onPause runs at each pause, on behalf of the Session; it returns
+	// the goal to resume with.
+	onPause func(st Stop) goal
+}
+
+func newHarness(t *testing.T, f *fakeCPU) *harness {
+	h := &harness{t: t, f: f}
+	h.l = newLayer(&h.intr)
+	h.tr = h.l.wrap(f)
+	h.l.list = f.list
+	h.l.stop = func(st Stop) {
+		h.stops = append(h.stops, st)
+		g := goal{breaks: true}
+		if h.onPause != nil {
+			g = h.onPause(st)
+		}
+		h.l.setGoal(g)
+	}
+	return h
+}
+
+// resume plays the engine: it resumes tid and returns the stop it sees.
+func (h *harness) resume(tid int, mode detcore.ResumeMode) detcore.Stop {
+	h.t.Helper()
+	if err := h.tr.Resume(tid, mode, 0); err != nil {
+		h.t.Fatalf("Resume(%d, %s): %v", tid, modeNames[mode], err)
+	}
+	st, err := h.tr.Wait()
+	if err != nil {
+		h.t.Fatalf("Wait: %v", err)
+	}
+	return st
+}
+
+func TestClassifyTrap(t *testing.T) {
+	type looked struct{ afterSyscall, atBreak bool }
+	cases := []struct {
+		name string
+		f    trapFacts
+		look *looked // nil: look must not be called
+		want trapClass
+	}{
+		{"our step", trapFacts{dr6: dr6Step, ourStep: true}, nil, trapClass{step: true, watch: -1}},
+		{"our step out of a syscall", trapFacts{ourStep: true, inSyscall: true}, nil, trapClass{step: true, watch: -1}},
+		{"our step over a native syscall", trapFacts{ourStep: true}, &looked{afterSyscall: true}, trapClass{step: true, watch: -1}},
+		{"our step onto our int3", trapFacts{ourStep: true}, &looked{atBreak: true}, trapClass{brk: true, watch: -1}},
+		{"guest int3 while stepping", trapFacts{ourStep: true}, &looked{}, trapClass{watch: -1}},
+		{"guest's own single-step", trapFacts{dr6: dr6Step}, &looked{}, trapClass{watch: -1}},
+		{"our int3 after the guest's own single-step", trapFacts{dr6: dr6Step}, &looked{atBreak: true}, trapClass{brk: true, watch: -1}},
+		{"watchpoint 1", trapFacts{dr6: 1 << 1, watching: 0b11}, nil, trapClass{watch: 1}},
+		{"watchpoint and our step", trapFacts{dr6: dr6Step | 1, watching: 1, ourStep: true}, nil, trapClass{step: true, watch: 0}},
+		{"stale bit of an unused slot", trapFacts{dr6: 1 << 2, watching: 0b11}, &looked{}, trapClass{watch: -1}},
+		{"step over a breakpoint", trapFacts{dr6: dr6Step, stepOver: true}, nil, trapClass{step: true, watch: -1}},
+		{"step over a breakpoint on a syscall", trapFacts{stepOver: true}, nil, trapClass{step: true, watch: -1}},
+		{"step over a breakpoint on a guest int3", trapFacts{stepOver: true, overInt3: true}, nil, trapClass{watch: -1}},
+		{"our breakpoint", trapFacts{}, &looked{atBreak: true}, trapClass{brk: true, watch: -1}},
+		{"guest int3", trapFacts{}, &looked{}, trapClass{watch: -1}},
+		{"guest raise after a syscall", trapFacts{}, &looked{afterSyscall: true}, trapClass{watch: -1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			look := func() (bool, bool) {
+				if c.look == nil {
+					t.Fatal("look called, but the debug registers decide")
+				}
+				return c.look.afterSyscall, c.look.atBreak
+			}
+			if got := classifyTrap(c.f, look); got != c.want {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestBreakpointStepOver(t *testing.T) {
+	// nop nop [nop: breakpoint] nop syscall(intercepted) exit
+	f := newFakeCPU(0x1000, 0x90, 0x90, 0x90, 0x90, 0x0f, 0x05, 0xf4)
+	f.setIntercepted(0x1004)
+	h := newHarness(t, f)
+	if err := h.l.insert(0x1002); err != nil {
+		t.Fatal(err)
+	}
+	if f.byteAt(0x1002) != int3 {
+		t.Fatalf("byte at the breakpoint %#x, want cc", f.byteAt(0x1002))
+	}
+	h.onPause = func(st Stop) goal {
+		if got := f.regs(t, 1).Rip; got != 0x1002 {
+			t.Errorf("at the breakpoint, rip %#x, want 0x1002", got)
+		}
+		var b [3]byte
+		if n, err := h.l.readMem(1, 0x1001, b[:]); n != 3 || err != nil || b != [3]byte{0x90, 0x90, 0x90} {
+			t.Errorf("readMem = %d, %v, % x; want the original bytes", n, err, b)
+		}
+		if f.byteAt(0x1002) != int3 {
+			t.Errorf("the int3 is gone while paused")
+		}
+		return goal{breaks: true}
+	}
+	h.l.setGoal(goal{breaks: true})
+	mark := f.logLen()
+	st := h.resume(1, detcore.ResumeCont)
+	if st.Kind != detcore.StopSeccomp || f.regs(t, 1).Rip != 0x1006 {
+		t.Fatalf("engine saw %+v at %#x, want the seccomp stop at 0x1006", st, f.regs(t, 1).Rip)
+	}
+	want := []Stop{{Reason: ReasonBreakpoint, Tid: 1, Addr: 0x1002}}
+	if !reflect.DeepEqual(h.stops, want) {
+		t.Errorf("stops %+v, want %+v", h.stops, want)
+	}
+	if got, want := f.logSince(mark), "1:cont w 0x1002=90 1:step w 0x1002=cc 1:cont"; got != want {
+		t.Errorf("tracer calls %q, want %q", got, want)
+	}
+	// Without a goal that breaks, the breakpoint is stepped over unseen.
+	f.threads[1].regs.Rip, f.threads[1].inSyscall = 0x1000, false
+	h.stops = nil
+	h.l.setGoal(goal{toEvent: true, event: 99})
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopSeccomp || len(h.stops) != 0 {
+		t.Errorf("engine saw %+v, pauses %+v; want the seccomp stop and no pause", st, h.stops)
+	}
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopExited {
+		t.Errorf("engine saw %+v, want the exit", st)
+	}
+}
+
+func TestStepCounting(t *testing.T) {
+	// 0x1000 nop nop nop / 0x1003 syscall (intercepted) / 0x1005 nop /
+	// 0x1006 syscall (native) / 0x1008 nop nop / 0x100a syscall
+	// (intercepted) / 0x100c nop exit
+	f := newFakeCPU(0x1000, 0x90, 0x90, 0x90, 0x0f, 0x05, 0x90, 0x0f, 0x05, 0x90, 0x90, 0x0f, 0x05, 0x90, 0xf4)
+	f.setIntercepted(0x1003, 0x100a)
+	cases := []struct {
+		n       int
+		wantRip uint64
+		// seccomp stops the engine sees before the step ends
+		wantSeen int
+	}{
+		{1, 0x1001, 0},
+		{3, 0x1003, 0},
+		{4, 0x1005, 1}, // the intercepted syscall counts when it completes
+		{6, 0x1008, 1}, // the native syscall counts once
+		{9, 0x100c, 2},
+		{10, 0x100d, 2},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
+			f.threads[1].regs.Rip, f.threads[1].inSyscall = 0x1000, false
+			h := newHarness(t, f)
+			h.l.setGoal(goal{breaks: true, stepTid: 1, stepN: c.n})
+			mark := f.logLen()
+			var rip uint64
+			var resumes []string
+			h.onPause = func(Stop) goal {
+				rip, resumes = f.regs(t, 1).Rip, f.resumesSince(mark)
+				return goal{breaks: true}
+			}
+			seen := 0
+			// The engine resumes the thread at each stop it sees: the
+			// seccomp stops, the last with ResumeSyscall.
+			mode := detcore.ResumeCont
+			for len(h.stops) == 0 {
+				st := h.resume(1, mode)
+				if len(h.stops) > 0 {
+					break
+				}
+				switch st.Kind {
+				case detcore.StopSeccomp:
+					seen++
+					mode = detcore.ResumeSyscall
+				case detcore.StopSyscallExit:
+					mode = detcore.ResumeCont
+				default:
+					t.Fatalf("engine saw %+v", st)
+				}
+			}
+			want := Stop{Reason: ReasonStep, Tid: 1, Steps: c.n}
+			if !reflect.DeepEqual(h.stops[0], want) {
+				t.Errorf("pause %+v, want %+v", h.stops[0], want)
+			}
+			if rip != c.wantRip {
+				t.Errorf("rip %#x, want %#x", rip, c.wantRip)
+			}
+			if seen != c.wantSeen {
+				t.Errorf("engine saw %d seccomp stops, want %d", seen, c.wantSeen)
+			}
+			if slices.Contains(resumes, "1:cont") {
+				t.Errorf("a ResumeCont reached the tracer while stepping: %v", resumes)
+			}
+		})
+	}
+}
+
+func TestStepSyscallResumeNotConverted(t *testing.T) {
+	// syscall (intercepted) / nop / exit
+	f := newFakeCPU(0x1000, 0x0f, 0x05, 0x90, 0xf4)
+	f.setIntercepted(0x1000)
+	h := newHarness(t, f)
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopSeccomp {
+		t.Fatalf("engine saw %+v", st)
+	}
+	h.l.setGoal(goal{breaks: true, stepTid: 1, stepN: 2})
+	mark := f.logLen()
+	var rip uint64
+	var log string
+	h.onPause = func(Stop) goal {
+		rip, log = f.regs(t, 1).Rip, f.logSince(mark)
+		return goal{breaks: true}
+	}
+	if st := h.resume(1, detcore.ResumeSyscall); st.Kind != detcore.StopSyscallExit {
+		t.Fatalf("engine saw %+v, want the syscall exit", st)
+	}
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopExited {
+		t.Fatalf("engine saw %+v, want the exit", st)
+	}
+	if want := "1:syscall 1:step"; log != want {
+		t.Errorf("resumes %q, want %q", log, want)
+	}
+	if len(h.stops) != 1 || h.stops[0].Steps != 2 || rip != 0x1003 {
+		t.Errorf("pauses %+v at %#x, want one step of 2 at 0x1003", h.stops, rip)
+	}
+}
+
+func TestStepOntoBreakpointThenContinue(t *testing.T) {
+	// nop [nop: breakpoint] nop syscall(intercepted)
+	f := newFakeCPU(0x1000, 0x90, 0x90, 0x90, 0x0f, 0x05)
+	f.setIntercepted(0x1003)
+	h := newHarness(t, f)
+	if err := h.l.insert(0x1001); err != nil {
+		t.Fatal(err)
+	}
+	h.l.setGoal(goal{breaks: true, stepTid: 1, stepN: 1})
+	h.onPause = func(st Stop) goal { return goal{breaks: true} }
+	st := h.resume(1, detcore.ResumeCont)
+	// Stepped onto the breakpoint (ReasonStep), then continued: the
+	// breakpoint the Session already stands on is stepped over, not hit.
+	want := []Stop{{Reason: ReasonStep, Tid: 1, Steps: 1}}
+	if !reflect.DeepEqual(h.stops, want) || st.Kind != detcore.StopSeccomp {
+		t.Errorf("pauses %+v, engine saw %+v; want %+v and the seccomp stop", h.stops, st, want)
+	}
+}
+
+func TestWatchpoint(t *testing.T) {
+	// nop store(0x2000) nop exit
+	f := newFakeCPU(0x1000, 0x90, 0xa2, 0x90, 0xf4)
+	f.mem[0x2000] = 7
+	f.stores[0x1001] = 0x2000
+	h := newHarness(t, f)
+	if err := h.l.setWatch(0, watch{on: true, addr: 0x2000, size: 1, kind: WatchWrite}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.dr(1, 7); got != 0x10001 {
+		t.Errorf("DR7 %#x, want 0x10001 (L0, write, 1 byte)", got)
+	}
+	h.l.setGoal(goal{breaks: true})
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopExited {
+		t.Fatalf("engine saw %+v, want the exit", st)
+	}
+	want := []Stop{{Reason: ReasonWatchpoint, Tid: 1, Addr: 0x2000, Watch: 0}}
+	if !reflect.DeepEqual(h.stops, want) {
+		t.Errorf("pauses %+v, want %+v", h.stops, want)
+	}
+	if f.mem[0x2000] != 8 {
+		t.Errorf("watched byte %d, want 8", f.mem[0x2000])
+	}
+	if got := f.dr(1, 6); got != 0 {
+		t.Errorf("DR6 %#x after the hit, want it cleared", got)
+	}
+}
+
+func TestWatchpointNewThread(t *testing.T) {
+	f := newFakeCPU(0x1000, 0x90, 0xa2, 0xf4)
+	f.mem[0x2000] = 0
+	f.stores[0x1001] = 0x2000
+	h := newHarness(t, f)
+	if err := h.l.setWatch(2, watch{on: true, addr: 0x2000, size: 8, kind: WatchReadWrite}); err != nil {
+		t.Fatal(err)
+	}
+	f.addThread(2, 0x1000)
+	h.l.setGoal(goal{breaks: true})
+	if st := h.resume(2, detcore.ResumeCont); st.Kind != detcore.StopExited {
+		t.Fatalf("engine saw %+v", st)
+	}
+	if len(h.stops) != 1 || h.stops[0].Tid != 2 || h.stops[0].Watch != 2 {
+		t.Errorf("pauses %+v, want watchpoint 2 hit by thread 2", h.stops)
+	}
+	if err := h.l.setWatch(2, watch{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.dr(1, 7); got != 0 {
+		t.Errorf("DR7 of thread 1 %#x after clearing, want 0", got)
+	}
+}
+
+func TestForeignTrapPassesThrough(t *testing.T) {
+	// nop int3 (the guest's own) exit; a breakpoint elsewhere keeps the
+	// layer looking at traps.
+	f := newFakeCPU(0x1000, 0x90, 0xcc, 0xf4, 0x90)
+	h := newHarness(t, f)
+	if err := h.l.insert(0x1003); err != nil {
+		t.Fatal(err)
+	}
+	h.l.setGoal(goal{breaks: true})
+	st := h.resume(1, detcore.ResumeCont)
+	if st.Kind != detcore.StopSignal || st.Sig != abi.SIGTRAP || len(h.stops) != 0 {
+		t.Errorf("engine saw %+v, pauses %+v; want the SIGTRAP and no pause", st, h.stops)
+	}
+	if got := f.regs(t, 1).Rip; got != 0x1002 {
+		t.Errorf("rip %#x, want 0x1002 (untouched)", got)
+	}
+}
+
+func TestMemoryUnderBreakpoints(t *testing.T) {
+	f := newFakeCPU(0x1000, 0x90, 0x91, 0x92, 0x93)
+	h := newHarness(t, f)
+	if err := h.l.insert(0x1001); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.l.insert(0x5000); err == nil {
+		t.Error("inserting a breakpoint in unmapped memory succeeded")
+	}
+	var b [4]byte
+	if err := h.tr.ReadMem(1, 0x1000, b[:]); err != nil || b != [4]byte{0x90, 0x91, 0x92, 0x93} {
+		t.Errorf("engine read % x, %v; want the original bytes", b, err)
+	}
+	// The engine (an emulated read) writes over the breakpoint.
+	if err := h.tr.WriteMem(1, 0x1000, []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if f.byteAt(0x1001) != int3 || h.l.bps[0x1001] != 2 {
+		t.Errorf("after a write: byte %#x, original %#x; want cc and 2", f.byteAt(0x1001), h.l.bps[0x1001])
+	}
+	h.l.remove(0x1001)
+	if f.byteAt(0x1001) != 2 {
+		t.Errorf("after removal: byte %#x, want 2", f.byteAt(0x1001))
+	}
+	// A read running into an unmapped page returns what precedes it.
+	for a := uint64(0x1ffc); a < 0x2000; a++ {
+		f.mem[a] = 0x90
+	}
+	buf := make([]byte, 8)
+	if n, err := h.l.readMem(1, 0x1ffc, buf); n != 4 || err == nil {
+		t.Errorf("readMem = %d, %v; want 4 and an error", n, err)
+	}
+}
+
+// Tracers with some of the optional interfaces.
+type (
+	fileCPU     struct{ *fakeCPU }
+	procCPU     struct{ *fakeCPU }
+	fileProcCPU struct{ *fakeCPU }
+)
+
+func (fileCPU) Statx(int, detcore.StatReq) (detcore.StatxBuf, error) {
+	return detcore.StatxBuf{}, nil
+}
+func (fileCPU) OpenDir(int, int) (detcore.DirHandle, error) { return nil, nil }
+func (procCPU) FdPath(int, int) (string, error)             { return "", nil }
+func (procCPU) ReadFd(int, int) ([]byte, int64, error)      { return nil, 0, nil }
+func (procCPU) SeekFd(int, int, int64) error                { return nil }
+func (fileProcCPU) Statx(int, detcore.StatReq) (detcore.StatxBuf, error) {
+	return detcore.StatxBuf{}, nil
+}
+func (fileProcCPU) OpenDir(int, int) (detcore.DirHandle, error) { return nil, nil }
+func (fileProcCPU) FdPath(int, int) (string, error)             { return "", nil }
+func (fileProcCPU) ReadFd(int, int) ([]byte, int64, error)      { return nil, 0, nil }
+func (fileProcCPU) SeekFd(int, int, int64) error                { return nil }
+
+func TestWrapForwardsOptionalInterfaces(t *testing.T) {
+	f := newFakeCPU(0x1000, 0x90)
+	cases := []struct {
+		name       string
+		inner      detcore.Tracer
+		file, proc bool
+	}{
+		{"none", f, false, false},
+		{"file", fileCPU{f}, true, false},
+		{"proc", procCPU{f}, false, true},
+		{"both", fileProcCPU{f}, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var intr atomic.Bool
+			l := newLayer(&intr)
+			tr := l.wrap(c.inner)
+			_, file := tr.(detcore.FileTracer)
+			_, proc := tr.(detcore.ProcTracer)
+			if file != c.file || proc != c.proc {
+				t.Errorf("FileTracer %v, ProcTracer %v; want %v, %v", file, proc, c.file, c.proc)
+			}
+			if l.dr == nil {
+				t.Error("the layer did not find the debug registers")
+			}
+		})
+	}
+}
+
+func TestKilledLayerLetsTheEngineDrain(t *testing.T) {
+	f := newFakeCPU(0x1000, 0x90)
+	h := newHarness(t, f)
+	h.l.kill()
+	ready, err := h.tr.Poll([]detcore.FdWait{{Tid: 1, Fd: 0}, {Tid: 1, Fd: 1}}, time.Hour)
+	if err != nil || !slices.Equal(ready, []bool{true, true}) {
+		t.Errorf("Poll = %v, %v; want all ready", ready, err)
+	}
+	if own, _, blocked, err := h.tr.Signals(1); err != nil || own != 1<<(abi.SIGKILL-1) || blocked != 0 {
+		t.Errorf("Signals = %#x, blocked %#x, %v; want SIGKILL pending", own, blocked, err)
+	}
+}
+
+func TestPreemptRefusedWhileDebugging(t *testing.T) {
+	f := newFakeCPU(0x1000, 0x90)
+	h := newHarness(t, f)
+	if err := h.tr.Preempt(1); err != nil {
+		t.Errorf("Preempt with no debugging: %v", err)
+	}
+	h.l.setGoal(goal{stepTid: 1, stepN: 1})
+	if err := h.tr.Preempt(1); err == nil {
+		t.Error("Preempt while stepping succeeded")
+	}
+	h.l.setGoal(goal{})
+	h.l.activity.Add(1)
+	if err := h.tr.Preempt(1); err == nil {
+		t.Error("Preempt right after a swallowed stop succeeded")
+	}
+	if err := h.tr.Preempt(1); err != nil {
+		t.Errorf("Preempt after a quiet period: %v", err)
+	}
+}
+
+func TestInterruptAndEvents(t *testing.T) {
+	f := newFakeCPU(0x1000, 0x90, 0x0f, 0x05, 0xf4)
+	f.setIntercepted(0x1001)
+	h := newHarness(t, f)
+	h.intr.Store(true)
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopSeccomp {
+		t.Fatalf("engine saw %+v", st)
+	}
+	h.l.onEvent(0) // the interrupt was served: no pause
+	h.intr.Store(true)
+	h.l.onEvent(1)
+	h.l.setGoal(goal{toEvent: true, event: 2})
+	h.l.onEvent(2)
+	want := []Stop{
+		{Reason: ReasonInterrupt, Tid: 1},
+		{Reason: ReasonInterrupt, Tid: 1, Event: 1},
+		{Reason: ReasonEvent, Tid: 1, Event: 2},
+	}
+	if !reflect.DeepEqual(h.stops, want) {
+		t.Errorf("pauses %+v, want %+v", h.stops, want)
+	}
+	if h.l.event != 3 || h.l.boundary {
+		t.Errorf("after event 2: event %d, boundary %v; want 3, false", h.l.event, h.l.boundary)
+	}
+}

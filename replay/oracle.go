@@ -1,0 +1,178 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/recorder"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// oracle is the tracer a replay's engine drives: it answers the engine's
+// questions about the outside world from the trace instead of asking the
+// host, and otherwise reaches the guest.
+type oracle struct {
+	recorder.HostTracer
+	p *player
+}
+
+// DebugReg passes the debug registers through, for the Session.
+func (o *oracle) DebugReg(tid, i int) (uint64, error) {
+	d, ok := o.HostTracer.(DebugRegs)
+	if !ok {
+		return 0, ErrNoDebugRegs
+	}
+	return d.DebugReg(tid, i)
+}
+
+// SetDebugReg passes the debug registers through, for the Session.
+func (o *oracle) SetDebugReg(tid, i int, v uint64) error {
+	d, ok := o.HostTracer.(DebugRegs)
+	if !ok {
+		return ErrNoDebugRegs
+	}
+	return d.SetDebugReg(tid, i, v)
+}
+
+// Resume refuses to run a guest that has diverged.
+func (o *oracle) Resume(tid int, mode detcore.ResumeMode, sig int) error {
+	if o.p.err != nil {
+		return o.p.err
+	}
+	return o.HostTracer.Resume(tid, mode, sig)
+}
+
+func (o *oracle) Wait() (detcore.Stop, error) {
+	if o.p.err != nil {
+		return detcore.Stop{}, o.p.err
+	}
+	return o.HostTracer.Wait()
+}
+
+func (o *oracle) FdKind(tid, fd int) detcore.FdKind {
+	ev, ok := o.p.answer(recorder.QueryFdKind, uint64(fd))
+	if !ok {
+		return detcore.FdClosed
+	}
+	return detcore.FdKind(ev.Result)
+}
+
+func (o *oracle) PipeSpace(tid, fd int) int {
+	ev, ok := o.p.answer(recorder.QueryPipeSpace, uint64(fd))
+	if !ok {
+		return -1
+	}
+	return int(ev.Result)
+}
+
+func (o *oracle) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
+	ev, ok := o.p.answer(recorder.QueryPoll, recorder.PollKey(ws))
+	if !ok {
+		return nil, o.p.err
+	}
+	if err := o.errOf(ev.Result, ev.Mem); err != nil {
+		return nil, err
+	}
+	return recorder.DecodePoll(len(ws), ev.Result, ev.Mem), nil
+}
+
+// errOf decodes an answer's error.
+func (o *oracle) errOf(res int64, mem []trace.MemWrite) error {
+	var msg []byte
+	if len(mem) > 0 {
+		msg = mem[0].Data
+	}
+	return recorder.ErrorOf(res, msg)
+}
+
+func (o *oracle) data(q int, key uint64) ([]byte, int64, error) {
+	ev, ok := o.p.answer(q, key)
+	if !ok {
+		return nil, 0, o.p.err
+	}
+	if err := o.errOf(ev.Result, ev.Mem); err != nil {
+		return nil, ev.Result, err
+	}
+	var b []byte
+	if len(ev.Mem) > 0 {
+		b = append([]byte(nil), ev.Mem[0].Data...)
+	}
+	return b, ev.Result, nil
+}
+
+func (o *oracle) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
+	var st detcore.StatxBuf
+	b, _, err := o.data(recorder.QueryStatx, recorder.StringKey(req.Path, uint64(req.Dirfd)<<32|uint64(req.Flags)))
+	copy(st[:], b)
+	return st, err
+}
+
+func (o *oracle) OpenDir(tid, fd int) (detcore.DirHandle, error) {
+	b, _, err := o.data(recorder.QueryOpenDir, uint64(fd))
+	if err != nil {
+		return nil, err
+	}
+	id, err := recorder.DecodeFileID(b)
+	if err != nil {
+		return nil, o.p.diverge(0, "corrupt directory answer: %v", err)
+	}
+	// The rebuilt directory's own descriptor keeps the guest's offset.
+	h, herr := o.HostTracer.OpenDir(tid, fd)
+	return &dirHandle{o: o, fd: fd, id: id, real: h, realErr: herr}, nil
+}
+
+type dirHandle struct {
+	o       *oracle
+	fd      int
+	id      detcore.FileID
+	real    detcore.DirHandle
+	realErr error
+}
+
+func (d *dirHandle) ID() detcore.FileID { return d.id }
+
+func (d *dirHandle) Offset() (int64, error) {
+	if d.real == nil {
+		return 0, d.realErr
+	}
+	return d.real.Offset()
+}
+
+func (d *dirHandle) SetOffset(off int64) error {
+	if d.real == nil {
+		return d.realErr
+	}
+	return d.real.SetOffset(off)
+}
+
+func (d *dirHandle) Close() error {
+	if d.real == nil {
+		return nil
+	}
+	return d.real.Close()
+}
+
+func (d *dirHandle) ReadAll() ([]detcore.DirEntry, error) {
+	b, _, err := d.o.data(recorder.QueryReadDir, uint64(d.fd))
+	if err != nil {
+		return nil, err
+	}
+	ents, err := recorder.DecodeDir(b)
+	if err != nil {
+		return nil, d.o.p.diverge(0, "corrupt directory listing in the trace")
+	}
+	return ents, nil
+}
+
+func (o *oracle) FdPath(tid, fd int) (string, error) {
+	b, _, err := o.data(recorder.QueryFdPath, uint64(fd))
+	return string(b), err
+}
+
+func (o *oracle) ReadFd(tid, fd int) ([]byte, int64, error) {
+	b, off, err := o.data(recorder.QueryReadFd, uint64(fd))
+	if err != nil {
+		return nil, 0, err
+	}
+	return b, off, nil
+}

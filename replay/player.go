@@ -1,0 +1,274 @@
+// Package replay runs a program again from a trace made by package
+// recorder: the same engine recomputes the schedule, time, randomness and
+// ids, and the trace supplies what came from outside. Session, built on
+// it, stops anywhere in the replay for a debugger.
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/recorder"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// DivergenceError says the replay stopped doing what the recording did.
+type DivergenceError struct {
+	Event uint64 // the event at which it noticed
+	Tid   int    // the guest thread (as the guest sees it), 0 if none
+	Msg   string
+}
+
+func (e *DivergenceError) Error() string {
+	if e.Tid != 0 {
+		return fmt.Sprintf("replay diverged at event %d: thread %d %s", e.Event, e.Tid, e.Msg)
+	}
+	return fmt.Sprintf("replay diverged at event %d: %s", e.Event, e.Msg)
+}
+
+// TruncatedError says the trace ends (damaged or cut) before the replay
+// does.
+type TruncatedError struct {
+	Event uint64
+	Err   error
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("the trace ends at event %d, before the program did (%v)", e.Event, e.Err)
+}
+
+func (e *TruncatedError) Unwrap() error { return e.Err }
+
+// player feeds a trace's events to a run, in order. It implements
+// detcore.Journal; tracer (oracle.go) answers the engine's questions
+// from it.
+type player struct {
+	r *trace.Reader
+	// ev is the next event, valid when have is set; n is its number.
+	ev   trace.Event
+	have bool
+	n    uint64
+	// err is the first divergence; the run stops with it.
+	err error
+	// args are each (thread, syscall)'s last recorded arguments.
+	args map[[2]int32][6]uint64
+	// force holds, per host tid, the result to force at Exit.
+	force map[int]int64
+	// place holds, per host tid, the address an mmap must return.
+	place   map[int]int64
+	onEvent func(uint64)
+	// exit is the recorded exit of the root process, once reached.
+	exit *trace.Event
+}
+
+func newPlayer(r *trace.Reader, onEvent func(uint64)) *player {
+	return &player{r: r, args: map[[2]int32][6]uint64{}, force: map[int]int64{}, place: map[int]int64{}, onEvent: onEvent}
+}
+
+// peek returns the next event that is not a captured file (those were
+// used to build the root), or an error at the end of the trace.
+func (p *player) peek() (*trace.Event, error) {
+	for !p.have {
+		p.n = p.r.Pos()
+		err := p.r.Next(&p.ev)
+		if err == io.EOF {
+			if t := p.r.Truncation(); t != nil {
+				return nil, &TruncatedError{Event: p.n, Err: t}
+			}
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, &TruncatedError{Event: p.n, Err: err}
+		}
+		if p.ev.Kind == trace.KindExit && p.ev.Group {
+			ev := p.ev
+			p.exit = &ev
+			continue
+		}
+		p.have = p.ev.Kind != trace.KindFile
+	}
+	return &p.ev, nil
+}
+
+func (p *player) take() { p.have = false }
+
+func (p *player) diverge(tid int, format string, args ...any) error {
+	if p.err == nil {
+		p.err = &DivergenceError{Event: p.n, Tid: tid, Msg: fmt.Sprintf(format, args...)}
+	}
+	return p.err
+}
+
+// describe names the event the recording has next, for messages.
+func (p *player) describe(ev *trace.Event) string {
+	switch {
+	case ev == nil:
+		return "the end of the recording"
+	case ev.Kind != trace.KindSyscall:
+		return fmt.Sprintf("a %s event", ev.Kind)
+	case ev.Sysno < 0:
+		return "the host's answer to a " + recorder.QueryName(ev.Sysno) + " question"
+	case ev.External:
+		return fmt.Sprintf("the result of thread %d's %s", ev.Tid, abi.SyscallName(int(ev.Sysno)))
+	}
+	if a, ok := p.args[[2]int32{ev.Tid, ev.Sysno}]; ok && recorder.ArgDigest(a) == ev.Digest {
+		return fmt.Sprintf("thread %d calling %s", ev.Tid, callString(int(ev.Sysno), a))
+	}
+	return fmt.Sprintf("thread %d calling %s", ev.Tid, abi.SyscallName(int(ev.Sysno)))
+}
+
+func callString(nr int, a [6]uint64) string {
+	parts := make([]string, 0, 6)
+	for _, v := range a[:nargs(nr)] {
+		if int64(v) < 0 && int64(v) > -4096 {
+			parts = append(parts, fmt.Sprint(int64(v)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%#x", v))
+		}
+	}
+	return abi.SyscallName(nr) + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// nargs is how many arguments to show for syscall nr: all six, less the
+// trailing zeros most calls leave.
+func nargs(nr int) int {
+	switch nr {
+	case abi.SYS_READ, abi.SYS_WRITE, abi.SYS_OPEN, abi.SYS_IOCTL, abi.SYS_LSEEK, abi.SYS_READV, abi.SYS_WRITEV:
+		return 3
+	case abi.SYS_CLOSE, abi.SYS_EXIT, abi.SYS_EXIT_GROUP, abi.SYS_DUP:
+		return 1
+	case abi.SYS_OPENAT, abi.SYS_POLL, abi.SYS_CONNECT, abi.SYS_FUTEX:
+		return 4
+	}
+	return 6
+}
+
+// Enter implements detcore.Journal: the call must be the one recorded.
+func (p *player) Enter(c *detcore.Call) error {
+	if p.err != nil {
+		return p.err
+	}
+	ev, err := p.peek()
+	if err == io.EOF {
+		return p.diverge(c.Vtid, "called %s after the recording ended", callString(c.Nr, c.Args))
+	}
+	if err != nil {
+		return err
+	}
+	if ev.Kind == trace.KindSyscall && !ev.External && len(ev.Mem) == 1 {
+		if a, ok := recorder.DecodeArgs(ev.Mem[0].Data); ok {
+			p.args[[2]int32{ev.Tid, ev.Sysno}] = a
+		}
+	}
+	if ev.Kind != trace.KindSyscall || ev.External || ev.Tid != int32(c.Vtid) || ev.Sysno != int32(c.Nr) ||
+		ev.Digest != recorder.ArgDigest(c.Args) {
+		return p.diverge(c.Vtid, "called %s but the recording has %s", callString(c.Nr, c.Args), p.describe(ev))
+	}
+	n := p.n
+	p.take()
+	if p.onEvent != nil {
+		p.onEvent(n)
+	}
+	return nil
+}
+
+// Native implements detcore.Journal: a call whose result was recorded is
+// emulated from it (or run and then forced to it).
+func (p *player) Native(c *detcore.Call) detcore.Outcome {
+	if p.err != nil {
+		// Stop the guest from acting on a diverged run.
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	}
+	ev, err := p.peek()
+	if err != nil || ev.Kind != trace.KindSyscall || !ev.External || ev.Sysno != int32(c.Nr) || ev.Tid != int32(c.Vtid) {
+		return detcore.Outcome{}
+	}
+	p.take()
+	switch {
+	case ev.Digest == recorder.ResultForce:
+		p.force[c.Tid] = ev.Result
+		return detcore.Outcome{Exit: true}
+	case ev.Digest == recorder.ResultPlace && ev.Result >= 0:
+		args := c.Args
+		args[0] = uint64(ev.Result)
+		args[3] |= abi.MAP_FIXED_NOREPLACE
+		p.place[c.Tid] = ev.Result
+		return detcore.Outcome{Exit: true, Args: &args}
+	case recorder.Restarted(ev.Result):
+		return detcore.Outcome{}
+	}
+	o := detcore.Outcome{Emulate: true, Result: ev.Result}
+	for _, m := range ev.Mem {
+		o.Mem = append(o.Mem, detcore.MemWrite{Addr: m.Addr, Data: append([]byte(nil), m.Data...)})
+	}
+	return o
+}
+
+// Exit implements detcore.Journal.
+func (p *player) Exit(c *detcore.Call) (bool, int64, error) {
+	if addr, ok := p.place[c.Tid]; ok {
+		delete(p.place, c.Tid)
+		if c.Result != addr {
+			return false, 0, p.diverge(c.Vtid, "could not map %s at %#x, where the recording has it (result %d): the memory layout differs", callString(c.Nr, c.Args), addr, c.Result)
+		}
+		return false, 0, p.err
+	}
+	res, ok := p.force[c.Tid]
+	delete(p.force, c.Tid)
+	return ok, res, p.err
+}
+
+// Exec implements detcore.Journal.
+func (p *player) Exec(tid, vtid int) error { return p.err }
+
+// answer returns the recorded answer to question q with key key.
+func (p *player) answer(q int, key uint64) (*trace.Event, bool) {
+	if p.err != nil {
+		return nil, false
+	}
+	ev, err := p.peek()
+	if err != nil {
+		if err == io.EOF {
+			p.diverge(0, "hermit asked a %s question after the recording ended", recorder.QueryName(int32(-q)))
+		} else if p.err == nil {
+			p.err = err
+		}
+		return nil, false
+	}
+	if ev.Kind != trace.KindSyscall || !ev.External || ev.Sysno != int32(-q) || ev.Digest != key {
+		p.diverge(0, "hermit asked a %s question but the recording has %s", recorder.QueryName(int32(-q)), p.describe(ev))
+		return nil, false
+	}
+	p.take()
+	return ev, true
+}
+
+// finish checks the end of a run against the recording.
+func (p *player) finish(res detcore.Result) error {
+	if p.err != nil {
+		return p.err
+	}
+	ev, err := p.peek()
+	if err == nil {
+		return p.diverge(0, "the program ended but the recording has %s", p.describe(ev))
+	}
+	var te *TruncatedError
+	if errors.As(err, &te) {
+		return err
+	}
+	if p.exit != nil {
+		want := p.exit.Status
+		got := int32(res.ExitCode << 8)
+		if res.Signal != 0 {
+			got = int32(res.Signal)
+		}
+		if want != got {
+			return p.diverge(0, "the program ended with status %#x but the recording with %#x", got, want)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,277 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
+	"github.com/hermitdbg/hermit/recorder"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// Recording is a trace opened for replay. Its rebuilt root filesystem is
+// made once and shared by every run; each run writes to its own
+// throwaway layer over it.
+type Recording struct {
+	Dir      string
+	Header   *trace.Header
+	Settings recorder.Settings
+	// Events is how many events the trace holds (up to any damage).
+	Events uint64
+	files  []trace.File
+	root   string
+	stdin  string
+	// progress is the event the latest run has reached.
+	progress atomic.Uint64
+}
+
+// Progress returns how many events the latest run has consumed.
+func (rec *Recording) Progress() uint64 { return rec.progress.Load() }
+
+// Options configure the runs of a Recording.
+type Options struct {
+	// Stdout and Stderr receive the guest's output (nil: /dev/null).
+	Stdout, Stderr *os.File
+	// CPU pins each run to one CPU; -1 does not pin.
+	CPU int
+	// Warn receives one-line warnings (may be nil).
+	Warn func(string)
+	// Debug, when set, receives the engine's scheduling log.
+	Debug func(format string, args ...any)
+}
+
+// Open opens the trace in dir and rebuilds the files its program used.
+func Open(dir string) (*Recording, error) {
+	r, err := trace.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rec := &Recording{Dir: dir, Header: r.Header()}
+	if rec.Settings, err = recorder.ParseSettings(rec.Header.Flags); err != nil {
+		return nil, err
+	}
+	var ev trace.Event
+	for {
+		if err := r.Next(&ev); err != nil {
+			break // damage is reported when the replay reaches it
+		}
+		if ev.Kind == trace.KindFile && ev.File != nil {
+			rec.files = append(rec.files, *ev.File)
+		}
+	}
+	rec.Events = r.Pos()
+	if err := rec.build(r); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+// build makes the root directory and the stdin file.
+func (rec *Recording) build(r *trace.Reader) error {
+	tmp, err := os.MkdirTemp("", "hermit-replay-")
+	if err != nil {
+		return err
+	}
+	rec.root = path.Join(tmp, "root")
+	var files []trace.File
+	for _, f := range rec.files {
+		if f.Path != recorder.StdinPath {
+			files = append(files, f)
+		}
+	}
+	if rec.Header.Dir != "" {
+		files = append(files, trace.File{Path: rec.Header.Dir, Mode: trace.ModeDir | 0o755})
+	}
+	files = append(files, trace.File{Path: "/tmp", Mode: trace.ModeDir | 0o1777})
+	if err := os.Mkdir(rec.root, 0o755); err != nil {
+		return err
+	}
+	if err := BuildRoot(rec.root, files, r.OpenBlob); err != nil {
+		return fmt.Errorf("rebuilding the recorded files: %w", err)
+	}
+	if _, err := os.Stat(path.Join(rec.root, rec.Settings.Path)); err != nil {
+		return fmt.Errorf("the trace does not hold the program %s (was it recorded by this hermit?)", rec.Settings.Path)
+	}
+	rec.stdin = os.DevNull
+	if stdin, ok := rec.stdinFile(); ok {
+		rc, err := r.OpenBlob(stdin.Blob)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		rec.stdin = path.Join(tmp, "stdin")
+		f, err := os.OpenFile(rec.stdin, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, rc)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return nil
+}
+
+// stdinFile finds the captured regular-file stdin.
+func (rec *Recording) stdinFile() (trace.File, bool) {
+	for _, f := range rec.files {
+		if f.Path == recorder.StdinPath {
+			return f, true
+		}
+	}
+	return trace.File{}, false
+}
+
+// Close removes the rebuilt files.
+func (rec *Recording) Close() error {
+	if rec.root == "" {
+		return nil
+	}
+	return os.RemoveAll(path.Dir(rec.root))
+}
+
+// Starter returns a Starter of runs of rec.
+func (rec *Recording) Starter(opts Options) Starter {
+	return func(h Hooks) (Runner, error) { return rec.start(opts, h) }
+}
+
+// Play replays rec from start to end with no debugger: the guest's output
+// goes to opts.Stdout and opts.Stderr.
+func (rec *Recording) Play(opts Options) (detcore.Result, error) {
+	type outcome struct {
+		res detcore.Result
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		// ptrace ties the guest to this thread, which exits with the
+		// goroutine (never unlocked).
+		runtime.LockOSThread()
+		r, err := rec.start(opts, Hooks{})
+		if err != nil {
+			ch <- outcome{err: err}
+			return
+		}
+		res, err := r.Run()
+		ch <- outcome{res, err}
+	}()
+	o := <-ch
+	return o.res, o.err
+}
+
+// run is one replay run.
+type run struct {
+	t      *ptrace.Tracer
+	eng    *detcore.Engine
+	p      *player
+	reader *trace.Reader
+	files  []*os.File
+}
+
+func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
+	reader, err := trace.Open(rec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{reader: reader}
+	stdin, err := os.Open(rec.stdin)
+	if err != nil {
+		reader.Close()
+		return nil, err
+	}
+	r.files = append(r.files, stdin)
+	out := func(f *os.File) *os.File {
+		if f != nil {
+			return f
+		}
+		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil
+		}
+		r.files = append(r.files, null)
+		return null
+	}
+	s := rec.Settings
+	t, root, err := ptrace.Start(ptrace.Options{
+		Path: s.Path, Argv: rec.Header.Argv, Env: rec.Header.Env, Dir: rec.Header.Dir,
+		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC,
+		Traced: append(detcore.InterceptedSyscalls(), recorder.Syscalls()...),
+		CPUs:   detcore.NumCPUs,
+		Stdin:  stdin, Stdout: out(opts.Stdout), Stderr: out(opts.Stderr),
+	})
+	if err != nil {
+		r.close()
+		return nil, fmt.Errorf("starting the replay: %w", err)
+	}
+	r.t = t
+	onEvent := func(n uint64) {
+		rec.progress.Store(n + 1)
+		if h.OnEvent != nil {
+			h.OnEvent(n)
+		}
+	}
+	r.p = newPlayer(reader, onEvent)
+	var tr detcore.Tracer = &oracle{HostTracer: t, p: r.p}
+	if h.Wrap != nil {
+		tr = h.Wrap(tr)
+	}
+	cfg := s.Config()
+	cfg.Journal = r.p
+	cfg.Warn = opts.Warn
+	cfg.Debug = opts.Debug
+	r.eng = detcore.NewEngine(tr, cfg, root)
+	return r, nil
+}
+
+func (r *run) close() {
+	for _, f := range r.files {
+		f.Close()
+	}
+	r.files = nil
+	r.reader.Close()
+	if r.t != nil {
+		r.t.Close()
+	}
+}
+
+// Run implements Runner.
+func (r *run) Run() (detcore.Result, error) {
+	defer r.close()
+	res, err := r.eng.Run()
+	if err == nil {
+		err = r.p.finish(res)
+	}
+	if err != nil {
+		if os.Getenv("HERMIT_DEBUG_MAPS") != "" {
+			for _, th := range r.eng.Threads() {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", th.Tid))
+				os.Stderr.Write(b)
+			}
+		}
+		r.t.KillAll()
+		var de *DivergenceError
+		if errors.As(err, &de) {
+			return res, de
+		}
+		var te *TruncatedError
+		if errors.As(err, &te) {
+			return res, te
+		}
+	}
+	return res, err
+}
+
+// Engine implements Runner.
+func (r *run) Engine() *detcore.Engine { return r.eng }
+
+// Kill implements Runner.
+func (r *run) Kill() { r.t.KillAll() }
