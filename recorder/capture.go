@@ -136,7 +136,7 @@ func (r *Recorder) store(f *os.File, positioned bool) (trace.BlobID, uint32, boo
 	if id, ok := r.blobs[k]; ok {
 		return id, mode, true
 	}
-	id, err := r.w.PutBlob(io.NewSectionReader(f, 0, 1<<62))
+	id, err := r.w.PutFile(f, r.Cache)
 	if err != nil {
 		r.fail(err)
 		return trace.BlobID{}, 0, false

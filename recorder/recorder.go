@@ -52,6 +52,9 @@ type Recorder struct {
 	pending map[int]pend
 	// Bytes counts the bytes of captured files, for progress.
 	Bytes atomic.Int64
+	// Cache, when set, spares storing files already stored for an
+	// earlier recording.
+	Cache *trace.BlobCache
 }
 
 type pend struct {

@@ -25,7 +25,7 @@ type DivergenceError struct {
 
 func (e *DivergenceError) Error() string {
 	if e.Tid != 0 {
-		return fmt.Sprintf("replay diverged at event %d: thread %d %s", e.Event, e.Tid, e.Msg)
+		return fmt.Sprintf("replay diverged at event %d: thread %d: %s", e.Event, e.Tid, e.Msg)
 	}
 	return fmt.Sprintf("replay diverged at event %d: %s", e.Event, e.Msg)
 }
@@ -103,8 +103,9 @@ func (p *player) diverge(tid int, format string, args ...any) error {
 	return p.err
 }
 
-// describe names the event the recording has next, for messages.
-func (p *player) describe(ev *trace.Event) string {
+// describe names the event the recording has next, for messages; tid is
+// the thread the replay is at.
+func (p *player) describe(ev *trace.Event, tid int) string {
 	switch {
 	case ev == nil:
 		return "the end of the recording"
@@ -115,10 +116,14 @@ func (p *player) describe(ev *trace.Event) string {
 	case ev.External:
 		return fmt.Sprintf("the result of thread %d's %s", ev.Tid, abi.SyscallName(int(ev.Sysno)))
 	}
+	call := abi.SyscallName(int(ev.Sysno)) + "(?)"
 	if a, ok := p.args[[2]int32{ev.Tid, ev.Sysno}]; ok && recorder.ArgDigest(a) == ev.Digest {
-		return fmt.Sprintf("thread %d calling %s", ev.Tid, callString(int(ev.Sysno), a))
+		call = callString(int(ev.Sysno), a)
 	}
-	return fmt.Sprintf("thread %d calling %s", ev.Tid, abi.SyscallName(int(ev.Sysno)))
+	if int(ev.Tid) != tid {
+		return fmt.Sprintf("thread %d's %s", ev.Tid, call)
+	}
+	return call
 }
 
 func callString(nr int, a [6]uint64) string {
@@ -154,7 +159,7 @@ func (p *player) Enter(c *detcore.Call) error {
 	}
 	ev, err := p.peek()
 	if err == io.EOF {
-		return p.diverge(c.Vtid, "called %s after the recording ended", callString(c.Nr, c.Args))
+		return p.diverge(c.Vtid, "expected the end of the recording got %s", callString(c.Nr, c.Args))
 	}
 	if err != nil {
 		return err
@@ -166,7 +171,7 @@ func (p *player) Enter(c *detcore.Call) error {
 	}
 	if ev.Kind != trace.KindSyscall || ev.External || ev.Tid != int32(c.Vtid) || ev.Sysno != int32(c.Nr) ||
 		ev.Digest != recorder.ArgDigest(c.Args) {
-		return p.diverge(c.Vtid, "called %s but the recording has %s", callString(c.Nr, c.Args), p.describe(ev))
+		return p.diverge(c.Vtid, "expected %s got %s", p.describe(ev, c.Vtid), callString(c.Nr, c.Args))
 	}
 	n := p.n
 	p.take()
@@ -233,14 +238,14 @@ func (p *player) answer(q int, key uint64) (*trace.Event, bool) {
 	ev, err := p.peek()
 	if err != nil {
 		if err == io.EOF {
-			p.diverge(0, "hermit asked a %s question after the recording ended", recorder.QueryName(int32(-q)))
+			p.diverge(0, "expected the end of the recording got the host's answer to a %s question", recorder.QueryName(int32(-q)))
 		} else if p.err == nil {
 			p.err = err
 		}
 		return nil, false
 	}
 	if ev.Kind != trace.KindSyscall || !ev.External || ev.Sysno != int32(-q) || ev.Digest != key {
-		p.diverge(0, "hermit asked a %s question but the recording has %s", recorder.QueryName(int32(-q)), p.describe(ev))
+		p.diverge(0, "expected %s got the host's answer to a %s question", p.describe(ev, 0), recorder.QueryName(int32(-q)))
 		return nil, false
 	}
 	p.take()
@@ -254,7 +259,7 @@ func (p *player) finish(res detcore.Result) error {
 	}
 	ev, err := p.peek()
 	if err == nil {
-		return p.diverge(0, "the program ended but the recording has %s", p.describe(ev))
+		return p.diverge(0, "expected %s got the end of the program", p.describe(ev, 0))
 	}
 	var te *TruncatedError
 	if errors.As(err, &te) {
@@ -267,7 +272,7 @@ func (p *player) finish(res detcore.Result) error {
 			got = int32(res.Signal)
 		}
 		if want != got {
-			return p.diverge(0, "the program ended with status %#x but the recording with %#x", got, want)
+			return p.diverge(0, "expected exit status %#x got %#x", want, got)
 		}
 	}
 	return nil

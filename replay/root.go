@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -40,6 +41,16 @@ import (
 // The result is meant to be the lower layer of the guest's root
 // (ptrace.Options.Root); the guest never writes to it.
 func BuildRoot(dir string, files []trace.File, open func(trace.BlobID) (io.ReadCloser, error)) error {
+	return BuildRootCached(dir, files, open, "")
+}
+
+// BuildRootCached is BuildRoot with a cache of file contents in directory
+// cache (none if ""): a regular file is a hard link to the cached copy of
+// its content and mode, written there the first time. dir and cache must
+// then be on one filesystem, or files are copied as without a cache. The
+// guest never writes the root (it is an overlay's lower layer), so the
+// links are safe.
+func BuildRootCached(dir string, files []trace.File, open func(trace.BlobID) (io.ReadCloser, error), cache string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("building the replay root: %w", err)
@@ -47,6 +58,8 @@ func BuildRoot(dir string, files []trace.File, open func(trace.BlobID) (io.ReadC
 	defer root.Close()
 	b := &rootBuilder{
 		root:     root,
+		dir:      dir,
+		cache:    cache,
 		open:     open,
 		kinds:    map[string]uint32{".": trace.ModeDir},
 		dirModes: map[string]fs.FileMode{},
@@ -64,7 +77,9 @@ func BuildRoot(dir string, files []trace.File, open func(trace.BlobID) (io.ReadC
 // disk to know whether a path is a directory, and so never follows a link.
 type rootBuilder struct {
 	root *os.Root
-	open func(trace.BlobID) (io.ReadCloser, error)
+	// dir is the root's path; cache the file cache's, or "".
+	dir, cache string
+	open       func(trace.BlobID) (io.ReadCloser, error)
 	// kinds maps each created path (relative to the root, "." for itself)
 	// to its file type (trace.ModeDir, ModeRegular or ModeSymlink).
 	kinds map[string]uint32
@@ -175,6 +190,9 @@ func (b *rootBuilder) parents(rel string) (bool, error) {
 // writeFile creates regular file rel (which does not exist yet) with the
 // content of f's blob and f's permission bits.
 func (b *rootBuilder) writeFile(rel string, f *trace.File) error {
+	if b.cache != "" && !f.Blob.IsZero() && b.linkCached(rel, f) == nil {
+		return nil
+	}
 	out, err := b.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -187,6 +205,35 @@ func (b *rootBuilder) writeFile(rel string, f *trace.File) error {
 		err = cerr
 	}
 	return err
+}
+
+// linkCached links rel to the cached copy of f's content and mode, making
+// the copy first if needed. rel's parents were made by the builder, so
+// the path holds no link from the trace.
+func (b *rootBuilder) linkCached(rel string, f *trace.File) error {
+	mode := fileMode(f.Mode)
+	name := filepath.Join(b.cache, fmt.Sprintf("%s-%o", f.Blob, mode))
+	if _, err := os.Stat(name); err != nil {
+		tmp, err := os.CreateTemp(b.cache, ".tmp-*")
+		if err != nil {
+			return err
+		}
+		err = b.copyBlob(tmp, f.Blob)
+		if err == nil {
+			err = tmp.Chmod(mode)
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), name)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+	}
+	return os.Link(name, filepath.Join(b.dir, rel))
 }
 
 func (b *rootBuilder) copyBlob(w io.Writer, id trace.BlobID) error {

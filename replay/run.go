@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 
@@ -94,7 +95,11 @@ func (rec *Recording) build(r *trace.Reader) error {
 	if err := os.Mkdir(rec.root, 0o755); err != nil {
 		return err
 	}
-	if err := BuildRoot(rec.root, files, r.OpenBlob); err != nil {
+	cache := filepath.Join(trace.DefaultCacheDir(), "files")
+	if os.MkdirAll(cache, 0o700) != nil {
+		cache = ""
+	}
+	if err := BuildRootCached(rec.root, files, r.OpenBlob, cache); err != nil {
 		return fmt.Errorf("rebuilding the recorded files: %w", err)
 	}
 	if _, err := os.Stat(path.Join(rec.root, rec.Settings.Path)); err != nil {

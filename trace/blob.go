@@ -96,9 +96,8 @@ func putBlob(dir string, r io.Reader) (id BlobID, err error) {
 		os.Remove(tmp.Name())
 		return id, nil
 	}
-	if err := tmp.Sync(); err != nil {
-		return id, fmt.Errorf("put blob: %w", err)
-	}
+	// No fsync per blob: a blob is written before any event names it,
+	// and Writer.Close syncs the whole trace.
 	if err := tmp.Close(); err != nil {
 		return id, fmt.Errorf("put blob: %w", err)
 	}
@@ -108,7 +107,7 @@ func putBlob(dir string, r io.Reader) (id BlobID, err error) {
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return id, fmt.Errorf("put blob: %w", err)
 	}
-	return id, syncDir(filepath.Dir(final))
+	return id, nil
 }
 
 // openBlob opens blob id of the trace in dir. The returned reader fails with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -80,11 +81,16 @@ Flags:
 	}
 	stop := handleSignals()
 	defer stop()
+	cache, err := trace.OpenBlobCache(filepath.Join(trace.DefaultCacheDir(), "blobs"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hermit record: warning: %v (files are stored without it)\n", err)
+	}
 	var rec atomic.Pointer[recorder.Recorder]
 	j := &journal{
 		traced: recorder.Syscalls(),
 		attach: func(t *ptrace.Tracer, cfg *detcore.Config) detcore.Tracer {
 			r := recorder.New(w, t)
+			r.Cache = cache
 			rec.Store(r)
 			cfg.Journal = r
 			return r.Tracer(t)

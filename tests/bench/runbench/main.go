@@ -8,6 +8,11 @@
 // the ratios to native and the targets in a markdown table. From the summary
 // it reports intercepted syscalls and ptrace stops per run.
 //
+// In the same runs it times `hermit record` and `hermit replay --autopilot`
+// of each workload (record.go) and prints them in a second table, as ratios
+// to native and to `hermit run`, with the size of the trace per second of
+// native run time.
+//
 // Usage (after `make build`): go run ./tests/bench/runbench [-hermit bin/hermit] [-runs 5]
 //
 // It exits 1 if a native or hermit command failed; missed targets are
@@ -56,6 +61,8 @@ const (
 	native mode = iota
 	hermit
 	strace
+	record
+	replay
 	nmodes
 )
 
@@ -113,6 +120,7 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 		return fmt.Errorf("calibrate CPU loop: %w", err)
 	}
 	straceArgs, straceNote := straceCommand(hermitBin, timeout)
+	rec, recNote := newRecording(hermitBin, dir, timeout)
 
 	workloads := []workload{
 		{name: "startup (/bin/true)", argv: []string{"/bin/true"}},
@@ -154,8 +162,9 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	var failed []string
 	var startup [nmodes]measurement
+	var recRows []string
 	for i, wl := range workloads {
-		ms, sums := measure(wl, hermitBin, straceArgs, runs, timeout)
+		ms, sums, sizes := measure(wl, hermitBin, straceArgs, rec, runs, timeout)
 		base := startup
 		if i == 0 {
 			startup = ms
@@ -163,15 +172,17 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 		if wl.baseline != nil {
 			bw := wl
 			bw.argv = wl.baseline
-			base, _ = measure(bw, hermitBin, straceArgs, runs, timeout)
+			base, _, _ = measure(bw, hermitBin, straceArgs, nil, runs, timeout)
 		}
 		fmt.Fprintln(w, row(wl, ms, base, sums, straceArgs != nil))
-		for m, mm := range ms[:strace] {
-			if mm.err != nil {
+		recRows = append(recRows, recordRow(wl, ms, sizes))
+		for m, mm := range ms {
+			if mm.err != nil && mode(m) != strace {
 				failed = append(failed, fmt.Sprintf("%s (%s): %v", wl.name, mode(m), mm.err))
 			}
 		}
 	}
+	printRecordTable(w, rec, recNote, recRows)
 	if len(failed) > 0 {
 		fmt.Fprintln(w)
 		for _, f := range failed {
@@ -183,7 +194,7 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 }
 
 func (m mode) String() string {
-	return [...]string{"native", "hermit", "strace"}[m]
+	return [...]string{"native", "hermit", "strace", "hermit record", "hermit replay"}[m]
 }
 
 // buildGuests compiles the embedded guest sources into dir and returns the
@@ -285,10 +296,12 @@ func straceCommand(hermitBin string, timeout time.Duration) ([]string, string) {
 }
 
 // measure runs wl runs times in each mode, interleaved, and returns the
-// measurements and the summaries of the hermit runs.
-func measure(wl workload, hermitBin string, straceArgs []string, runs int, timeout time.Duration) ([nmodes]measurement, []summary) {
+// measurements, the summaries of the hermit runs and the sizes of the
+// traces recorded. A nil rec leaves out record and replay.
+func measure(wl workload, hermitBin string, straceArgs []string, rec *recording, runs int, timeout time.Duration) ([nmodes]measurement, []summary, []int64) {
 	var ms [nmodes]measurement
 	var sums []summary
+	var sizes []int64
 	argvs := [nmodes][]string{
 		native: wl.argv,
 		hermit: append(append(append([]string{hermitBin, "run", "--summary"}, wl.flags...), "--"), wl.argv...),
@@ -297,8 +310,11 @@ func measure(wl workload, hermitBin string, straceArgs []string, runs int, timeo
 		argvs[strace] = append(slices.Clone(straceArgs), wl.argv...)
 	}
 	for range runs {
+		if rec != nil {
+			argvs[record], argvs[replay] = rec.commands(wl)
+		}
 		for m := range nmodes {
-			if argvs[m] == nil || ms[m].err != nil {
+			if argvs[m] == nil || ms[m].err != nil || m == replay && ms[record].err != nil {
 				continue
 			}
 			d, res, err := timeOne(argvs[m], timeout)
@@ -307,6 +323,9 @@ func measure(wl workload, hermitBin string, straceArgs []string, runs int, timeo
 				continue
 			}
 			ms[m].times = append(ms[m].times, d)
+			if m == record {
+				sizes = append(sizes, rec.size())
+			}
 			if m == hermit {
 				s, err := parseSummary(res.Stderr)
 				if err != nil {
@@ -316,8 +335,9 @@ func measure(wl workload, hermitBin string, straceArgs []string, runs int, timeo
 				sums = append(sums, s)
 			}
 		}
+		rec.clean()
 	}
-	return ms, sums
+	return ms, sums, sizes
 }
 
 // timeOne runs argv once; a non-zero exit is an error.
