@@ -126,12 +126,20 @@ func (p *player) describe(ev *trace.Event, tid int) string {
 	return call
 }
 
+// FormatCall shows a syscall with its arguments as strace would, roughly:
+// small negative numbers in decimal, everything else in hex.
+func FormatCall(nr int, a [6]uint64) string { return callString(nr, a) }
+
 func callString(nr int, a [6]uint64) string {
 	parts := make([]string, 0, 6)
 	for _, v := range a[:nargs(nr)] {
-		if int64(v) < 0 && int64(v) > -4096 {
+		switch {
+		case int64(v) < 0 && int64(v) > -4096:
 			parts = append(parts, fmt.Sprint(int64(v)))
-		} else {
+		case v>>32 == 0 && int32(v) < 0 && int32(v) > -4096:
+			// A negative int argument such as AT_FDCWD.
+			parts = append(parts, fmt.Sprint(int32(v)))
+		default:
 			parts = append(parts, fmt.Sprintf("%#x", v))
 		}
 	}

@@ -7,8 +7,9 @@
 # and reports whether the native runs differed and the hermit runs were
 # byte-identical. It exits 1 if the hermit runs differ or hermit fails.
 #
-# Each step is a function called from main; further demos (record, replay)
-# are further functions added to main.
+# Then it records one run with `bin/hermit record`, deletes the program, and
+# replays the trace twice with `bin/hermit replay --autopilot`: the replays
+# must print the recorded bytes. Each step is a function called from main.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -66,9 +67,30 @@ demo_run() {
 	fi
 }
 
+# demo_replay records one run into a trace, then replays it twice from the
+# trace alone after deleting the program: the replays print the recorded
+# bytes.
+demo_replay() {
+	local trace="$WORK/trace"
+	cp "$WORK/racy_counter" "$WORK/racy_copy"
+	show recorded "$HERMIT" record -o "$trace" -- "$WORK/racy_copy" || { echo "demo: hermit record failed" >&2; return 1; }
+	rm "$WORK/racy_copy"
+	echo "(deleted the program; replaying from $trace alone)"
+	show replay-1 "$HERMIT" replay --autopilot "$trace" || { echo "demo: hermit replay failed" >&2; return 1; }
+	show replay-2 "$HERMIT" replay --autopilot "$trace" || { echo "demo: hermit replay failed" >&2; return 1; }
+	heading "result"
+	if same recorded replay-1 && same recorded replay-2; then
+		echo "replays:      byte-identical to the recording"
+	else
+		echo "replays:      DIFFER from the recording"
+		return 1
+	fi
+}
+
 main() {
 	build_guest
 	demo_run
+	demo_replay
 }
 
 main "$@"

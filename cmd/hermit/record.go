@@ -133,6 +133,9 @@ Flags:
 	if f.summary {
 		printSummary(os.Stderr, res.Stats, &f)
 	}
+	if n := res.Stats.Preemptions; n > 0 {
+		fmt.Fprintf(os.Stderr, "hermit record: warning: the watchdog preempted a spinning thread %d times; those points are not deterministic, so a replay may diverge there\n", n)
+	}
 	fmt.Fprintf(os.Stderr, "hermit: trace saved to %s (%s)\n", out, traceSize(out))
 	return res.ExitCode
 }

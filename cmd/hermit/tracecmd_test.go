@@ -127,8 +127,8 @@ func TestTraceLsInfoDump(t *testing.T) {
 	code, out, errOut = runTraceCmd(t, base, "dump", "ls-1")
 	want := `#0 100 execve("/bin/ls", ["ls", "-l"]) maps /bin/ls@0x400000=blob:` + trace.BlobOf([]byte("ls")).Short() + `
 #1 100 clone(flags=0x3d0f00) = 101
-#2 101 read(args=00000000000000ab) = 5 [ext] 0x7000<-"hi\n\x00!"
-#3 100 openat(args=00000000000000cd) = -2 (no such file or directory)
+#2 101 <- read = 5 0x7000<-"hi\n\x00!"
+#3 100 -> openat(args=00000000000000cd)
 #4 101 timing 1.500000000s
 #5 101 --- SIGSEGV {si_code=1} deterministic ---
 #6 100 mmap(/lib/libc.so.6, len=0x1000, off=0x0) = 0x7f00 blob:` + trace.BlobOf([]byte("ls")).Short() + `

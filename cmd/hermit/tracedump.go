@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 	"github.com/hermitdbg/hermit/recorder"
+	"github.com/hermitdbg/hermit/replay"
 )
 
 func (c *traceCmd) dump(args []string) int {
@@ -71,14 +72,33 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 	b = fmt.Appendf(b, "#%d %d ", n, ev.Tid)
 	switch ev.Kind {
 	case trace.KindSyscall:
-		b = fmt.Appendf(b, "%s(args=%016x) = %d", syscallName(ev.Sysno), ev.Digest, ev.Result)
-		if ev.Result < 0 && ev.Result >= -4095 {
-			b = fmt.Appendf(b, " (%v)", syscall.Errno(-ev.Result))
+		mem := ev.Mem
+		switch {
+		case ev.Sysno < 0:
+			// The host's answer to one of the engine's questions.
+			b = fmt.Appendf(b, "%s(%#x) = %d", syscallName(ev.Sysno), ev.Digest, ev.Result)
+		case !ev.External:
+			// A syscall's entry, with its arguments when they changed.
+			if args, ok := recordedArgs(ev); ok {
+				b = append(b, "-> "...)
+				b = append(b, replay.FormatCall(int(ev.Sysno), args)...)
+				return b
+			}
+			b = fmt.Appendf(b, "-> %s(args=%016x)", syscallName(ev.Sysno), ev.Digest)
+			return b
+		default:
+			b = fmt.Appendf(b, "<- %s = %d", syscallName(ev.Sysno), ev.Result)
+			if ev.Result < 0 && ev.Result >= -4095 {
+				b = fmt.Appendf(b, " (%v)", syscall.Errno(-ev.Result))
+			}
+			switch ev.Digest {
+			case recorder.ResultForce:
+				b = append(b, " [forced]"...)
+			case recorder.ResultPlace:
+				b = append(b, " [placed]"...)
+			}
 		}
-		if ev.External {
-			b = append(b, " [ext]"...)
-		}
-		for _, m := range ev.Mem {
+		for _, m := range mem {
 			b = fmt.Appendf(b, " %#x<-", m.Addr)
 			if !m.Blob.IsZero() {
 				b = append(b, "blob:"...)
@@ -259,6 +279,14 @@ func appendJSONEvent(b []byte, n uint64, ev *trace.Event) []byte {
 		return fmt.Appendf(b, `{"n":%d,"error":%q}`, n, err.Error())
 	}
 	return append(b, out...)
+}
+
+// recordedArgs returns the arguments a syscall entry event carries.
+func recordedArgs(ev *trace.Event) ([6]uint64, bool) {
+	if len(ev.Mem) != 1 || ev.Mem[0].Addr != 0 {
+		return [6]uint64{}, false
+	}
+	return recorder.DecodeArgs(ev.Mem[0].Data)
 }
 
 // syscallName names a syscall number from a trace.

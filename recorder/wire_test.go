@@ -1,0 +1,140 @@
+package recorder
+
+import (
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+func TestErrorCodes(t *testing.T) {
+	for _, err := range []error{nil, detcore.Errno(abi.ENOENT), detcore.ErrNotEmulated, errors.New("boom")} {
+		res, msg := errorCode(err)
+		got := ErrorOf(res, msg)
+		if (err == nil) != (got == nil) || err != nil && got.Error() != err.Error() {
+			t.Errorf("%v encodes as %d %q and decodes as %v", err, res, msg, got)
+		}
+	}
+	res, msg := errorCode(detcore.ErrGone)
+	if got := ErrorOf(res, msg); !errors.Is(got, detcore.ErrGone) {
+		t.Errorf("ErrGone decodes as %v", got)
+	}
+}
+
+func TestPollRoundTrip(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 62, 63, 200} {
+		ready := make([]bool, n)
+		for i := range ready {
+			ready[i] = i%3 == 1
+		}
+		res, mem := EncodePoll(ready)
+		if got := DecodePoll(n, res, mem); !reflect.DeepEqual(got, ready) {
+			t.Errorf("%d descriptors: %v decodes as %v", n, ready, got)
+		}
+	}
+}
+
+func TestDirRoundTrip(t *testing.T) {
+	ents := []detcore.DirEntry{
+		{Name: "a", Type: 8, ID: detcore.FileID{Dev: 1, Ino: 2, Btime: 3, BtimeKnown: true}},
+		{Name: "", Type: 4, ID: detcore.FileID{Dev: 5, Ino: 6}},
+		{Name: "long name with spaces", Type: 10},
+	}
+	got, err := DecodeDir(EncodeDir(ents))
+	if err != nil || !reflect.DeepEqual(got, ents) {
+		t.Errorf("entries decode as %+v, %v", got, err)
+	}
+	if _, err := DecodeDir(EncodeDir(ents)[:10]); err == nil {
+		t.Error("a cut listing decodes without error")
+	}
+}
+
+func TestArgs(t *testing.T) {
+	a := [6]uint64{1, 2, 3, 1 << 63, 5, 6}
+	if got, ok := DecodeArgs(EncodeArgs(a)); !ok || got != a {
+		t.Errorf("args decode as %v", got)
+	}
+	b := a
+	b[5]++
+	if ArgDigest(a) == ArgDigest(b) {
+		t.Error("different arguments have the same digest")
+	}
+}
+
+// fakeMem is guest memory for outputs.
+type fakeMem map[uint64][]byte
+
+func (m fakeMem) read(addr uint64, b []byte) error {
+	for base, data := range m {
+		if addr >= base && addr+uint64(len(b)) <= base+uint64(len(data)) {
+			copy(b, data[addr-base:])
+			return nil
+		}
+	}
+	return errors.New("unmapped")
+}
+
+func le64s(vs ...uint64) []byte {
+	b := make([]byte, 8*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return b
+}
+
+func TestOutputs(t *testing.T) {
+	mem := fakeMem{
+		0x1000: []byte("hello world"),
+		0x2000: le64s(0x1000, 5, 0x3000, 100), // two iovecs
+		0x3000: []byte("ABCDEFGH"),
+		0x4000: {16, 0, 0, 0}, // socklen_t
+		0x5000: make([]byte, 16),
+	}
+	cases := []struct {
+		name string
+		nr   int
+		args [6]uint64
+		res  int64
+		want []trace.MemWrite
+	}{
+		{"read", abi.SYS_READ, [6]uint64{3, 0x1000, 64}, 5, []trace.MemWrite{{Addr: 0x1000, Data: []byte("hello")}}},
+		{"read error", abi.SYS_READ, [6]uint64{3, 0x1000, 64}, -11, nil},
+		{"readv", abi.SYS_READV, [6]uint64{3, 0x2000, 2}, 8, []trace.MemWrite{
+			{Addr: 0x1000, Data: []byte("hello")}, {Addr: 0x3000, Data: []byte("ABC")}}},
+		{"getsockname", abi.SYS_GETSOCKNAME, [6]uint64{3, 0x5000, 0x4000}, 0, []trace.MemWrite{
+			{Addr: 0x4000, Data: []byte{16, 0, 0, 0}}, {Addr: 0x5000, Data: make([]byte, 16)}}},
+		{"ioctl TIOCGWINSZ", abi.SYS_IOCTL, [6]uint64{0, 0x5413, 0x3000}, 0, []trace.MemWrite{{Addr: 0x3000, Data: []byte("ABCDEFGH")}}},
+		{"epoll_wait", abi.SYS_EPOLL_WAIT, [6]uint64{4, 0x1000, 8, 0}, 0, nil},
+		{"readlink", abi.SYS_READLINK, [6]uint64{0x9999, 0x3000, 64}, 3, []trace.MemWrite{{Addr: 0x3000, Data: []byte("ABC")}}},
+	}
+	for _, c := range cases {
+		if got := outputs(c.nr, c.args, c.res, mem.read); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: outputs %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestIoctlSize(t *testing.T) {
+	for req, want := range map[uint64]int64{0x5401: 60, 0x5413: 8, 0x541b: 4, 0x80086601: 8, 0x40086602: 0, 0x5402: 0} {
+		if got := ioctlSize(req); got != want {
+			t.Errorf("ioctlSize(%#x) = %d, want %d", req, got, want)
+		}
+	}
+}
+
+func TestSettingsRoundTrip(t *testing.T) {
+	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true}
+	got, err := ParseSettings(s.Flags())
+	if err != nil || !reflect.DeepEqual(got, s) {
+		t.Errorf("settings decode as %+v, %v; want %+v", got, err, s)
+	}
+	f := s.Flags()
+	delete(f, FlagSeed)
+	if _, err := ParseSettings(f); err == nil {
+		t.Error("settings without a seed decode")
+	}
+}

@@ -1,0 +1,149 @@
+package replay
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/recorder"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// writeTrace writes events to a new trace and opens it for reading.
+func writeTrace(t *testing.T, evs []trace.Event, complete bool) *trace.Reader {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t")
+	w, err := trace.Create(dir, trace.Header{Argv: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if err := w.Append(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if complete {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func enter(tid, nr int, args [6]uint64) trace.Event {
+	return trace.Event{Kind: trace.KindSyscall, Tid: int32(tid), Sysno: int32(nr), Digest: recorder.ArgDigest(args),
+		Mem: []trace.MemWrite{{Data: recorder.EncodeArgs(args)}}}
+}
+
+func TestPlayerFollowsTheRecording(t *testing.T) {
+	read := [6]uint64{0, 0x1000, 64}
+	mmap := [6]uint64{0, 0x200000, 1, 2, 3, 0}
+	mkdir := [6]uint64{0x2000, 0o755}
+	evs := []trace.Event{
+		{Kind: trace.KindFile, File: &trace.File{Path: "/x", Mode: trace.ModeDir | 0o755}},
+		enter(2, abi.SYS_READ, read),
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: recorder.QueryFdKind * -1, Digest: 0, Result: int64(detcore.FdPollable)},
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: abi.SYS_READ, Result: 3, Mem: []trace.MemWrite{{Addr: 0x1000, Data: []byte("abc")}}},
+		enter(2, abi.SYS_MMAP, mmap),
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: abi.SYS_MMAP, Digest: recorder.ResultPlace, Result: 0x7f0000000000},
+		enter(2, abi.SYS_MKDIR, mkdir),
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: abi.SYS_MKDIR, Digest: recorder.ResultForce, Result: -17},
+		{Kind: trace.KindExit, Tid: 2, Status: 3 << 8, Group: true},
+	}
+	var events []uint64
+	p := newPlayer(writeTrace(t, evs, true), func(n uint64) { events = append(events, n) })
+	o := &oracle{p: p}
+
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_READ, Args: read}); err != nil {
+		t.Fatal(err)
+	}
+	if k := o.FdKind(7, 0); k != detcore.FdPollable {
+		t.Errorf("FdKind answers %v", k)
+	}
+	out := p.Native(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_READ, Args: read})
+	if !out.Emulate || out.Result != 3 || len(out.Mem) != 1 || string(out.Mem[0].Data) != "abc" {
+		t.Errorf("read outcome %+v; want the recorded 3 bytes", out)
+	}
+
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_MMAP, Args: mmap}); err != nil {
+		t.Fatal(err)
+	}
+	out = p.Native(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_MMAP, Args: mmap})
+	if !out.Exit || out.Args == nil || out.Args[0] != 0x7f0000000000 || out.Args[3]&abi.MAP_FIXED_NOREPLACE == 0 {
+		t.Errorf("mmap outcome %+v; want it placed at the recorded address", out)
+	}
+	if _, _, err := p.Exit(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_MMAP, Result: 0x7f0000001000}); err == nil {
+		t.Error("an mmap placed elsewhere is not a divergence")
+	}
+	p.err = nil // carry on past that check
+
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_MKDIR, Args: mkdir}); err != nil {
+		t.Fatal(err)
+	}
+	if out := p.Native(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_MKDIR, Args: mkdir}); !out.Exit || out.Emulate {
+		t.Errorf("mkdir outcome %+v; want it run", out)
+	}
+	if force, res, err := p.Exit(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_MKDIR, Result: 0}); !force || res != -17 || err != nil {
+		t.Errorf("mkdir exit: force %v result %d err %v; want the recorded -17", force, res, err)
+	}
+	if err := p.finish(detcore.Result{ExitCode: 3}); err != nil {
+		t.Errorf("finish: %v", err)
+	}
+	if err := p.finish(detcore.Result{ExitCode: 4}); err == nil {
+		t.Error("another exit status is not a divergence")
+	}
+	if len(events) != 3 || events[0] != 1 {
+		t.Errorf("event boundaries %v; want 3, the first at event 1 (after the file)", events)
+	}
+}
+
+func TestPlayerDivergence(t *testing.T) {
+	args := [6]uint64{1, 0x1000, 5}
+	p := newPlayer(writeTrace(t, []trace.Event{enter(2, abi.SYS_WRITE, args)}, true), nil)
+	err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_OPENAT, Args: [6]uint64{0xffffff9c, 0x2000}})
+	var de *DivergenceError
+	if !errors.As(err, &de) || de.Event != 0 || de.Tid != 2 {
+		t.Fatalf("Enter of another syscall: %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"event 0", "thread 2", "expected write(0x1, 0x1000, 0x5)", "got openat(-100, 0x2000"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: args}); err == nil {
+		t.Error("the run goes on after a divergence")
+	}
+
+	// Same syscall, other arguments.
+	p = newPlayer(writeTrace(t, []trace.Event{enter(2, abi.SYS_WRITE, args)}, true), nil)
+	other := args
+	other[2] = 6
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: other}); err == nil ||
+		!strings.Contains(err.Error(), "expected write(0x1, 0x1000, 0x5) got write(0x1, 0x1000, 0x6)") {
+		t.Errorf("other arguments: %v", err)
+	}
+}
+
+func TestPlayerTruncated(t *testing.T) {
+	args := [6]uint64{1, 0x1000, 5}
+	p := newPlayer(writeTrace(t, []trace.Event{enter(2, abi.SYS_WRITE, args)}, false), nil)
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: args})
+	var te *TruncatedError
+	if !errors.As(err, &te) || te.Event != 1 {
+		t.Errorf("reading past a trace without an index: %v; want a TruncatedError at event 1", err)
+	}
+}
