@@ -560,20 +560,56 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	}
 }
 
+// OutsideTracer is implemented by tracers that can tell whether a wait
+// depends on the world outside the guest.
+type OutsideTracer interface {
+	// WaitsOutside reports whether one of ws is a descriptor whose other
+	// end is outside the guest (a network socket, a terminal, hermit's
+	// own stdio), directly or through an epoll set.
+	WaitsOutside(ws []FdWait) bool
+}
+
+// maxOutsideWait bounds how long, in real time, the engine waits for the
+// outside world before letting virtual time reach a deadline.
+const maxOutsideWait = 10 * time.Second
+
 // allBlocked runs when no thread can run: time jumps to the next deadline,
-// or the engine waits for the outside world.
+// or the engine waits for the outside world. Only the outside world can
+// make a descriptor ready while every guest thread waits; when a thread
+// waits on it and another has a deadline, the engine waits for real for up
+// to the time left (a client's timeout then means what it says) before
+// time jumps.
 func (e *Engine) allBlocked() error {
-	if d, ok := e.nextDeadline(); ok {
-		if d > e.clock {
-			e.clock = d
-		}
-		return nil
-	}
 	var ws []FdWait
 	for _, t := range e.ordered() {
 		if t.state == tsBlocked && t.block.kind == bkFd {
 			ws = append(ws, t.block.fds...)
 		}
+	}
+	d, ok := e.nextDeadline()
+	if ok {
+		if d <= e.clock {
+			return nil
+		}
+		if ot, can := e.t.(OutsideTracer); !can || len(ws) == 0 || !ot.WaitsOutside(ws) {
+			e.clock = d
+			return nil
+		}
+		wait := min(time.Duration(d-e.clock), maxOutsideWait)
+		ready, err := e.t.Poll(ws, wait)
+		if err != nil {
+			return err
+		}
+		e.sigEpoch++
+		e.childEpoch++
+		for _, r := range ready {
+			if r {
+				e.result.Stats.Nondet++
+				return nil
+			}
+		}
+		e.clock = d
+		return nil
 	}
 	start := time.Now()
 	for {

@@ -117,3 +117,14 @@ func (t *tracer) ReadFd(tid, fd int) ([]byte, int64, error) {
 	t.answer(QueryReadFd, uint64(fd), off, []trace.MemWrite{{Data: append([]byte{}, b...)}})
 	return b, off, nil
 }
+
+func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
+	ot, ok := t.HostTracer.(detcore.OutsideTracer)
+	out := ok && ot.WaitsOutside(ws)
+	res := int64(0)
+	if out {
+		res = 1
+	}
+	t.answer(QueryOutside, PollKey(ws), res, nil)
+	return out
+}

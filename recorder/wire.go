@@ -30,9 +30,10 @@ const (
 	QueryReadDir   = 6 // Result: entries or error; Mem[0]: the entries
 	QueryFdPath    = 7 // Result: 0 or error; Mem[0]: the path
 	QueryReadFd    = 8 // Result: offset or error; Mem[0]: the content
+	QueryOutside   = 9 // Result: 1 if the wait depends on the outside world
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

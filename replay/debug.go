@@ -199,6 +199,14 @@ func (l *layer) wrap(inner detcore.Tracer) detcore.Tracer {
 	return l
 }
 
+// WaitsOutside forwards detcore.OutsideTracer. Answering false when the
+// inner tracer cannot tell is what the engine does without the interface,
+// so every layer type can offer it.
+func (l *layer) WaitsOutside(ws []detcore.FdWait) bool {
+	ot, ok := l.inner.(detcore.OutsideTracer)
+	return ok && ot.WaitsOutside(ws)
+}
+
 func (l *layer) thread(tid int) *lthread {
 	th := l.ths[tid]
 	if th == nil {

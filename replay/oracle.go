@@ -176,3 +176,8 @@ func (o *oracle) ReadFd(tid, fd int) ([]byte, int64, error) {
 	}
 	return b, off, nil
 }
+
+func (o *oracle) WaitsOutside(ws []detcore.FdWait) bool {
+	ev, ok := o.p.answer(recorder.QueryOutside, recorder.PollKey(ws))
+	return ok && ev.Result == 1
+}

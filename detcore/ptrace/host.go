@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore"
 
 	"golang.org/x/sys/unix"
 )
@@ -190,4 +194,41 @@ func KernelRelease() string {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
+}
+
+// WaitsOutside implements detcore.OutsideTracer: a descriptor is outside
+// if FdClass says it is external or hermit's stdio; an epoll descriptor
+// is if one of the descriptors it watches is.
+func (t *Tracer) WaitsOutside(ws []detcore.FdWait) bool {
+	for _, w := range ws {
+		if t.outside(w.Tid, w.Fd, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Tracer) outside(tid, fd, depth int) bool {
+	if c := t.FdClass(tid, fd); c == FdExternal || c == FdStdio {
+		return true
+	}
+	if depth > 2 {
+		return false
+	}
+	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd)); err != nil || link != "anon_inode:[eventpoll]" {
+		return false
+	}
+	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "tfd:" {
+			if n, err := strconv.Atoi(f[1]); err == nil && t.outside(tid, n, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
