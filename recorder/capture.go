@@ -132,6 +132,10 @@ func (r *Recorder) store(f *os.File, positioned bool) (trace.BlobID, uint32, boo
 		// Replay needs the file to exist; reads of it are recorded.
 		return trace.BlobID{}, mode, true
 	}
+	var probe [1]byte
+	if _, err := f.ReadAt(probe[:], 0); err != nil && err != io.EOF {
+		return trace.BlobID{}, 0, false // unreadable: replay will say what it misses
+	}
 	k := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano()}
 	if id, ok := r.blobs[k]; ok {
 		return id, mode, true

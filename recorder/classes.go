@@ -55,6 +55,8 @@ var classes = map[int]class{
 
 	abi.SYS_READLINK: clQuery, abi.SYS_READLINKAT: clQuery, abi.SYS_ACCESS: clQuery,
 	abi.SYS_FACCESSAT: clQuery, abi.SYS_FACCESSAT2: clQuery, abi.SYS_STATFS: clQuery, abi.SYS_FSTATFS: clQuery,
+	abi.SYS_GETXATTR: clQuery, abi.SYS_LGETXATTR: clQuery, abi.SYS_FGETXATTR: clQuery,
+	abi.SYS_LISTXATTR: clQuery, abi.SYS_LLISTXATTR: clQuery, abi.SYS_FLISTXATTR: clQuery,
 
 	abi.SYS_MKDIR: clChange, abi.SYS_MKDIRAT: clChange, abi.SYS_RMDIR: clChange, abi.SYS_UNLINK: clChange,
 	abi.SYS_UNLINKAT: clChange, abi.SYS_RENAME: clChange, abi.SYS_RENAMEAT: clChange, abi.SYS_RENAMEAT2: clChange,

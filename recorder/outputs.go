@@ -54,6 +54,14 @@ func outputs(nr int, a [6]uint64, res int64, read memReader) []trace.MemWrite {
 		o.add(a[2], res)
 	case abi.SYS_STATFS, abi.SYS_FSTATFS:
 		o.add(a[1], 120)
+	case abi.SYS_GETXATTR, abi.SYS_LGETXATTR, abi.SYS_FGETXATTR:
+		if a[3] != 0 {
+			o.add(a[2], res)
+		}
+	case abi.SYS_LISTXATTR, abi.SYS_LLISTXATTR, abi.SYS_FLISTXATTR:
+		if a[2] != 0 {
+			o.add(a[1], res)
+		}
 	}
 	return o.mem
 }

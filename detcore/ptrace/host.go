@@ -39,12 +39,21 @@ const (
 	sysfsMagic = 0x62656572
 )
 
-// FdFile returns a copy of descriptor fd of thread tid, sharing its open
-// file description. The caller closes it.
+// FdFile returns the file open as descriptor fd of thread tid: a regular
+// file opened afresh for reading (whatever fd's access mode, and with its
+// own offset), anything else as a copy of fd sharing its open file
+// description. The caller closes it.
 func (t *Tracer) FdFile(tid, fd int) (*os.File, error) {
 	c, err := t.dupFd(tid, fd)
 	if err != nil {
 		return nil, err
+	}
+	var st unix.Stat_t
+	if unix.Fstat(c, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if f, err := os.Open(fmt.Sprintf("/proc/%d/fd/%d", tid, fd)); err == nil {
+			unix.Close(c)
+			return f, nil
+		}
 	}
 	return os.NewFile(uintptr(c), fmt.Sprintf("guest-fd-%d", fd)), nil
 }
