@@ -298,10 +298,10 @@ func straceCommand(hermitBin string, timeout time.Duration) ([]string, string) {
 // measure runs wl runs times in each mode, interleaved, and returns the
 // measurements, the summaries of the hermit runs and the sizes of the
 // traces recorded. A nil rec leaves out record and replay.
-func measure(wl workload, hermitBin string, straceArgs []string, rec *recording, runs int, timeout time.Duration) ([nmodes]measurement, []summary, []int64) {
+func measure(wl workload, hermitBin string, straceArgs []string, rec *recording, runs int, timeout time.Duration) ([nmodes]measurement, []summary, []traceSize) {
 	var ms [nmodes]measurement
 	var sums []summary
-	var sizes []int64
+	var sizes []traceSize
 	argvs := [nmodes][]string{
 		native: wl.argv,
 		hermit: append(append(append([]string{hermitBin, "run", "--summary"}, wl.flags...), "--"), wl.argv...),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"io/fs"
@@ -69,18 +70,27 @@ func (rec *recording) commands(wl workload) (recordArgv, replayArgv []string) {
 	return recordArgv, replayArgv
 }
 
-// size returns the bytes of the files of the current trace.
-func (rec *recording) size() int64 {
-	var n int64
-	filepath.WalkDir(rec.trace, func(_ string, d fs.DirEntry, err error) error {
+// traceSize is the bytes of one trace: all its files, and its events file
+// alone (the rest is mostly blobs of the files the guest used, a fixed cost).
+type traceSize struct {
+	total, events int64
+}
+
+// size measures the current trace.
+func (rec *recording) size() traceSize {
+	var s traceSize
+	filepath.WalkDir(rec.trace, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+				s.total += fi.Size()
+				if p == filepath.Join(rec.trace, "events") {
+					s.events = fi.Size()
+				}
 			}
 		}
 		return nil
 	})
-	return n
+	return s
 }
 
 // clean removes the current trace. A nil recording has none.
@@ -91,7 +101,7 @@ func (rec *recording) clean() {
 }
 
 // recordRow formats one row of the record and replay table.
-func recordRow(wl workload, ms [nmodes]measurement, sizes []int64) string {
+func recordRow(wl workload, ms [nmodes]measurement, sizes []traceSize) string {
 	nat, natOK := median(ms[native])
 	run, runOK := median(ms[hermit])
 	rec, recOK := median(ms[record])
@@ -105,16 +115,17 @@ func recordRow(wl workload, ms [nmodes]measurement, sizes []int64) string {
 		cells = append(cells, timeCell(ms[replay]), ratioCell(rep, nat, repOK && natOK), ratioCell(rep, run, repOK && runOK),
 			ratioCell(rep, rec, repOK && recOK), targetCell(targetReplayPerRecord, rep, rec, repOK && recOK))
 	}
-	size, rate := "–", "–"
+	size, events, rate := "–", "–", "–"
 	if len(sizes) > 0 {
 		s := slices.Clone(sizes)
-		slices.Sort(s)
-		size = bytesCell(float64(s[len(s)/2]))
+		slices.SortFunc(s, func(a, b traceSize) int { return cmp.Compare(a.total, b.total) })
+		m := s[len(s)/2]
+		size, events = bytesCell(float64(m.total)), bytesCell(float64(m.events))
 		if natOK {
-			rate = bytesCell(float64(s[len(s)/2])/nat.Seconds()) + "/s"
+			rate = bytesCell(float64(m.total)/nat.Seconds()) + "/s"
 		}
 	}
-	return "| " + strings.Join(append(cells, size, rate), " | ") + " |"
+	return "| " + strings.Join(append(cells, size, events, rate), " | ") + " |"
 }
 
 func ratioCell(d, base time.Duration, ok bool) string {
@@ -141,14 +152,14 @@ func printRecordTable(w io.Writer, rec *recording, note string, rows []string) {
 		fmt.Fprintf(w, "record and replay: %s\n", note)
 		return
 	}
-	fmt.Fprintf(w, "Measured in the same runs as the table above, interleaved with its modes: `hermit record -o DIR [flags] -- CMD`, then `hermit replay --autopilot DIR` of that trace. Wall time of the whole command, median. Targets: record ≤ %.2f× run, replay ≤ record. Trace: bytes of the trace directory; per second of the native run's wall time.", targetRecordPerRun)
+	fmt.Fprintf(w, "Measured in the same runs as the table above, interleaved with its modes: `hermit record -o DIR [flags] -- CMD`, then `hermit replay --autopilot DIR` of that trace. Wall time of the whole command, median. Targets: record ≤ %.2f× run, replay ≤ record. Trace: bytes of the trace directory (median run), of which the events file (the rest is mostly the files the guest used, stored once), and the trace bytes per second of the native run's wall time.", targetRecordPerRun)
 	if note != "" {
 		fmt.Fprintf(w, " %s.", note)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| workload | native | run | record | record ×native | record ×run | target | replay | replay ×native | replay ×run | replay ×record | target | trace | trace per native second |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| workload | native | run | record | record ×native | record ×run | target | replay | replay ×native | replay ×run | replay ×record | target | trace | events file | trace per native second |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Fprintln(w, r)
 	}
