@@ -146,6 +146,7 @@ func (r *Recorder) store(f *os.File, positioned bool) (trace.BlobID, uint32, boo
 		return trace.BlobID{}, 0, false
 	}
 	r.Bytes.Add(st.Size)
+	r.files.Add(1)
 	r.blobs[k] = id
 	return id, mode, true
 }

@@ -52,6 +52,7 @@ type Recorder struct {
 	pending map[int]pend
 	// Bytes counts the bytes of captured files, for progress.
 	Bytes atomic.Int64
+	files atomic.Int64
 	// Cache, when set, spares storing files already stored for an
 	// earlier recording.
 	Cache *trace.BlobCache
@@ -81,6 +82,9 @@ func New(w *trace.Writer, host Host) *Recorder {
 
 // Tracer wraps the engine's tracer so that its answers are recorded.
 func (r *Recorder) Tracer(t HostTracer) detcore.Tracer { return &tracer{HostTracer: t, r: r} }
+
+// Files returns how many files have been captured.
+func (r *Recorder) Files() int { return int(r.files.Load()) }
 
 // Events returns how many events have been written.
 func (r *Recorder) Events() uint64 { return r.w.Count() }

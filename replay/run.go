@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"sync/atomic"
 
@@ -26,8 +25,9 @@ type Recording struct {
 	// Events is how many events the trace holds (up to any damage).
 	Events uint64
 	files  []trace.File
-	root   string
-	stdin  string
+	// root is the rebuilt root; tmp a directory of this replay's own.
+	root, tmp string
+	stdin     string
 	// progress is the event the latest run has reached.
 	progress atomic.Uint64
 }
@@ -77,11 +77,18 @@ func Open(dir string) (*Recording, error) {
 
 // build makes the root directory and the stdin file.
 func (rec *Recording) build(r *trace.Reader) error {
-	tmp, err := os.MkdirTemp("", "hermit-replay-")
-	if err != nil {
-		return err
+	// This replay's own directory, made only when needed.
+	ownDir := func() (string, error) {
+		if rec.tmp == "" {
+			tmp, err := os.MkdirTemp("", "hermit-replay-")
+			if err != nil {
+				return "", err
+			}
+			rec.tmp = tmp
+		}
+		return rec.tmp, nil
 	}
-	rec.root = path.Join(tmp, "root")
+	var err error
 	var files []trace.File
 	for _, f := range rec.files {
 		if f.Path != recorder.StdinPath {
@@ -92,15 +99,22 @@ func (rec *Recording) build(r *trace.Reader) error {
 		files = append(files, trace.File{Path: rec.Header.Dir, Mode: trace.ModeDir | 0o755})
 	}
 	files = append(files, trace.File{Path: "/tmp", Mode: trace.ModeDir | 0o1777})
-	if err := os.Mkdir(rec.root, 0o755); err != nil {
-		return err
-	}
-	cache := filepath.Join(trace.DefaultCacheDir(), "files")
-	if os.MkdirAll(cache, 0o700) != nil {
-		cache = ""
-	}
-	if err := BuildRootCached(rec.root, files, r.OpenBlob, cache); err != nil {
+	if rec.root, err = cachedRoot(files, r.OpenBlob); err != nil {
 		return fmt.Errorf("rebuilding the recorded files: %w", err)
+	}
+	if rec.root == "" {
+		// No cache directory: a root of our own, removed by Close.
+		tmp, err := ownDir()
+		if err != nil {
+			return err
+		}
+		rec.root = path.Join(tmp, "root")
+		if err := os.Mkdir(rec.root, 0o755); err != nil {
+			return err
+		}
+		if err := BuildRoot(rec.root, files, r.OpenBlob); err != nil {
+			return fmt.Errorf("rebuilding the recorded files: %w", err)
+		}
 	}
 	if _, err := os.Stat(path.Join(rec.root, rec.Settings.Path)); err != nil {
 		return fmt.Errorf("the trace does not hold the program %s (was it recorded by this hermit?)", rec.Settings.Path)
@@ -112,6 +126,10 @@ func (rec *Recording) build(r *trace.Reader) error {
 			return err
 		}
 		defer rc.Close()
+		tmp, err := ownDir()
+		if err != nil {
+			return err
+		}
 		rec.stdin = path.Join(tmp, "stdin")
 		f, err := os.OpenFile(rec.stdin, os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
@@ -136,12 +154,12 @@ func (rec *Recording) stdinFile() (trace.File, bool) {
 	return trace.File{}, false
 }
 
-// Close removes the rebuilt files.
+// Close removes the files made for the replay (not the cached root).
 func (rec *Recording) Close() error {
-	if rec.root == "" {
+	if rec.tmp == "" {
 		return nil
 	}
-	return os.RemoveAll(path.Dir(rec.root))
+	return os.RemoveAll(rec.tmp)
 }
 
 // Starter returns a Starter of runs of rec.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +76,17 @@ func fileKey(f *os.File) (string, int64) {
 func (w *Writer) PutFile(f *os.File, c *BlobCache) (BlobID, error) {
 	key, size := fileKey(f)
 	if c != nil && key != "" {
-		if id, ok := c.lookup(key); ok && c.export(id, w.dir) == nil {
+		if id, ok := c.lookup(key); ok && c.has(id) {
+			// Linking the blob into the trace is left to another
+			// goroutine (Close waits for it): it is a journaled metadata
+			// operation, slow enough to matter at every file.
+			w.exports.Add(1)
+			go func() {
+				defer w.exports.Done()
+				if err := c.export(id, w.dir); err != nil {
+					w.setErr(fmt.Errorf("blob cache: %w", err))
+				}
+			}()
 			return id, nil
 		}
 	}
@@ -87,6 +98,12 @@ func (w *Writer) PutFile(f *os.File, c *BlobCache) (BlobID, error) {
 	return id, nil
 }
 
+// has reports whether the cache holds blob id.
+func (c *BlobCache) has(id BlobID) bool {
+	_, err := os.Lstat(filepath.Join(c.dir, "blobs", id.String()))
+	return err == nil
+}
+
 func (c *BlobCache) lookup(key string) (BlobID, bool) {
 	b, err := os.ReadFile(filepath.Join(c.dir, "keys", key))
 	if err != nil {
@@ -96,16 +113,27 @@ func (c *BlobCache) lookup(key string) (BlobID, bool) {
 	return id, err == nil
 }
 
-// export puts cached blob id into the trace in dir.
+// export puts cached blob id into the trace in dir: one hard link (a
+// link is atomic: no temporary name needed), or a copy across
+// filesystems.
 func (c *BlobCache) export(id BlobID, dir string) error {
-	dst := blobPath(dir, id)
-	if _, err := os.Stat(dst); err == nil {
+	src, dst := filepath.Join(c.dir, "blobs", id.String()), blobPath(dir, id)
+	err := os.Link(src, dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The blob's two-character directory is not there yet, or the
+		// cache lost the blob.
+		if err := os.Mkdir(filepath.Dir(dst), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		err = os.Link(src, dst)
+	}
+	switch {
+	case err == nil, errors.Is(err, fs.ErrExist):
 		return nil
+	case errors.Is(err, syscall.EXDEV), errors.Is(err, syscall.EPERM):
+		return linkOrCopy(src, dst)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return err
-	}
-	return linkOrCopy(filepath.Join(c.dir, "blobs", id.String()), dst)
+	return err
 }
 
 // store remembers that key has blob id, stored in the trace in dir.

@@ -70,7 +70,7 @@ Flags:
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", err)
 		return exitHermit
 	}
-	w, err := trace.Create(out, hdr)
+	w, err := trace.CreateOptions(out, hdr, trace.Options{NoSync: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", err)
 		return exitHermit
@@ -136,7 +136,11 @@ Flags:
 	if n := res.Stats.Preemptions; n > 0 {
 		fmt.Fprintf(os.Stderr, "hermit record: warning: the watchdog preempted a spinning thread %d times; those points are not deterministic, so a replay may diverge there\n", n)
 	}
-	fmt.Fprintf(os.Stderr, "hermit: trace saved to %s (%s)\n", out, traceSize(out))
+	events, files, bytes := uint64(0), 0, int64(0)
+	if r := rec.Load(); r != nil {
+		events, files, bytes = r.Events(), r.Files(), r.Bytes.Load()
+	}
+	fmt.Fprintf(os.Stderr, "hermit: trace saved to %s (%d events, %d files of %s)\n", out, events, files, humanBytes(bytes))
 	return res.ExitCode
 }
 
@@ -183,17 +187,6 @@ func hostCPU() string {
 		}
 	}
 	return runtime.GOARCH
-}
-
-// traceSize describes a trace directory's events and size.
-func traceSize(dir string) string {
-	r, err := trace.Open(dir)
-	if err != nil {
-		return err.Error()
-	}
-	defer r.Close()
-	n, size := r.StoredBlobs()
-	return fmt.Sprintf("%d events, %d files in %s", r.Count(), n, humanBytes(size))
 }
 
 // showProgress prints what counts returns every half second on stderr,
