@@ -185,6 +185,9 @@ func (rec *Recording) Play(opts Options) (detcore.Result, error) {
 			return
 		}
 		res, err := r.Run()
+		if err == nil {
+			rec.progress.Store(rec.Events)
+		}
 		ch <- outcome{res, err}
 	}()
 	o := <-ch

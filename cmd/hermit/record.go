@@ -96,16 +96,17 @@ Flags:
 			return r.Tracer(t)
 		},
 	}
+	stopProgress := func() {}
 	if progress {
-		done := showProgress("recording", func() (uint64, int64) {
+		stopProgress = showProgress("recording", 0, func() (uint64, int64) {
 			if r := rec.Load(); r != nil {
 				return r.Events(), r.Bytes.Load()
 			}
 			return 0, 0
 		})
-		defer done()
 	}
 	res, runErr := runGuest(path, argv, &f, guestIO{os.Stdin, os.Stdout, os.Stderr}, j)
+	stopProgress()
 	var closeErr error
 	if r := rec.Load(); r != nil {
 		closeErr = r.Close(res, 0)
@@ -189,31 +190,44 @@ func hostCPU() string {
 	return runtime.GOARCH
 }
 
-// showProgress prints what counts returns every half second on stderr,
-// on one line on a terminal; the returned func stops it.
-func showProgress(what string, counts func() (uint64, int64)) func() {
+// showProgress prints what counts returns (events, and bytes of files
+// unless negative) every half second on stderr,
+// on one line on a terminal; the returned func stops it, printing the
+// final counts.
+func showProgress(what string, total uint64, counts func() (uint64, int64)) func() {
 	tty := ptrace.StdioKind(os.Stderr) == "tty"
+	start := time.Now()
+	line := func() string {
+		ev, b := counts()
+		files := ""
+		if b >= 0 {
+			files = ", " + humanBytes(b) + " of files"
+		}
+		of := ""
+		if total > 0 {
+			of = fmt.Sprintf(" of %d", total)
+		}
+		return fmt.Sprintf("hermit: %s: %d%s events%s, %.1fs", what, ev, of, files, time.Since(start).Seconds())
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
-		start := time.Now()
 		for {
 			select {
 			case <-stop:
 				if tty {
 					fmt.Fprint(os.Stderr, "\r\033[K")
 				}
+				fmt.Fprintln(os.Stderr, line())
 				return
 			case <-tick.C:
-				ev, b := counts()
-				line := fmt.Sprintf("hermit: %s: %d events, %s of files, %.1fs", what, ev, humanBytes(b), time.Since(start).Seconds())
 				if tty {
-					fmt.Fprintf(os.Stderr, "\r\033[K%s", line)
+					fmt.Fprintf(os.Stderr, "\r\033[K%s", line())
 				} else {
-					fmt.Fprintln(os.Stderr, line)
+					fmt.Fprintln(os.Stderr, line())
 				}
 			}
 		}

@@ -77,7 +77,7 @@ Flags:
 	stop := handleSignals()
 	defer stop()
 	if progress {
-		defer showProgress("replaying", func() (uint64, int64) { return rec.Progress(), 0 })()
+		defer showProgress("replaying", rec.Events, func() (uint64, int64) { return rec.Progress(), -1 })()
 	}
 	opts := replay.Options{
 		Stdout: os.Stdout, Stderr: os.Stderr, CPU: pin,
