@@ -595,36 +595,17 @@ func (e *Engine) allBlocked() error {
 			e.clock = d
 			return nil
 		}
-		wait := min(time.Duration(d-e.clock), maxOutsideWait)
-		ready, err := e.t.Poll(ws, wait)
-		if err != nil {
-			return err
+		ready, err := e.pollOutside(ws, min(time.Duration(d-e.clock), maxOutsideWait))
+		if !ready && err == nil {
+			e.clock = d
 		}
-		e.sigEpoch++
-		e.childEpoch++
-		for _, r := range ready {
-			if r {
-				e.result.Stats.Nondet++
-				return nil
-			}
-		}
-		e.clock = d
-		return nil
+		return err
 	}
 	start := time.Now()
 	for {
-		ready, err := e.t.Poll(ws, 100*time.Millisecond)
-		if err != nil {
+		ready, err := e.pollOutside(ws, 100*time.Millisecond)
+		if ready || err != nil {
 			return err
-		}
-		// A signal from outside may be pending on some thread now.
-		e.sigEpoch++
-		e.childEpoch++
-		for _, r := range ready {
-			if r {
-				e.result.Stats.Nondet++
-				return nil
-			}
 		}
 		for _, t := range e.ordered() {
 			if e.runnable(t) {
@@ -636,6 +617,25 @@ func (e *Engine) allBlocked() error {
 			e.warnOnce("allblocked", "all guest threads have been blocked for 5s: "+e.describeBlocked())
 		}
 	}
+}
+
+// pollOutside waits up to timeout for one of ws to become ready, which
+// counts as a nondeterministic point. Whatever happened, a signal from
+// outside may be pending now, or a child may have changed.
+func (e *Engine) pollOutside(ws []FdWait, timeout time.Duration) (bool, error) {
+	ready, err := e.t.Poll(ws, timeout)
+	if err != nil {
+		return false, err
+	}
+	e.sigEpoch++
+	e.childEpoch++
+	for _, r := range ready {
+		if r {
+			e.result.Stats.Nondet++
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (e *Engine) describeBlocked() string {
