@@ -24,12 +24,15 @@ type Outcome struct {
 	// Emulate skips the call: Mem is written and the call returns Result.
 	Emulate bool
 	Result  int64
-	Mem     []MemWrite
+	// Mem is written instead of running the call (Emulate), or once it
+	// has returned (Exit).
+	Mem []MemWrite
 	// Exit runs the call natively and calls Journal.Exit at its exit.
 	Exit bool
-	// Args, with Exit, replaces the call's arguments for the native run;
-	// the guest's registers are restored at its exit.
+	// Args and Nr, with Exit, replace the call's arguments and number for
+	// the native run; the guest's registers are restored at its exit.
 	Args *[6]uint64
+	Nr   int
 }
 
 // A Journal records or replays what the outside world decided in a run.
@@ -101,9 +104,13 @@ func (e *Engine) journalNative(t *thread) {
 	case o.Exit:
 		t.act = actExitStop
 		t.journalExit = true
+		t.exitMem = o.Mem
 		if o.Args != nil {
 			saved := t.regs
 			t.regs.SetArgs(*o.Args)
+			if o.Nr != 0 {
+				t.regs.OrigRax = uint64(o.Nr)
+			}
 			if e.t.SetRegs(t.tid, &t.regs) != nil {
 				t.regs = saved
 				return
@@ -131,6 +138,12 @@ func (e *Engine) journalExit(t *thread) error {
 	if err != nil {
 		return err
 	}
+	for _, m := range t.exitMem {
+		if e.t.WriteMem(t.tid, m.Addr, m.Data) != nil {
+			break
+		}
+	}
+	t.exitMem = nil
 	if force && ret != c.Result {
 		t.regs.Rax = uint64(ret)
 		if err := e.t.SetRegs(t.tid, &t.regs); err != nil {

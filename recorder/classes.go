@@ -31,6 +31,10 @@ const (
 	clOpen
 	// clChdir enters a directory, which the rebuilt root must have.
 	clChdir
+	// clAccept accepts a connection from outside: replay makes a socket
+	// in its place (the same descriptor number) and feeds it the recorded
+	// address.
+	clAccept
 	// clMmap maps a file where the kernel chooses, which depends on the
 	// filesystem (huge-page alignment): replay maps it at the recorded
 	// address.
@@ -69,6 +73,8 @@ var classes = map[int]class{
 	abi.SYS_CHDIR: clChdir,
 
 	abi.SYS_MMAP: clMmap,
+
+	abi.SYS_ACCEPT: clAccept, abi.SYS_ACCEPT4: clAccept,
 }
 
 // Syscalls lists the syscalls that recording and replay intercept in

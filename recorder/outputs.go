@@ -29,7 +29,7 @@ func outputs(nr int, a [6]uint64, res int64, read memReader) []trace.MemWrite {
 		o.sockaddr(a[4], a[5])
 	case abi.SYS_RECVMSG:
 		o.msghdr(a[1], res)
-	case abi.SYS_GETSOCKNAME, abi.SYS_GETPEERNAME:
+	case abi.SYS_GETSOCKNAME, abi.SYS_GETPEERNAME, abi.SYS_ACCEPT, abi.SYS_ACCEPT4:
 		o.sockaddr(a[1], a[2])
 	case abi.SYS_GETSOCKOPT:
 		o.sockaddr(a[3], a[4])

@@ -166,7 +166,7 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	case clRead, clIoctl:
 		fc := r.host.FdClass(c.Tid, int(int32(c.Args[0])))
 		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio
-	case clSend, clSocket:
+	case clSend, clSocket, clAccept:
 		keep = r.host.FdClass(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 	case clWait, clQuery, clChange:
 		keep = true
@@ -209,6 +209,11 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clMmap:
 		ev.Digest = ResultPlace
+	case clAccept:
+		ev.Digest = ResultSocket
+		if c.Result >= 0 {
+			ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
+		}
 	case clChange:
 		ev.Digest = ResultForce
 		if c.Result >= 0 {

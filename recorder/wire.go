@@ -54,6 +54,9 @@ const (
 	// ResultPlace: an mmap that replay runs with MAP_FIXED_NOREPLACE at
 	// the address in Result (or that fails with it).
 	ResultPlace = 2
+	// ResultSocket: an accepted connection (Result is its descriptor, Mem
+	// the peer's address), which replay stands in for with a new socket.
+	ResultSocket = 3
 )
 
 // Error codes in an answer's Result, below every errno.

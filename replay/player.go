@@ -205,6 +205,23 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 	case ev.Digest == recorder.ResultForce:
 		p.force[c.Tid] = ev.Result
 		return detcore.Outcome{Exit: true}
+	case ev.Digest == recorder.ResultSocket && ev.Result >= 0:
+		// A connection accepted from outside: a new socket takes its
+		// descriptor number (the lowest free, as accept's was), and the
+		// peer's address is written as accept wrote it. Everything done
+		// on the socket afterwards was recorded as external.
+		const afInet, sockStream = 2, 1
+		flags := uint64(0)
+		if c.Nr == abi.SYS_ACCEPT4 {
+			flags = c.Args[3] & (abi.O_NONBLOCK | abi.O_CLOEXEC)
+		}
+		args := [6]uint64{afInet, sockStream | flags}
+		p.place[c.Tid] = ev.Result
+		o := detcore.Outcome{Exit: true, Nr: abi.SYS_SOCKET, Args: &args}
+		for _, m := range ev.Mem {
+			o.Mem = append(o.Mem, detcore.MemWrite{Addr: m.Addr, Data: append([]byte(nil), m.Data...)})
+		}
+		return o
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0:
 		args := c.Args
 		args[0] = uint64(ev.Result)
@@ -226,7 +243,7 @@ func (p *player) Exit(c *detcore.Call) (bool, int64, error) {
 	if addr, ok := p.place[c.Tid]; ok {
 		delete(p.place, c.Tid)
 		if c.Result != addr {
-			return false, 0, p.diverge(c.Vtid, "could not map %s at %#x, where the recording has it (result %d): the memory layout differs", callString(c.Nr, c.Args), addr, c.Result)
+			return false, 0, p.diverge(c.Vtid, "expected %s to return %#x as recorded got %#x (the memory layout or descriptor table differs)", callString(c.Nr, c.Args), addr, c.Result)
 		}
 		return false, 0, p.err
 	}

@@ -182,13 +182,15 @@ const SyscallInsnLen = 2
 
 // Open flags and the current-directory descriptor (<fcntl.h>).
 const (
-	O_WRONLY = 0o1
-	O_RDWR   = 0o2
-	O_CREAT  = 0o100
-	O_EXCL   = 0o200
-	O_TRUNC  = 0o1000
-	AT_FDCWD = -100
-	MaxPath  = 4096
+	O_WRONLY   = 0o1
+	O_RDWR     = 0o2
+	O_CREAT    = 0o100
+	O_EXCL     = 0o200
+	O_TRUNC    = 0o1000
+	O_NONBLOCK = 0o4000
+	O_CLOEXEC  = 0o2000000
+	AT_FDCWD   = -100
+	MaxPath    = 4096
 )
 
 // SetArgs sets all six syscall arguments.

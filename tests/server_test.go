@@ -1,0 +1,81 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hermitdbg/hermit/tests/internal/procrun"
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// TestReplayServerAcceptsFromOutside: a guest that accepts a connection
+// from a client outside the container replays without the client.
+func TestReplayServerAcceptsFromOutside(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	py := testenv.Require(t, "python3")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command(hermit, "record", "-o", dir, "--", py, filepath.Join(testenv.GuestsDir(t), "accept_once.py"), fmt.Sprint(port))
+	done := make(chan procrun.Result, 1)
+	go func() {
+		res, err := procrun.Run(cmd, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	var reply []byte
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("the recorded server never listened: %v", err)
+			}
+			continue
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		c.Write([]byte("ping"))
+		buf := make([]byte, 100)
+		n, _ := c.Read(buf)
+		reply = buf[:n]
+		c.Close()
+		break
+	}
+	rec := <-done
+	if rec.Exit != 0 || string(reply) != "pong ping" || !bytes.Contains(rec.Stdout, []byte("got b'ping' 127.0.0.1")) {
+		t.Fatalf("record: exit %d, the client got %q, stdout\n%s\nstderr\n%s", rec.Exit, reply, rec.Stdout, rec.Stderr)
+	}
+	rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
+	if rep.Exit != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
+		t.Fatalf("replay without the client: exit %d, stdout\n%s\nstderr\n%s\nwant\n%s", rep.Exit, rep.Stdout, rep.Stderr, rec.Stdout)
+	}
+}
+
+// TestReplayLoopbackHTTP: a Go HTTP server and client in one guest,
+// talking over loopback sockets, replay.
+func TestReplayLoopbackHTTP(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	bin := testenv.BuildGo(t, "httploop")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.Run(t, time.Minute, hermit, "record", "-o", dir, "--", bin)
+	want := "hello /x0\nhello /x1\nhello /x2\n"
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("record: exit %d, stdout %q\n%s", rec.Exit, rec.Stdout, rec.Stderr)
+	}
+	for i := 0; i < 2; i++ {
+		rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
+		if rep.Exit != 0 || string(rep.Stdout) != want {
+			t.Fatalf("replay %d: exit %d, stdout %q\n%s", i, rep.Exit, rep.Stdout, rep.Stderr)
+		}
+	}
+}
