@@ -6,6 +6,7 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -224,8 +225,28 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 			ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
 		}
 	}
+	r.spill(ev.Mem)
 	r.append(&ev)
 	return false, 0, r.failed()
+}
+
+// spillSize is the size above which an output goes to a blob rather than
+// the event stream (events are at most trace.MaxEventSize).
+const spillSize = 256 << 10
+
+// spill stores large outputs as blobs.
+func (r *Recorder) spill(mem []trace.MemWrite) {
+	for i := range mem {
+		if len(mem[i].Data) <= spillSize {
+			continue
+		}
+		id, err := r.w.PutBlob(bytes.NewReader(mem[i].Data))
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		mem[i].Data, mem[i].Blob = nil, id
+	}
 }
 
 // noteChange keeps the directories a successful mkdir leaves, so that the

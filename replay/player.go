@@ -218,9 +218,7 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		args := [6]uint64{afInet, sockStream | flags}
 		p.place[c.Tid] = ev.Result
 		o := detcore.Outcome{Exit: true, Nr: abi.SYS_SOCKET, Args: &args}
-		for _, m := range ev.Mem {
-			o.Mem = append(o.Mem, detcore.MemWrite{Addr: m.Addr, Data: append([]byte(nil), m.Data...)})
-		}
+		o.Mem, _ = p.mem(ev.Mem)
 		return o
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0:
 		args := c.Args
@@ -232,10 +230,28 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{}
 	}
 	o := detcore.Outcome{Emulate: true, Result: ev.Result}
-	for _, m := range ev.Mem {
-		o.Mem = append(o.Mem, detcore.MemWrite{Addr: m.Addr, Data: append([]byte(nil), m.Data...)})
+	if o.Mem, err = p.mem(ev.Mem); err != nil {
+		p.err = err
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	}
 	return o
+}
+
+// mem copies an event's memory writes, loading those stored as blobs.
+func (p *player) mem(ms []trace.MemWrite) ([]detcore.MemWrite, error) {
+	out := make([]detcore.MemWrite, 0, len(ms))
+	for _, m := range ms {
+		data := append([]byte(nil), m.Data...)
+		if !m.Blob.IsZero() {
+			b, err := p.r.Blob(m.Blob)
+			if err != nil {
+				return nil, &TruncatedError{Event: p.n, Err: err}
+			}
+			data = b
+		}
+		out = append(out, detcore.MemWrite{Addr: m.Addr, Data: data})
+	}
+	return out, nil
 }
 
 // Exit implements detcore.Journal.

@@ -13,12 +13,24 @@ import (
 )
 
 // writeTrace writes events to a new trace and opens it for reading.
+// Events whose memory write data is "BLOB:..." store the rest as a blob.
 func writeTrace(t *testing.T, evs []trace.Event, complete bool) *trace.Reader {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "t")
 	w, err := trace.Create(dir, trace.Header{Argv: []string{"x"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range evs {
+		for j, m := range evs[i].Mem {
+			if rest, ok := strings.CutPrefix(string(m.Data), "BLOB:"); ok {
+				id, err := w.PutBlob(strings.NewReader(rest))
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs[i].Mem[j] = trace.MemWrite{Addr: m.Addr, Blob: id}
+			}
+		}
 	}
 	for i := range evs {
 		if err := w.Append(&evs[i]); err != nil {
@@ -145,5 +157,24 @@ func TestPlayerTruncated(t *testing.T) {
 	var te *TruncatedError
 	if !errors.As(err, &te) || te.Event != 1 {
 		t.Errorf("reading past a trace without an index: %v; want a TruncatedError at event 1", err)
+	}
+}
+
+// TestPlayerBlobOutput: a large recorded output stored as a blob is fed
+// back like a small one.
+func TestPlayerBlobOutput(t *testing.T) {
+	read := [6]uint64{4, 0x1000, 1 << 20}
+	big := strings.Repeat("x", 300<<10)
+	evs := []trace.Event{
+		enter(2, abi.SYS_READ, read),
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: abi.SYS_READ, Result: int64(len(big)), Mem: []trace.MemWrite{{Addr: 0x1000, Data: []byte("BLOB:" + big)}}},
+	}
+	p := newPlayer(writeTrace(t, evs, true), nil)
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_READ, Args: read}); err != nil {
+		t.Fatal(err)
+	}
+	out := p.Native(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_READ, Args: read})
+	if !out.Emulate || len(out.Mem) != 1 || string(out.Mem[0].Data) != big || out.Mem[0].Addr != 0x1000 {
+		t.Errorf("read outcome: emulate %v, result %d, %d writes; want the blob's %d bytes at 0x1000", out.Emulate, out.Result, len(out.Mem), len(big))
 	}
 }
