@@ -169,6 +169,8 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio
 	case clSend, clSocket, clAccept:
 		keep = r.host.FdClass(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
+		// Whether a connection leads outside is known once it is made.
+		keep = keep || c.Nr == abi.SYS_CONNECT
 	case clWait, clQuery, clChange:
 		keep = true
 	case clMmap:
@@ -210,6 +212,13 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clMmap:
 		ev.Digest = ResultPlace
+	case clSocket:
+		if c.Nr == abi.SYS_CONNECT && c.Result >= 0 && r.host.FdClass(c.Tid, int(int32(c.Args[0]))) != ptrace.FdExternal {
+			// A connection between guest processes: replay makes it too.
+			// (A failed one is replayed as failed: its path may be the
+			// host's.)
+			return false, 0, r.failed()
+		}
 	case clAccept:
 		ev.Digest = ResultSocket
 		if c.Result >= 0 {

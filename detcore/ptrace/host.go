@@ -105,6 +105,9 @@ func (t *Tracer) FdClass(tid, fd int) FdClass {
 		if d, err := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN); err == nil && d != afUnix {
 			return FdExternal
 		}
+		if t.peerOutside(c) {
+			return FdExternal
+		}
 	case unix.S_IFCHR:
 		if isTerminal(st.Rdev) {
 			if stdio {
@@ -114,6 +117,25 @@ func (t *Tracer) FdClass(tid, fd int) FdClass {
 		}
 	}
 	return FdInternal
+}
+
+// peerOutside reports whether the Unix socket c is connected to a process
+// outside the guest's pid namespace (a host daemon, a client of the
+// guest's server).
+func (t *Tracer) peerOutside(c int) bool {
+	cred, err := unix.GetsockoptUcred(c, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil || cred.Pid <= 0 {
+		return false
+	}
+	if t.pidns == "" {
+		ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", t.initPid))
+		if err != nil {
+			return false
+		}
+		t.pidns = ns
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", cred.Pid))
+	return err == nil && ns != t.pidns
 }
 
 // isTerminal reports whether a character device is a terminal: a virtual

@@ -81,6 +81,8 @@ type Tracer struct {
 	trapCPUID bool
 	// stdioFiles identifies hermit's own stdio (see FdClass).
 	stdioFiles map[devIno]bool
+	// pidns names the guest's pid namespace (see peerOutside).
+	pidns string
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
