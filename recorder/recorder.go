@@ -212,6 +212,11 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clMmap:
 		ev.Digest = ResultPlace
+	case clChange:
+		ev.Digest = ResultForce
+		if c.Result >= 0 {
+			r.noteChange(c)
+		}
 	case clSocket:
 		if c.Nr == abi.SYS_CONNECT && c.Result >= 0 && r.host.FdClass(c.Tid, int(int32(c.Args[0]))) != ptrace.FdExternal {
 			// A connection between guest processes: replay makes it too.
@@ -221,18 +226,9 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clAccept:
 		ev.Digest = ResultSocket
-		if c.Result >= 0 {
-			ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
-		}
-	case clChange:
-		ev.Digest = ResultForce
-		if c.Result >= 0 {
-			r.noteChange(c)
-		}
-	default:
-		if c.Result >= 0 {
-			ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
-		}
+	}
+	if c.Result >= 0 && (ev.Digest == ResultEmulate || ev.Digest == ResultSocket) {
+		ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
 	}
 	r.spill(ev.Mem)
 	r.append(&ev)
