@@ -1,0 +1,210 @@
+package recorder
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// fakeHost is the kernel as the recorder sees it: descriptor classes,
+// guest memory and files.
+type fakeHost struct {
+	classes map[int]ptrace.FdClass
+	mem     fakeMem
+	files   map[string]string // path: content
+	cwd     string
+}
+
+func (h *fakeHost) FdClass(tid, fd int) ptrace.FdClass { return h.classes[fd] }
+func (h *fakeHost) FdFile(tid, fd int) (*os.File, error) {
+	return nil, errors.New("no descriptors in the fake")
+}
+func (h *fakeHost) FdPath(tid, fd int) (string, error) { return "", errors.New("no descriptors") }
+func (h *fakeHost) Cwd(tid int) (string, error)        { return h.cwd, nil }
+func (h *fakeHost) OpenGuestPath(tid int, abs string) (*os.File, error) {
+	c, ok := h.files[abs]
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	p := filepath.Join(os.TempDir(), "hermit-recorder-test-"+filepath.Base(abs))
+	if err := os.WriteFile(p, []byte(c), 0o755); err != nil {
+		return nil, err
+	}
+	defer os.Remove(p)
+	return os.Open(p)
+}
+func (h *fakeHost) ReadString(tid int, addr uint64, max int) (string, error) {
+	b := make([]byte, 0, 64)
+	for i := uint64(0); i < uint64(max); i++ {
+		var c [1]byte
+		if err := h.mem.read(addr+i, c[:]); err != nil {
+			return "", err
+		}
+		if c[0] == 0 {
+			return string(b), nil
+		}
+		b = append(b, c[0])
+	}
+	return "", errors.New("too long")
+}
+func (h *fakeHost) ReadMem(tid int, addr uint64, b []byte) error { return h.mem.read(addr, b) }
+func (h *fakeHost) ExecPath(tid int) (string, error)             { return "prog", nil }
+
+// record runs calls through a recorder and returns the trace's events.
+func record(t *testing.T, h *fakeHost, calls func(r *Recorder)) []trace.Event {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t")
+	w, err := trace.Create(dir, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(w, h)
+	calls(r)
+	if err := r.Close(detcore.Result{}, 2); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var evs []trace.Event
+	for _, ev := range rd.Events() {
+		e := *ev
+		e.Mem = append([]trace.MemWrite(nil), ev.Mem...)
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// call runs one call: entry, the native-run decision and, if asked, its
+// exit with result res.
+func call(t *testing.T, r *Recorder, nr int, args [6]uint64, res int64) detcore.Outcome {
+	t.Helper()
+	c := &detcore.Call{Tid: 9, Vtid: 2, Nr: nr, Args: args}
+	if err := r.Enter(c); err != nil {
+		t.Fatal(err)
+	}
+	o := r.Native(c)
+	if o.Exit {
+		c.Result = res
+		if _, _, err := r.Exit(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+// results returns the external results among evs.
+func results(evs []trace.Event) []trace.Event {
+	var out []trace.Event
+	for _, ev := range evs {
+		if ev.Kind == trace.KindSyscall && ev.External && ev.Sysno >= 0 {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestRecorderKeepsWhatCameFromOutside(t *testing.T) {
+	h := &fakeHost{
+		classes: map[int]ptrace.FdClass{0: ptrace.FdStdio, 1: ptrace.FdStdio, 3: ptrace.FdInternal, 4: ptrace.FdExternal},
+		mem:     fakeMem{0x1000: []byte("input\n.........."), 0x4000: {16, 0, 0, 0}, 0x5000: []byte("0123456789abcdef")},
+		cwd:     "/work",
+	}
+	evs := record(t, h, func(r *Recorder) {
+		call(t, r, abi.SYS_READ, [6]uint64{0, 0x1000, 16}, 6)                // stdin: kept, with the bytes
+		call(t, r, abi.SYS_READ, [6]uint64{3, 0x1000, 16}, 6)                // internal pipe: not kept
+		call(t, r, abi.SYS_WRITE, [6]uint64{1, 0x1000, 6}, 6)                // stdout: replay writes it for real
+		call(t, r, abi.SYS_WRITE, [6]uint64{4, 0x1000, 6}, 6)                // network: result kept
+		call(t, r, abi.SYS_GETSOCKNAME, [6]uint64{4, 0x5000, 0x4000}, 0)     // outputs kept
+		call(t, r, abi.SYS_CONNECT, [6]uint64{3, 0x5000, 16}, 0)             // inside the guest: replayed for real
+		call(t, r, abi.SYS_CONNECT, [6]uint64{3, 0x5000, 16}, -abi.ENOENT)   // failed: kept
+		call(t, r, abi.SYS_MKDIR, [6]uint64{0x1000, 0o755}, -17)             // forced
+		call(t, r, abi.SYS_MMAP, [6]uint64{0, 4096, 1, 2, 3, 0}, 0x7f000000) // placed
+		call(t, r, abi.SYS_MMAP, [6]uint64{0, 4096, 3, 0x22, ^uint64(0), 0}, 0x7f100000)
+	})
+	got := results(evs)
+	want := []struct {
+		nr     int
+		digest uint64
+		res    int64
+		mem    string
+	}{
+		{abi.SYS_READ, ResultEmulate, 6, "input\n"},
+		{abi.SYS_WRITE, ResultEmulate, 6, ""},
+		{abi.SYS_GETSOCKNAME, ResultEmulate, 0, "\x10\x00\x00\x000123456789abcdef"},
+		{abi.SYS_CONNECT, ResultEmulate, -abi.ENOENT, ""},
+		{abi.SYS_MKDIR, ResultForce, -17, ""},
+		{abi.SYS_MMAP, ResultPlace, 0x7f000000, ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d results kept, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		var mem string
+		for _, m := range got[i].Mem {
+			mem += string(m.Data)
+		}
+		if int(got[i].Sysno) != w.nr || got[i].Digest != w.digest || got[i].Result != w.res || mem != w.mem {
+			t.Errorf("result %d: %s digest %d = %d, mem %q; want %s digest %d = %d, mem %q", i,
+				abi.SyscallName(int(got[i].Sysno)), got[i].Digest, got[i].Result, mem, abi.SyscallName(w.nr), w.digest, w.res, w.mem)
+		}
+	}
+	if evs[len(evs)-1].Kind != trace.KindExit || !evs[len(evs)-1].Group {
+		t.Errorf("the trace ends with %+v, want the exit", evs[len(evs)-1])
+	}
+}
+
+func TestRecorderArgsOnlyWhenChanged(t *testing.T) {
+	h := &fakeHost{classes: map[int]ptrace.FdClass{}, mem: fakeMem{}}
+	evs := record(t, h, func(r *Recorder) {
+		for i := 0; i < 3; i++ {
+			call(t, r, abi.SYS_GETPID, [6]uint64{1}, 2)
+		}
+		call(t, r, abi.SYS_GETPID, [6]uint64{2}, 2)
+	})
+	var withArgs []bool
+	for _, ev := range evs {
+		if ev.Kind == trace.KindSyscall && !ev.External {
+			withArgs = append(withArgs, len(ev.Mem) == 1)
+		}
+	}
+	if len(withArgs) != 4 || !withArgs[0] || withArgs[1] || withArgs[2] || !withArgs[3] {
+		t.Errorf("arguments stored %v; want only with the first call and when they change", withArgs)
+	}
+}
+
+func TestRecorderCapturesExecutables(t *testing.T) {
+	h := &fakeHost{
+		mem: fakeMem{},
+		cwd: "/work",
+		files: map[string]string{
+			"/work/prog":   "#!/usr/bin/env python3\nprint(1)\n",
+			"/usr/bin/env": "\x7fELF not really",
+		},
+	}
+	evs := record(t, h, func(r *Recorder) {
+		if err := r.Exec(9, 2); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var paths []string
+	for _, ev := range evs {
+		if ev.Kind == trace.KindFile {
+			paths = append(paths, ev.File.Path)
+			if ev.File.Blob.IsZero() || ev.File.Mode&trace.ModeType != trace.ModeRegular {
+				t.Errorf("%s captured as %+v", ev.File.Path, ev.File)
+			}
+		}
+	}
+	if len(paths) != 2 || paths[0] != "/work/prog" || paths[1] != "/usr/bin/env" {
+		t.Errorf("captured %v; want the script (relative to the working directory) and its interpreter", paths)
+	}
+}
