@@ -19,11 +19,16 @@ const (
 	FlagRealMtimes = "real-mtimes" // --real-mtimes prefixes, colon-separated
 	FlagTrapTSC    = "trap-rdtsc"  // "true" unless --no-trap-rdtsc
 	FlagStdin      = "stdin"       // what fd 0 was: null, file, pipe, socket, tty, other, closed
+	FlagJournal    = "journal"     // JournalVersion of the recorder
 )
 
 // StdinPath names, among a trace's captured files, a regular file that
 // was the program's stdin; replay gives it the same content.
 const StdinPath = "/.hermit-stdin"
+
+// JournalVersion numbers what a recording logs and how (the query codes,
+// the result codes, which calls are kept): a replay needs the same.
+const JournalVersion = "1"
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -44,6 +49,7 @@ func (s Settings) Flags() map[string]string {
 		FlagEpoch:      s.Epoch.Format(time.RFC3339Nano),
 		FlagRealMtimes: strings.Join(s.Mtimes, ":"),
 		FlagTrapTSC:    strconv.FormatBool(s.TrapTSC),
+		FlagJournal:    JournalVersion,
 	}
 }
 
@@ -52,6 +58,12 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	var s Settings
 	var err error
 	bad := func(k string) error { return fmt.Errorf("trace header: bad or missing %s flag %q", k, f[k]) }
+	if v := f[FlagJournal]; v != JournalVersion {
+		if v == "" {
+			v = "none"
+		}
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays version %s (record it again with this hermit)", v, JournalVersion)
+	}
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
