@@ -16,6 +16,7 @@ import (
 // stops the guest, says why in one line, and leaves a trace that reads up
 // to its last block.
 func TestRecordDiskFull(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root to mount a small tmpfs")
 	}
