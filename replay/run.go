@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -174,23 +173,17 @@ func (rec *Recording) Play(opts Options) (detcore.Result, error) {
 		res detcore.Result
 		err error
 	}
-	ch := make(chan outcome, 1)
-	go func() {
-		// ptrace ties the guest to this thread, which exits with the
-		// goroutine (never unlocked).
-		runtime.LockOSThread()
+	o := ptrace.OnOwnThread(func() outcome {
 		r, err := rec.start(opts, Hooks{})
 		if err != nil {
-			ch <- outcome{err: err}
-			return
+			return outcome{err: err}
 		}
 		res, err := r.Run()
 		if err == nil {
 			rec.progress.Store(rec.Events)
 		}
-		ch <- outcome{res, err}
-	}()
-	o := <-ch
+		return outcome{res, err}
+	})
 	return o.res, o.err
 }
 

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -233,15 +232,10 @@ func runGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) 
 		res detcore.Result
 		err error
 	}
-	ch := make(chan outcome, 1)
-	go func() {
-		runtime.LockOSThread()
-		// Never unlocked: the thread exits with the goroutine, taking its
-		// ptrace state with it.
+	o := ptrace.OnOwnThread(func() outcome {
 		res, err := traceGuest(path, argv, f, gio, j)
-		ch <- outcome{res, err}
-	}()
-	o := <-ch
+		return outcome{res, err}
+	})
 	return o.res, o.err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -262,4 +263,17 @@ func (t *Tracer) outside(tid, fd, depth int) bool {
 		}
 	}
 	return false
+}
+
+// OnOwnThread runs f on a new goroutine locked to its own OS thread, and
+// returns what f returns. Start a run and drive it inside f: ptrace binds
+// tracees to the thread that attached them. The thread is never unlocked,
+// so it exits with the goroutine, taking its ptrace state with it.
+func OnOwnThread[T any](f func() T) T {
+	ch := make(chan T, 1)
+	go func() {
+		runtime.LockOSThread()
+		ch <- f()
+	}()
+	return <-ch
 }
