@@ -44,19 +44,46 @@ func (r *Recorder) absPath(tid, dirfd int, addr uint64, dirfds ...uint64) (strin
 	if err != nil || p == "" {
 		return "", false
 	}
-	if path.IsAbs(p) {
-		return path.Clean(p), true
+	if !path.IsAbs(p) {
+		var base string
+		if dirfd >= 0 && len(dirfds) > 0 && int32(dirfds[0]) != abi.AT_FDCWD {
+			base, err = r.host.FdPath(tid, int(int32(dirfds[0])))
+		} else {
+			base, err = r.host.Cwd(tid)
+		}
+		if err != nil || !path.IsAbs(base) {
+			return "", false
+		}
+		p = base + "/" + p
 	}
-	var base string
-	if dirfd >= 0 && len(dirfds) > 0 && int32(dirfds[0]) != abi.AT_FDCWD {
-		base, err = r.host.FdPath(tid, int(int32(dirfds[0])))
-	} else {
-		base, err = r.host.Cwd(tid)
+	if strings.Contains(p, "..") {
+		// The kernel walks "a/b/../c" through b, which must then exist in
+		// the rebuilt root too (ld.so's $ORIGIN/../lib does this).
+		for _, d := range dotDotDirs(p) {
+			r.capture(tid, d, 0)
+		}
 	}
-	if err != nil || !path.IsAbs(base) {
-		return "", false
+	return path.Clean(p), true
+}
+
+// dotDotDirs returns the directories an absolute path passes through
+// before each ".." component, cleaned.
+func dotDotDirs(p string) []string {
+	var dirs []string
+	cur := "/"
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if cur != "/" {
+				dirs = append(dirs, cur)
+			}
+			cur = path.Dir(cur)
+		default:
+			cur = path.Join(cur, c)
+		}
 	}
-	return path.Join(base, p), true
+	return dirs
 }
 
 // captureFd captures the file the guest just opened as fd under the path

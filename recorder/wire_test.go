@@ -138,3 +138,16 @@ func TestSettingsRoundTrip(t *testing.T) {
 		t.Error("settings without a seed decode")
 	}
 }
+
+func TestDotDotDirs(t *testing.T) {
+	for p, want := range map[string][]string{
+		"/usr/lib/jvm/bin/../lib/libjli.so": {"/usr/lib/jvm/bin"},
+		"/a/b/../../c/../d":                 {"/a/b", "/a", "/c"},
+		"/../x":                             nil,
+		"/a/./b/c":                          nil,
+	} {
+		if got := dotDotDirs(p); !reflect.DeepEqual(got, want) {
+			t.Errorf("dotDotDirs(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
