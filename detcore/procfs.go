@@ -137,6 +137,13 @@ func normalizeStatus(b []byte, self bool) []byte {
 		if string(k) == "State" && bytes.HasPrefix(bytes.TrimSpace(v), []byte("t")) {
 			line = []byte("State:\t" + runState(self) + "\n")
 		}
+		if string(k) == "SigQ" {
+			// Signals queued for the user across the whole host, then
+			// the limit: keep the limit only.
+			if _, limit, ok := bytes.Cut(bytes.TrimSpace(v), []byte("/")); ok {
+				line = []byte("SigQ:\t0/" + string(limit) + "\n")
+			}
+		}
 		out = append(out, line...)
 	}
 	return out
