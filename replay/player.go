@@ -167,6 +167,9 @@ func (p *player) Enter(c *detcore.Call) error {
 	}
 	ev, err := p.peek()
 	if err == io.EOF {
+		if p.killedFromOutside() {
+			return p.err
+		}
 		return p.diverge(c.Vtid, "expected the end of the recording got %s", callString(c.Nr, c.Args))
 	}
 	if err != nil {
@@ -197,6 +200,10 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	}
 	ev, err := p.peek()
+	if err == io.EOF && p.killedFromOutside() {
+		// Killed during this call: do not let it run.
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	}
 	if err != nil || ev.Kind != trace.KindSyscall || !ev.External || ev.Sysno != int32(c.Nr) || ev.Tid != int32(c.Vtid) {
 		return detcore.Outcome{}
 	}
@@ -279,7 +286,9 @@ func (p *player) answer(q int, key uint64) (*trace.Event, bool) {
 	ev, err := p.peek()
 	if err != nil {
 		if err == io.EOF {
-			p.diverge(0, "expected the end of the recording got the host's answer to a %s question", recorder.QueryName(int32(-q)))
+			if !p.killedFromOutside() {
+				p.diverge(0, "expected the end of the recording got the host's answer to a %s question", recorder.QueryName(int32(-q)))
+			}
 		} else if p.err == nil {
 			p.err = err
 		}
@@ -291,6 +300,24 @@ func (p *player) answer(q int, key uint64) (*trace.Event, bool) {
 	}
 	p.take()
 	return ev, true
+}
+
+// ErrKilled ends a replay whose recording ended with the guest killed by
+// SIGKILL from outside (hermit record was told to stop, a CI job timed
+// out): the replay has gone as far as the recording, and the guest is
+// killed there too.
+var ErrKilled = errors.New("the recording ends here: the program was killed from outside")
+
+// killedFromOutside reports, at the end of the trace, whether the guest
+// was killed by SIGKILL; if so the run stops with ErrKilled.
+func (p *player) killedFromOutside() bool {
+	if p.exit == nil || p.exit.Status != 9 {
+		return false
+	}
+	if p.err == nil {
+		p.err = ErrKilled
+	}
+	return true
 }
 
 // finish checks the end of a run against the recording.

@@ -178,3 +178,29 @@ func TestPlayerBlobOutput(t *testing.T) {
 		t.Errorf("read outcome: emulate %v, result %d, %d writes; want the blob's %d bytes at 0x1000", out.Emulate, out.Result, len(out.Mem), len(big))
 	}
 }
+
+// TestPlayerKilledFromOutside: past the end of a recording whose guest
+// was killed by SIGKILL, the run stops with ErrKilled, not a divergence.
+func TestPlayerKilledFromOutside(t *testing.T) {
+	args := [6]uint64{1, 0x1000, 5}
+	evs := []trace.Event{enter(2, abi.SYS_WRITE, args), {Kind: trace.KindExit, Tid: 2, Status: 9, Group: true}}
+	p := newPlayer(writeTrace(t, evs, true), nil)
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	if out := p.Native(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: args}); !out.Emulate {
+		t.Errorf("a call the recording never finished runs: %+v", out)
+	}
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_READ}); !errors.Is(err, ErrKilled) {
+		t.Errorf("past the end: %v, want ErrKilled", err)
+	}
+
+	// Ending normally, the same run past the end diverges.
+	evs[1].Status = 0
+	p = newPlayer(writeTrace(t, evs, true), nil)
+	p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_WRITE, Args: args})
+	var de *DivergenceError
+	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_READ}); !errors.As(err, &de) {
+		t.Errorf("past the end of a normal recording: %v, want a divergence", err)
+	}
+}

@@ -270,13 +270,12 @@ func (r *run) Run() (detcore.Result, error) {
 		err = r.p.finish(res)
 	}
 	if err != nil {
-		if os.Getenv("HERMIT_DEBUG_MAPS") != "" {
-			for _, th := range r.eng.Threads() {
-				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", th.Tid))
-				os.Stderr.Write(b)
-			}
-		}
 		r.t.KillAll()
+		if errors.Is(err, ErrKilled) {
+			// As in the recording: killed where its trace ends.
+			res.ExitCode, res.Signal = 128+9, 9
+			return res, nil
+		}
 		var de *DivergenceError
 		if errors.As(err, &de) {
 			return res, de

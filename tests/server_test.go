@@ -2,10 +2,13 @@ package tests
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,5 +131,42 @@ print(b.recv(100)); os.wait()
 	rep = testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir+"2")
 	if rep.Exit != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
 		t.Fatalf("replay of a socketpair: exit %d, stdout %q\n%s", rep.Exit, rep.Stdout, rep.Stderr)
+	}
+}
+
+// TestReplayOfKilledRecording: a recording whose guest was killed from
+// outside (hermit record got SIGTERM, as from a CI timeout) replays up to
+// where it was killed, and ends the same way, status 137.
+func TestReplayOfKilledRecording(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command(hermit, "record", "-o", dir, "--", "sh", "-c", `echo started; read x; echo "after [$x]"`)
+	stdin, err := cmd.StdinPipe() // kept open: the guest waits for a line forever
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 8)
+	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("recorded guest printed %q, %v", line, err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	rest, _ := io.ReadAll(stdout)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 137 || len(rest) != 0 {
+		t.Fatalf("hermit record after SIGTERM: %v, more output %q; want status 137", err, rest)
+	}
+	rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
+	if rep.Exit != 137 || string(rep.Stdout) != "started\n" {
+		t.Fatalf("replay: exit %d, stdout %q\n%s; want the recorded output and status 137", rep.Exit, rep.Stdout, rep.Stderr)
 	}
 }
