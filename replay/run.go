@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/ptrace"
@@ -187,6 +188,30 @@ func (rec *Recording) Play(opts Options) (detcore.Result, error) {
 	return o.res, o.err
 }
 
+// openStdin gives a run the kind of stdin the recording had, so that calls
+// replay runs for real on it (lseek, fcntl) behave the same: the captured
+// file, an empty pipe or socket (reads from those are replayed from the
+// trace), or /dev/null.
+func (rec *Recording) openStdin() (*os.File, error) {
+	switch rec.Header.Flags[recorder.FlagStdin] {
+	case "pipe":
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		w.Close()
+		return r, nil
+	case "socket":
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		syscall.Close(fds[1])
+		return os.NewFile(uintptr(fds[0]), "stdin"), nil
+	}
+	return os.Open(rec.stdin)
+}
+
 // run is one replay run.
 type run struct {
 	t      *ptrace.Tracer
@@ -202,7 +227,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		return nil, err
 	}
 	r := &run{reader: reader}
-	stdin, err := os.Open(rec.stdin)
+	stdin, err := rec.openStdin()
 	if err != nil {
 		reader.Close()
 		return nil, err
