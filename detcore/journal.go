@@ -33,6 +33,12 @@ type Outcome struct {
 	// the native run; the guest's registers are restored at its exit.
 	Args *[6]uint64
 	Nr   int
+	// Interrupt, with Exit, runs in place of the call a wait that only a
+	// signal ends (a futex wait on a word of the thread's stack): the
+	// kernel interrupts it as it interrupted the recorded call, and
+	// restarts the original call if the signal's handler asks. Exit
+	// should force the recorded restart code.
+	Interrupt bool
 }
 
 // A Journal records or replays what the outside world decided in a run.
@@ -105,6 +111,15 @@ func (e *Engine) journalNative(t *thread) {
 		t.act = actExitStop
 		t.journalExit = true
 		t.exitMem = o.Mem
+		if o.Interrupt {
+			addr := t.regs.Rsp &^ 3
+			val, ok := e.readU32(t, addr)
+			if !ok {
+				break
+			}
+			o.Args = &[6]uint64{addr, abi.FUTEX_WAIT | abi.FUTEX_PRIVATE_FLAG, uint64(val)}
+			o.Nr = abi.SYS_FUTEX
+		}
 		if o.Args != nil {
 			saved := t.regs
 			t.regs.SetArgs(*o.Args)

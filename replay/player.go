@@ -234,7 +234,10 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		p.place[c.Tid] = ev.Result
 		return detcore.Outcome{Exit: true, Args: &args}
 	case recorder.Restarted(ev.Result):
-		return detcore.Outcome{}
+		// A signal interrupted the call: let one interrupt a wait in its
+		// place, with the same restart code.
+		p.force[c.Tid] = ev.Result
+		return detcore.Outcome{Exit: true, Interrupt: true}
 	}
 	o := detcore.Outcome{Emulate: true, Result: ev.Result}
 	if o.Mem, err = p.mem(ev.Mem); err != nil {
