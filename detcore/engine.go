@@ -217,7 +217,7 @@ func (e *Engine) Run() (Result, error) {
 		next := e.pick()
 		if e.cfg.Debug != nil {
 			if next != nil {
-				e.cfg.Debug("turn %d clock %d: run tid=%d (%s act=%d ret=%d)", e.result.Stats.Turns, e.clock, next.tid, abi.SyscallName(next.nr), next.act, next.ret)
+				e.cfg.Debug("turn %d clock %d: run tid=%d vtid=%d (%s act=%d ret=%d)", e.result.Stats.Turns, e.clock, next.tid, next.vtid, abi.SyscallName(next.nr), next.act, next.ret)
 			} else {
 				e.cfg.Debug("all blocked at clock %d: %s", e.clock, e.describeBlocked())
 			}
@@ -491,6 +491,11 @@ func (e *Engine) handleStop(st Stop) error {
 // needed one (to fix up its result, or for a journal) never changes the
 // schedule.
 func (e *Engine) continueAfterExit(t *thread) error {
+	if t.hold {
+		// Threads it killed must be reaped first (sysKill).
+		t.hold = false
+		return nil
+	}
 	if t.state != tsReady || t.act != actCont || t.sig != 0 || e.threads[t.tid] != t {
 		return nil
 	}

@@ -133,8 +133,50 @@ func unsupported(e *Engine, t *thread) {
 func sysSetTidAddress(e *Engine, t *thread) { t.clearTid = t.regs.Rdi }
 
 // sysKill lets a signal-sending syscall run; threads blocked in the engine
-// look at their pending signals again once it has.
-func sysKill(e *Engine, t *thread) { e.sigAfter = true }
+// look at their pending signals again once it has. A SIGKILL is followed
+// to its end: its targets die at once, whether stopped by hermit or not,
+// so the engine waits for every one of them before anything else runs
+// (when they died would otherwise depend on the host's timing).
+func sysKill(e *Engine, t *thread) {
+	e.sigAfter = true
+	if killSignal(t) != abi.SIGKILL {
+		return
+	}
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		if int64(t.regs.Rax) != 0 {
+			return
+		}
+		for _, o := range e.ordered() {
+			if e.killed(o) {
+				e.setDying(o)
+			}
+		}
+		t.hold = true
+	}
+}
+
+// killSignal returns the signal a signal-sending syscall sends.
+func killSignal(t *thread) int {
+	r := &t.regs
+	switch t.nr {
+	case abi.SYS_TGKILL, abi.SYS_RT_TGSIGQUEUEINFO:
+		return int(int32(r.Rdx))
+	}
+	return int(int32(r.Rsi)) // kill, tkill, rt_sigqueueinfo, pidfd_send_signal
+}
+
+// killed reports whether thread o has a SIGKILL pending or has died.
+func (e *Engine) killed(o *thread) bool {
+	if o.state == tsDying {
+		return false
+	}
+	if st, _, err := e.t.ProcStat(o.tid); err != nil || st == 'Z' || st == 'X' {
+		return true
+	}
+	own, shared, _, err := e.t.Signals(o.tid)
+	return err != nil || (own|shared)&(1<<(abi.SIGKILL-1)) != 0
+}
 
 func sysNanosleep(e *Engine, t *thread) {
 	d, ok := e.readDeadline(t, t.regs.Rdi, false, 0)

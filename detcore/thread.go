@@ -50,6 +50,8 @@ type thread struct {
 	// savedArgs are the registers to restore at the exit of a call the
 	// journal ran with other arguments.
 	savedArgs *abi.Regs
+	// hold keeps the thread parked after its syscall-exit stop.
+	hold bool
 	// exitMem is guest memory the journal writes when the call returns.
 	exitMem []MemWrite
 	// sig is a signal to deliver on the next resume.
