@@ -94,7 +94,7 @@ func (r *Recorder) captureFd(tid, fd int, abs string) {
 		return
 	}
 	defer f.Close()
-	id, mode, ok := r.store(f, true)
+	id, mode, ok := r.store(f)
 	if !ok {
 		return
 	}
@@ -118,7 +118,7 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 		return
 	}
 	defer f.Close()
-	id, mode, ok := r.store(f, false)
+	id, mode, ok := r.store(f)
 	if !ok {
 		return
 	}
@@ -137,8 +137,7 @@ func (r *Recorder) emit(abs string, mode uint32, id trace.BlobID) {
 
 // store stores a regular file's content as a blob (once per content) and
 // returns its mode; directories have no blob. Other kinds are not kept.
-// positioned says f's offset belongs to the guest: read with pread.
-func (r *Recorder) store(f *os.File, positioned bool) (trace.BlobID, uint32, bool) {
+func (r *Recorder) store(f *os.File) (trace.BlobID, uint32, bool) {
 	fi, err := f.Stat()
 	if err != nil {
 		return trace.BlobID{}, 0, false
