@@ -281,6 +281,14 @@ static void enter_root(const char *lower, const char *files, int errfd) {
 	snprintf(src, sizeof src, "/proc/self/fd/%d", devfd);
 	if (fd < 0 || mount_at(src, fd, NULL, MS_BIND | MS_REC) < 0) root_fail(errfd, "bind-mounting /dev in the new root", "");
 	close(fd);
+	// The host's /dev/shm is writable shared state: the guest gets a
+	// throwaway one (POSIX shared memory and semaphores still work).
+	// (tmpfs's root is 1777 by default.)
+	fd = open_beneath(mfd, "dev/shm", 0, 0);
+	if (fd >= 0) {
+		if (mount_at("tmpfs", fd, "tmpfs", MS_NOSUID | MS_NODEV) < 0) say("mounting a private /dev/shm", "", errno);
+		close(fd);
+	}
 	// A /tmp for the guest, unless the root has one (or a link there).
 	if (mkdirat(mfd, "tmp", 01777) == 0 && fchmodat(mfd, "tmp", 01777, 0) < 0)
 		root_fail(errfd, "making /tmp in the new root", "");
