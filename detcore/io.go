@@ -213,7 +213,9 @@ func sysEpollWait(e *Engine, t *thread) {
 }
 
 // waitFds blocks t until one of ws is ready or deadline passes, unless one
-// is ready now.
+// is ready now. A signal ends the wait unless blocked, by the thread's
+// mask or by the one the call installs for its duration (ppoll, pselect6,
+// epoll_pwait).
 func (e *Engine) waitFds(t *thread, ws []FdWait, deadline int64, onTimeout func(*Engine, *thread)) {
 	if len(ws) > 0 {
 		ready, err := e.t.Poll(ws, 0)
@@ -226,5 +228,37 @@ func (e *Engine) waitFds(t *thread, ws []FdWait, deadline int64, onTimeout func(
 			}
 		}
 	}
-	e.blockOn(t, &blocker{kind: bkFd, fds: ws, deadline: deadline, onTimeout: onTimeout})
+	b := &blocker{kind: bkFd, fds: ws, deadline: deadline, onTimeout: onTimeout}
+	if mask, ok := e.callMask(t); ok {
+		b.wakeMask = func(uint64) uint64 { return ^mask }
+	}
+	e.blockOn(t, b)
+}
+
+// callMask returns the signal mask a waiting call installs while it waits,
+// if it has one.
+func (e *Engine) callMask(t *thread) (uint64, bool) {
+	addr := maskPointer(e, t)
+	if addr == 0 {
+		return 0, false
+	}
+	return e.readU64(t, addr)
+}
+
+// maskPointer returns where the signal mask of t's call (ppoll, pselect6,
+// epoll_pwait) is, or 0.
+func maskPointer(e *Engine, t *thread) uint64 {
+	r := &t.regs
+	switch t.nr {
+	case abi.SYS_PPOLL:
+		return r.R10
+	case abi.SYS_EPOLL_PWAIT, abi.SYS_EPOLL_PWAIT2:
+		return r.R8
+	case abi.SYS_PSELECT6:
+		if r.R9 != 0 {
+			addr, _ := e.readU64(t, r.R9) // struct { sigset_t *ss; size_t len; }
+			return addr
+		}
+	}
+	return 0
 }

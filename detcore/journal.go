@@ -112,13 +112,10 @@ func (e *Engine) journalNative(t *thread) {
 		t.journalExit = true
 		t.exitMem = o.Mem
 		if o.Interrupt {
-			addr := t.regs.Rsp &^ 3
-			val, ok := e.readU32(t, addr)
-			if !ok {
+			o.Nr, o.Args = e.signalWait(t)
+			if o.Args == nil {
 				break
 			}
-			o.Args = &[6]uint64{addr, abi.FUTEX_WAIT | abi.FUTEX_PRIVATE_FLAG, uint64(val)}
-			o.Nr = abi.SYS_FUTEX
 		}
 		if o.Args != nil {
 			saved := t.regs
@@ -166,4 +163,21 @@ func (e *Engine) journalExit(t *thread) error {
 		}
 	}
 	return nil
+}
+
+// signalWait returns a call that waits for a signal in place of t's call,
+// as the kernel would have: with the signal mask the call installs (ppoll,
+// pselect6, epoll_pwait), rt_sigsuspend with that mask; otherwise a futex
+// wait on a word of the thread's stack, which only a signal ends.
+func (e *Engine) signalWait(t *thread) (int, *[6]uint64) {
+	r := &t.regs
+	if ptr := maskPointer(e, t); ptr != 0 {
+		return abi.SYS_RT_SIGSUSPEND, &[6]uint64{ptr, 8}
+	}
+	addr := r.Rsp &^ 3
+	val, ok := e.readU32(t, addr)
+	if !ok {
+		return 0, nil
+	}
+	return abi.SYS_FUTEX, &[6]uint64{addr, abi.FUTEX_WAIT | abi.FUTEX_PRIVATE_FLAG, uint64(val)}
 }

@@ -34,33 +34,42 @@ print(sys.stdin.readline().strip())
 	}
 }
 
-// TestReplayRestartedRead: a signal interrupts a read of stdin that then
-// restarts (SA_RESTART); replay interrupts it at the same point, without
-// the stdin, and restarts it the same way.
-func TestReplayRestartedRead(t *testing.T) {
+// TestReplayInterruptedWaits: a signal interrupts a wait on stdin: a read
+// that then restarts (SA_RESTART), and a ppoll whose own mask lets the
+// signal in. Replay interrupts them at the same point, without the stdin,
+// and they go on the same way.
+func TestReplayInterruptedWaits(t *testing.T) {
 	hermit := testenv.Hermit(t)
-	bin := testenv.BuildC(t, "alarm_read.c")
-	dir := filepath.Join(t.TempDir(), "trace")
-	cmd := exec.Command(hermit, "record", "-o", dir, "--", bin)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The alarm (1 s of virtual time) fires after hermit has waited 1 s
-	// of real time for stdin; the line comes later.
-	time.Sleep(2500 * time.Millisecond)
-	stdin.Write([]byte("data\n"))
-	stdin.Close()
-	if err := cmd.Wait(); err != nil || out.String() != "alarm\nread 5: data\n" {
-		t.Fatalf("record: %v, stdout %q\n%s", err, out.String(), errb.String())
-	}
-	rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
-	if rep.Exit != 0 || string(rep.Stdout) != out.String() {
-		t.Fatalf("replay: exit %d, stdout %q, want %q\n%s", rep.Exit, rep.Stdout, out.String(), rep.Stderr)
+	for _, c := range []struct{ guest, want string }{
+		{"alarm_read.c", "alarm\nread 5: data\n"},
+		{"ppoll_signal.c", "alarm\nppoll -1\nppoll 1 read 5: data\n"},
+	} {
+		t.Run(c.guest, func(t *testing.T) {
+			t.Parallel()
+			bin := testenv.BuildC(t, c.guest)
+			dir := filepath.Join(t.TempDir(), "trace")
+			cmd := exec.Command(hermit, "record", "-o", dir, "--", bin)
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The alarm (1 s of virtual time) fires after hermit has
+			// waited 1 s of real time for stdin; the line comes later.
+			time.Sleep(2500 * time.Millisecond)
+			stdin.Write([]byte("data\n"))
+			stdin.Close()
+			if err := cmd.Wait(); err != nil || out.String() != c.want {
+				t.Fatalf("record: %v, stdout %q, want %q\n%s", err, out.String(), c.want, errb.String())
+			}
+			rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
+			if rep.Exit != 0 || string(rep.Stdout) != c.want {
+				t.Fatalf("replay: exit %d, stdout %q, want %q\n%s", rep.Exit, rep.Stdout, c.want, rep.Stderr)
+			}
+		})
 	}
 }
