@@ -27,11 +27,27 @@
 // reads one block header per table entry skipped at most and decodes only
 // the block that holds event n.
 //
+// # What hermit record puts in it
+//
+// Package trace does not interpret events; package recorder decides what
+// they mean. A recording uses KindSyscall events three ways: an intercepted
+// call's entry (External false; Digest of its arguments, which ride along
+// as one 48-byte memory write at address 0 when they changed), the result
+// of a call replay must not or cannot run (External true, Sysno the call;
+// Digest says whether replay emulates it, runs and forces it, or places an
+// mmap or a socket), and the host's answer to one of the scheduler's
+// questions (External true, negative Sysno naming the question, Digest its
+// key). KindFile events list the files the program used, stored as blobs;
+// a KindExit event with Group set ends the recording with the program's
+// status. recorder.JournalVersion (header flag "journal") numbers these
+// conventions.
+//
 // # Crash safety
 //
 // The writer appends whole blocks with one write each: when a block fills
 // (32768 events or 128 KiB by default), on Flush, and at most one second
-// after a block's first event (then also fsync). If the recorder dies, every
+// after a block's first event (then also fsync; Options.NoSync drops the
+// fsyncs at creation and Close, not these). If the recorder dies, every
 // block written before survives; the last block may be partial. A trace
 // without an index was not closed: Open walks the block headers, and the
 // reader yields every event of the intact blocks and then reports a
