@@ -94,14 +94,14 @@ func (r *Recorder) captureFd(tid, fd int, abs string) {
 		return
 	}
 	defer f.Close()
-	id, mode, ok := r.store(f)
+	file, ok := r.store(f)
 	if !ok {
 		return
 	}
-	r.emit(abs, mode, id)
+	r.emit(abs, file)
 	if real, err := r.host.FdPath(tid, fd); err == nil && real != abs && path.IsAbs(real) && !r.seen[real] {
 		r.seen[real] = true
-		r.emit(real, mode, id)
+		r.emit(real, file)
 	}
 }
 
@@ -118,12 +118,12 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 		return
 	}
 	defer f.Close()
-	id, mode, ok := r.store(f)
+	file, ok := r.store(f)
 	if !ok {
 		return
 	}
-	r.emit(abs, mode, id)
-	if mode&trace.ModeType != trace.ModeRegular {
+	r.emit(abs, file)
+	if file.Mode&trace.ModeType != trace.ModeRegular {
 		return
 	}
 	if interp := interpreter(f); interp != "" {
@@ -131,51 +131,81 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 	}
 }
 
-func (r *Recorder) emit(abs string, mode uint32, id trace.BlobID) {
-	r.append(&trace.Event{Kind: trace.KindFile, File: &trace.File{Path: abs, Mode: mode, Blob: id}})
+func (r *Recorder) emit(abs string, f trace.File) {
+	f.Path = abs
+	r.append(&trace.Event{Kind: trace.KindFile, File: &f})
 }
+
+// LargeFile is the size above which a file's content is not stored: the
+// trace records the reads of it instead (like those of an external file),
+// and replay gives it its size only (zeros if mapped).
+const LargeFile = 256 << 20
 
 // store stores a regular file's content as a blob (once per content) and
 // returns its mode; directories have no blob. Other kinds are not kept.
-func (r *Recorder) store(f *os.File) (trace.BlobID, uint32, bool) {
+func (r *Recorder) store(f *os.File) (trace.File, bool) {
 	fi, err := f.Stat()
 	if err != nil {
-		return trace.BlobID{}, 0, false
+		return trace.File{}, false
 	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	if st == nil {
-		return trace.BlobID{}, 0, false
+		return trace.File{}, false
 	}
-	mode := st.Mode
-	switch mode & trace.ModeType {
+	file := trace.File{Mode: st.Mode}
+	switch st.Mode & trace.ModeType {
 	case trace.ModeDir:
-		return trace.BlobID{}, mode, true
+		return file, true
 	case trace.ModeRegular:
 	default:
-		return trace.BlobID{}, 0, false
+		return trace.File{}, false
 	}
 	if fileIsVirtual(f) {
 		// Replay needs the file to exist; reads of it are recorded.
-		return trace.BlobID{}, mode, true
+		return file, true
+	}
+	if st.Size > LargeFile {
+		r.large[devIno{st.Dev, st.Ino}] = true
+		file.Size = uint64(st.Size)
+		return file, true
 	}
 	var probe [1]byte
 	if _, err := f.ReadAt(probe[:], 0); err != nil && err != io.EOF {
-		return trace.BlobID{}, 0, false // unreadable: replay will say what it misses
+		return trace.File{}, false // unreadable: replay will say what it misses
 	}
 	k := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano()}
 	if id, ok := r.blobs[k]; ok {
-		return id, mode, true
+		file.Blob = id
+		return file, true
 	}
 	id, err := r.w.PutFile(f, r.Cache)
 	if err != nil {
 		r.fail(err)
-		return trace.BlobID{}, 0, false
+		return trace.File{}, false
 	}
 	r.Bytes.Add(st.Size)
 	r.files.Add(1)
 	r.blobs[k] = id
-	return id, mode, true
+	file.Blob = id
+	return file, true
 }
+
+// isLarge reports whether descriptor fd of tid is a file too large to
+// store (see LargeFile), whose reads are recorded.
+func (r *Recorder) isLarge(tid, fd int) bool {
+	if len(r.large) == 0 {
+		return false
+	}
+	f, err := r.host.FdFile(tid, fd)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	return syscall.Fstat(int(f.Fd()), &st) == nil && r.large[devIno{st.Dev, st.Ino}]
+}
+
+type devIno struct{ dev, ino uint64 }
 
 // fileIsVirtual reports files of proc and sys filesystems, whose content
 // is not a file's: they are read afresh on replay or recorded per read.

@@ -49,6 +49,8 @@ type Recorder struct {
 	seen map[string]bool
 	// blobs caches the blob of each captured file's content.
 	blobs map[fileKey]trace.BlobID
+	// large holds the files too large to store (LargeFile).
+	large map[devIno]bool
 	// pending holds, per thread, what Native decided to keep at Exit.
 	pending map[int]pend
 	// Bytes counts the bytes of captured files, for progress.
@@ -77,6 +79,7 @@ func New(w *trace.Writer, host Host) *Recorder {
 		lastArgs: map[[2]int32]uint64{},
 		seen:     map[string]bool{},
 		blobs:    map[fileKey]trace.BlobID{},
+		large:    map[devIno]bool{},
 		pending:  map[int]pend{},
 	}
 }
@@ -165,8 +168,9 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	p := pend{cl: cl}
 	switch cl {
 	case clRead, clIoctl:
-		fc := r.host.FdClass(c.Tid, int(int32(c.Args[0])))
-		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio
+		fd := int(int32(c.Args[0]))
+		fc := r.host.FdClass(c.Tid, fd)
+		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
 	case clSend, clSocket, clAccept:
 		keep = r.host.FdClass(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 		// Whether a connection leads outside is known once it is made.

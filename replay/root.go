@@ -198,6 +198,11 @@ func (b *rootBuilder) writeFile(rel string, f *trace.File) error {
 		return err
 	}
 	err = b.copyBlob(out, f.Blob)
+	if err == nil && f.Blob.IsZero() && f.Size > 0 {
+		// A file too large to store: its size only (reads of it are in
+		// the trace).
+		err = out.Truncate(int64(f.Size))
+	}
 	if err == nil {
 		err = out.Chmod(fileMode(f.Mode))
 	}

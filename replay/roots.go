@@ -66,7 +66,7 @@ func dirExists(p string) bool {
 func rootKey(files []trace.File) string {
 	h := sha256.New()
 	for _, f := range files {
-		fmt.Fprintf(h, "%q %o %s %q\n", f.Path, f.Mode, f.Blob, f.Target)
+		fmt.Fprintf(h, "%q %o %s %q %d\n", f.Path, f.Mode, f.Blob, f.Target, f.Size)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -229,12 +229,13 @@ func (e *encoder) encodeBody(b []byte, ev *Event) []byte {
 		if f == nil {
 			f = &File{}
 		}
-		b = appendArrayHeader(b, 5)
+		b = appendArrayHeader(b, 6)
 		b = appendInt(b, int64(ev.Tid))
 		b = appendStr(b, f.Path)
 		b = appendUint(b, uint64(f.Mode))
 		b = appendBlobID(b, f.Blob)
-		return appendStr(b, f.Target)
+		b = appendStr(b, f.Target)
+		return appendUint(b, f.Size)
 	case KindTiming:
 		b = appendArrayHeader(b, 2)
 		b = appendInt(b, int64(ev.Tid))
@@ -321,7 +322,11 @@ func (d *decoder) next(ev *Event) error {
 	case KindSignal:
 		err = d.signal(ev)
 	case KindFile:
-		ev.File, err = d.file()
+		if ev.File, err = d.file(); err == nil && n > minFields[KindFile] {
+			// Size, added after the first traces.
+			ev.File.Size, err = d.r.uint()
+			n--
+		}
 	case KindTiming:
 		var dt int64
 		if dt, err = d.r.int(); err == nil {

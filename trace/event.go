@@ -100,6 +100,10 @@ type File struct {
 	Blob BlobID `json:"blob,omitempty"`
 	// Target is a symbolic link's target.
 	Target string `json:"target,omitempty"`
+	// Size, for a regular file without a Blob, is the size of a file too
+	// large to store: replay gives it that size (a sparse file) and reads
+	// of it are recorded instead.
+	Size uint64 `json:"size,omitempty"`
 }
 
 // File types in Mode (<sys/stat.h>).
