@@ -51,6 +51,9 @@ type Recorder struct {
 	blobs map[fileKey]trace.BlobID
 	// large holds the files too large to store (LargeFile).
 	large map[devIno]bool
+	// known is the class of the descriptor the engine last asked about,
+	// valid until the next syscall enters.
+	known knownClass
 	// pending holds, per thread, what Native decided to keep at Exit.
 	pending map[int]pend
 	// Bytes counts the bytes of captured files, for progress.
@@ -59,6 +62,20 @@ type Recorder struct {
 	// Cache, when set, spares storing files already stored for an
 	// earlier recording.
 	Cache *trace.BlobCache
+}
+
+type knownClass struct {
+	tid, fd int
+	class   ptrace.FdClass
+	valid   bool
+}
+
+// classOf returns the class of descriptor fd of thread tid.
+func (r *Recorder) classOf(tid, fd int) ptrace.FdClass {
+	if k := r.known; k.valid && k.tid == tid && k.fd == fd {
+		return k.class
+	}
+	return r.host.FdClass(tid, fd)
 }
 
 type pend struct {
@@ -149,6 +166,7 @@ func (r *Recorder) Enter(c *detcore.Call) error {
 	if err := r.failed(); err != nil {
 		return err
 	}
+	r.known.valid = false
 	d := ArgDigest(c.Args)
 	ev := trace.Event{Kind: trace.KindSyscall, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Digest: d}
 	k := [2]int32{int32(c.Vtid), int32(c.Nr)}
@@ -169,10 +187,10 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	switch cl {
 	case clRead, clIoctl:
 		fd := int(int32(c.Args[0]))
-		fc := r.host.FdClass(c.Tid, fd)
+		fc := r.classOf(c.Tid, fd)
 		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
 	case clSend, clSocket, clAccept:
-		keep = r.host.FdClass(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
+		keep = r.classOf(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 		// Whether a connection leads outside is known once it is made.
 		keep = keep || c.Nr == abi.SYS_CONNECT
 	case clWait, clQuery, clChange:

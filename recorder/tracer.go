@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"github.com/hermitdbg/hermit/trace"
 )
 
@@ -47,8 +48,22 @@ func (t *tracer) Wait() (detcore.Stop, error) {
 	return t.HostTracer.Wait()
 }
 
+// kindClasser is implemented by tracers that tell a descriptor's FdKind
+// and FdClass in one look (detcore/ptrace).
+type kindClasser interface {
+	FdKindClass(tid, fd int, class bool) (detcore.FdKind, ptrace.FdClass)
+}
+
 func (t *tracer) FdKind(tid, fd int) detcore.FdKind {
-	k := t.HostTracer.FdKind(tid, fd)
+	var k detcore.FdKind
+	if kc, ok := t.HostTracer.(kindClasser); ok {
+		// The call asking is about to run: keep its class for Native.
+		var c ptrace.FdClass
+		k, c = kc.FdKindClass(tid, fd, true)
+		t.r.known = knownClass{tid: tid, fd: fd, class: c, valid: true}
+	} else {
+		k = t.HostTracer.FdKind(tid, fd)
+	}
 	t.answer(QueryFdKind, uint64(fd), int64(k), nil)
 	return k
 }

@@ -41,20 +41,41 @@ func (t *Tracer) forget(tid int) {
 
 // FdKind implements detcore.Tracer.FdKind.
 func (t *Tracer) FdKind(tid, fd int) detcore.FdKind {
+	k, _ := t.FdKindClass(tid, fd, false)
+	return k
+}
+
+// FdKindClass returns FdKind's answer and, if class is set, FdClass's,
+// for the price of one look at the descriptor.
+func (t *Tracer) FdKindClass(tid, fd int, class bool) (detcore.FdKind, FdClass) {
 	c, err := t.dupFd(tid, fd)
 	if err != nil {
-		return detcore.FdClosed
+		return detcore.FdClosed, FdBad
 	}
 	defer unix.Close(c)
 	var st unix.Stat_t
 	if unix.Fstat(c, &st) != nil {
-		return detcore.FdOther
+		return detcore.FdOther, FdBad
 	}
+	virtual := st.Mode&unix.S_IFMT == unix.S_IFREG && isVirtual(c, &st)
+	k := kindOf(c, &st, virtual)
+	if !class {
+		return k, FdBad
+	}
+	return k, t.classify(c, &st, virtual)
+}
+
+// isVirtual reports whether regular file c lies in a proc or sys
+// filesystem (both on anonymous devices, major 0).
+func isVirtual(c int, st *unix.Stat_t) bool {
+	var fs unix.Statfs_t
+	return unix.Major(st.Dev) == 0 && unix.Fstatfs(c, &fs) == nil && (fs.Type == unix.PROC_SUPER_MAGIC || fs.Type == sysfsMagic)
+}
+
+func kindOf(c int, st *unix.Stat_t, virtual bool) detcore.FdKind {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		// procfs lives on an anonymous device (major 0).
-		var fs unix.Statfs_t
-		if unix.Major(st.Dev) == 0 && unix.Fstatfs(c, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC {
+		if virtual {
 			return detcore.FdProc
 		}
 		return detcore.FdOther

@@ -88,11 +88,15 @@ func (t *Tracer) FdClass(tid, fd int) FdClass {
 	if unix.Fstat(c, &st) != nil {
 		return FdBad
 	}
+	return t.classify(c, &st, st.Mode&unix.S_IFMT == unix.S_IFREG && isVirtual(c, &st))
+}
+
+// classify is FdClass of the tracer's copy c of a descriptor.
+func (t *Tracer) classify(c int, st *unix.Stat_t, virtual bool) FdClass {
 	stdio := t.stdio()[devIno{st.Dev, st.Ino}]
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
-		var fs unix.Statfs_t
-		if unix.Major(st.Dev) == 0 && unix.Fstatfs(c, &fs) == nil && (fs.Type == unix.PROC_SUPER_MAGIC || fs.Type == sysfsMagic) {
+		if virtual {
 			return FdExternal
 		}
 	case unix.S_IFIFO:
