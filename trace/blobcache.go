@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -17,8 +16,9 @@ import (
 // recorded again unchanged is neither read, hashed nor compressed again:
 // its compressed blob is linked (or copied) into the new trace.
 //
-// Layout: DIR/keys/IDENTITY holds a blob id; DIR/blobs/ID is the blob, in
-// a trace's blob format. Both are written to a temporary name and renamed.
+// Layout: DIR/keys/IDENTITY is a symbolic link whose target is a blob id
+// (one readlink to look up); DIR/blobs/ID is the blob, in a trace's blob
+// format. Both are made under a temporary name and renamed.
 type BlobCache struct {
 	dir string
 }
@@ -26,7 +26,7 @@ type BlobCache struct {
 // racyAge is how old a file's change time must be for its identity to be
 // trusted: a file changed within a filesystem timestamp's granularity of
 // being cached could change again without changing its identity.
-const racyAge = 2 * time.Second
+var racyAge = 2 * time.Second
 
 // DefaultCacheDir is hermit's cache directory: $HERMIT_CACHE_DIR, else
 // $XDG_CACHE_HOME/hermit, else ~/.cache/hermit.
@@ -105,11 +105,11 @@ func (c *BlobCache) has(id BlobID) bool {
 }
 
 func (c *BlobCache) lookup(key string) (BlobID, bool) {
-	b, err := os.ReadFile(filepath.Join(c.dir, "keys", key))
+	target, err := os.Readlink(filepath.Join(c.dir, "keys", key))
 	if err != nil {
 		return BlobID{}, false
 	}
-	id, err := ParseBlobID(strings.TrimSpace(string(b)))
+	id, err := ParseBlobID(target)
 	return id, err == nil
 }
 
@@ -144,7 +144,8 @@ func (c *BlobCache) store(key string, id BlobID, dir string) {
 		return
 	}
 	tmp := filepath.Join(c.dir, "keys", ".tmp-"+key)
-	if os.WriteFile(tmp, []byte(id.String()+"\n"), 0o600) == nil {
+	os.Remove(tmp)
+	if os.Symlink(id.String(), tmp) == nil {
 		os.Rename(tmp, filepath.Join(c.dir, "keys", key))
 	}
 }

@@ -136,6 +136,8 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 		{name: "futex ping-pong, 2 threads, 20k round trips", argv: []string{bins["futex_pingpong"], "20000"}},
 		{name: "1M clock_gettime through the vDSO", argv: []string{bins["clock_loop"], "1000000"},
 			baseline: []string{bins["clock_loop"], "0"}},
+		{name: "I/O: 50k file writes + 50k pipe round trips", argv: []string{bins["io_loop"], "50000", filepath.Join(dir, "io_loop.out")},
+			baseline: []string{bins["io_loop"], "0", filepath.Join(dir, "io_loop.out")}},
 	}
 	if sleeper, err := buildGo(dir, "sleeper", timeout); err == nil {
 		workloads = append(workloads, workload{name: "Go: 200 × (sleep 1 ms, read time)", argv: []string{sleeper, "200"},
