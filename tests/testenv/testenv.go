@@ -54,7 +54,17 @@ type build struct {
 // Main runs the tests, removes the build cache, lists the skipped tests with
 // their reasons on stderr and exits with the tests' status.
 func Main(m *testing.M) {
+	// hermit's own cache (blobs of recorded files, replay roots) for this
+	// run only: tests record many short-lived files, which would pile up
+	// in the user's cache.
+	hc, err := os.MkdirTemp("", "hermit-test-cache-")
+	if err == nil {
+		os.Setenv("HERMIT_CACHE_DIR", hc)
+	}
 	code := m.Run()
+	if hc != "" {
+		os.RemoveAll(hc)
+	}
 	mu.Lock()
 	if cacheDir != "" {
 		os.RemoveAll(cacheDir)
