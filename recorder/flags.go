@@ -12,14 +12,15 @@ import (
 // Header flags: the settings a replay must repeat, as strings in
 // trace.Header.Flags.
 const (
-	FlagPath       = "path"        // the program hermit executed, absolute
-	FlagSeed       = "seed"        // --seed
-	FlagTimeslice  = "timeslice"   // --timeslice
-	FlagEpoch      = "epoch"       // --epoch, RFC 3339 with nanoseconds
-	FlagRealMtimes = "real-mtimes" // --real-mtimes prefixes, colon-separated
-	FlagTrapTSC    = "trap-rdtsc"  // "true" unless --no-trap-rdtsc
-	FlagStdin      = "stdin"       // what fd 0 was: null, file, pipe, socket, tty, other, closed
-	FlagJournal    = "journal"     // JournalVersion of the recorder
+	FlagPath       = "path"             // the program hermit executed, absolute
+	FlagSeed       = "seed"             // --seed
+	FlagTimeslice  = "timeslice"        // --timeslice
+	FlagEpoch      = "epoch"            // --epoch, RFC 3339 with nanoseconds
+	FlagRealMtimes = "real-mtimes"      // --real-mtimes prefixes, colon-separated
+	FlagTrapTSC    = "trap-rdtsc"       // "true" unless --no-trap-rdtsc
+	FlagStdin      = "stdin"            // what fd 0 was: null, file, pipe, socket, tty, other, closed
+	FlagJournal    = "journal"          // JournalVersion of the recorder
+	FlagCPUID      = "virtualize-cpuid" // "true" with --virtualize-cpuid
 )
 
 // StdinPath names, among a trace's captured files, a regular file that
@@ -38,6 +39,8 @@ type Settings struct {
 	Epoch     time.Time
 	Mtimes    []string
 	TrapTSC   bool
+	// CPUID: cpuid faults and is answered (from the trace, in replay).
+	CPUID bool
 }
 
 // Flags encodes s for the trace header.
@@ -50,6 +53,7 @@ func (s Settings) Flags() map[string]string {
 		FlagRealMtimes: strings.Join(s.Mtimes, ":"),
 		FlagTrapTSC:    strconv.FormatBool(s.TrapTSC),
 		FlagJournal:    JournalVersion,
+		FlagCPUID:      strconv.FormatBool(s.CPUID),
 	}
 }
 
@@ -78,6 +82,11 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	}
 	if s.TrapTSC, err = strconv.ParseBool(f[FlagTrapTSC]); err != nil {
 		return s, bad(FlagTrapTSC)
+	}
+	if v, ok := f[FlagCPUID]; ok {
+		if s.CPUID, err = strconv.ParseBool(v); err != nil {
+			return s, bad(FlagCPUID)
+		}
 	}
 	for _, p := range strings.Split(f[FlagRealMtimes], ":") {
 		if p != "" {

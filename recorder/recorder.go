@@ -101,6 +101,18 @@ func New(w *trace.Writer, host Host) *Recorder {
 	}
 }
 
+// CPUID wraps the engine's cpuid answers (Config.CPUID, with
+// --virtualize-cpuid) so that they are recorded: a replay elsewhere gives
+// the recorded machine's values.
+func (r *Recorder) CPUID(host func(leaf, subleaf uint32) [4]uint32) func(leaf, subleaf uint32) [4]uint32 {
+	return func(leaf, subleaf uint32) [4]uint32 {
+		v := host(leaf, subleaf)
+		r.append(&trace.Event{Kind: trace.KindSyscall, External: true, Sysno: -QueryCPUID, Digest: CPUIDKey(leaf, subleaf),
+			Mem: []trace.MemWrite{{Data: EncodeCPUID(v)}}})
+		return v
+	}
+}
+
 // Tracer wraps the engine's tracer so that its answers are recorded.
 func (r *Recorder) Tracer(t HostTracer) detcore.Tracer { return &tracer{HostTracer: t, r: r} }
 

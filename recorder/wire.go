@@ -31,9 +31,10 @@ const (
 	QueryFdPath    = 7 // Result: 0 or error; Mem[0]: the path
 	QueryReadFd    = 8 // Result: offset or error; Mem[0]: the content
 	QueryOutside   = 9 // Result: 1 if the wait depends on the outside world
+	QueryCPUID     = 10 // Digest: leaf<<32 | subleaf; Mem[0]: eax, ebx, ecx, edx
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {
@@ -210,4 +211,28 @@ func DecodeDir(b []byte) ([]detcore.DirEntry, error) {
 		b = b[n+26:]
 	}
 	return out, nil
+}
+
+// CPUIDKey is the Digest of a cpuid answer.
+func CPUIDKey(leaf, subleaf uint32) uint64 { return uint64(leaf)<<32 | uint64(subleaf) }
+
+// EncodeCPUID encodes a cpuid answer.
+func EncodeCPUID(v [4]uint32) []byte {
+	b := make([]byte, 16)
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+// DecodeCPUID decodes EncodeCPUID's bytes.
+func DecodeCPUID(b []byte) ([4]uint32, bool) {
+	var v [4]uint32
+	if len(b) != 16 {
+		return v, false
+	}
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v, true
 }

@@ -323,6 +323,19 @@ func (p *player) killedFromOutside() bool {
 	return true
 }
 
+// cpuid answers a cpuid instruction from the recording.
+func (p *player) cpuid(leaf, subleaf uint32) [4]uint32 {
+	ev, ok := p.answer(recorder.QueryCPUID, recorder.CPUIDKey(leaf, subleaf))
+	if !ok || len(ev.Mem) == 0 {
+		return [4]uint32{}
+	}
+	v, ok := recorder.DecodeCPUID(ev.Mem[0].Data)
+	if !ok {
+		p.diverge(0, "corrupt cpuid answer in the trace")
+	}
+	return v
+}
+
 // finish checks the end of a run against the recording.
 func (p *player) finish(res detcore.Result) error {
 	if p.err != nil {

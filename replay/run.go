@@ -116,6 +116,9 @@ func (rec *Recording) build(r *trace.Reader) error {
 			return fmt.Errorf("rebuilding the recorded files: %w", err)
 		}
 	}
+	if rec.Settings.CPUID && !ptrace.CPUIDFaulting() {
+		return errors.New("the recording virtualized cpuid (--virtualize-cpuid), which needs CPUID faulting, and this machine has none")
+	}
 	if _, err := os.Stat(path.Join(rec.root, rec.Settings.Path)); err != nil {
 		return fmt.Errorf("the trace does not hold the program %s (was it recorded by this hermit?)", rec.Settings.Path)
 	}
@@ -247,7 +250,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	s := rec.Settings
 	t, root, err := ptrace.Start(ptrace.Options{
 		Path: s.Path, Argv: rec.Header.Argv, Env: rec.Header.Env, Dir: rec.Header.Dir,
-		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC,
+		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC, TrapCPUID: s.CPUID,
 		Traced: append(detcore.InterceptedSyscalls(), recorder.Syscalls()...),
 		CPUs:   detcore.NumCPUs,
 		Stdin:  stdin, Stdout: out(opts.Stdout), Stderr: out(opts.Stderr),
@@ -270,6 +273,9 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	}
 	cfg := s.Config()
 	cfg.Journal = r.p
+	if s.CPUID {
+		cfg.CPUID = r.p.cpuid
+	}
 	cfg.Warn = opts.Warn
 	cfg.Debug = opts.Debug
 	r.eng = detcore.NewEngine(tr, cfg, root)

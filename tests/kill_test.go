@@ -39,3 +39,28 @@ func TestKillIsDeterministic(t *testing.T) {
 		t.Fatalf("record exit %d, replay exit %d:\n%s\nvs\n%s\n%s", rec.Exit, rep.Exit, rec.Stdout, rep.Stdout, rep.Stderr)
 	}
 }
+
+// TestRecordReplayCPUID: with --virtualize-cpuid the recorded cpuid
+// answers (RDRAND hidden, APIC ids fixed) are what replay gives, and the
+// trace says to virtualize it.
+func TestRecordReplayCPUID(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	bin := testenv.BuildC(t, "cpuid.c")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.Run(t, time.Minute, hermit, "record", "--virtualize-cpuid", "-o", dir, "--", bin)
+	if rec.Exit == 2 && bytes.Contains(rec.Stderr, []byte("no CPUID faulting")) {
+		testenv.Skip(t, "this machine has no CPUID faulting: "+string(bytes.TrimSpace(rec.Stderr)))
+	}
+	want := "apic id 0 rdrand 0\nrdseed 0\n"
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("record: exit %d, stdout %q, want %q\n%s", rec.Exit, rec.Stdout, want, rec.Stderr)
+	}
+	dump := testenv.Run(t, time.Minute, hermit, "trace", "dump", dir)
+	if !bytes.Contains(dump.Stdout, []byte("host:cpuid(")) {
+		t.Errorf("the trace holds no cpuid answers:\n%s", dump.Stdout)
+	}
+	rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
+	if rep.Exit != 0 || string(rep.Stdout) != want {
+		t.Fatalf("replay: exit %d, stdout %q\n%s", rep.Exit, rep.Stdout, rep.Stderr)
+	}
+}

@@ -93,6 +93,9 @@ Flags:
 			r.Cache = cache
 			rec.Store(r)
 			cfg.Journal = r
+			if cfg.CPUID != nil {
+				cfg.CPUID = r.CPUID(cfg.CPUID)
+			}
 			return r.Tracer(t)
 		},
 	}
@@ -153,7 +156,7 @@ func recordHeader(path string, argv []string, f *runFlags) (trace.Header, error)
 	}
 	s := recorder.Settings{
 		Path: path, Seed: f.seed, Timeslice: f.timeslice, Epoch: f.epochTime,
-		Mtimes: mtimePrefixes(f.mtimes), TrapTSC: !f.noTSC,
+		Mtimes: mtimePrefixes(f.mtimes), TrapTSC: !f.noTSC, CPUID: f.cpuid,
 	}
 	hdr := trace.Header{
 		Hermit: version, Created: time.Now().UTC(), Argv: argv, Env: os.Environ(), Dir: cwd,
