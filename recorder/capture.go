@@ -90,15 +90,11 @@ func dotDotDirs(p string) []string {
 // it used and, if different, its real path.
 func (r *Recorder) captureFd(tid, fd int, abs string) {
 	f, err := r.host.FdFile(tid, fd)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	file, ok := r.store(f)
+	file, ok := r.keep(f, err, abs)
 	if !ok {
 		return
 	}
-	r.emit(abs, file)
+	defer f.Close()
 	if real, err := r.host.FdPath(tid, fd); err == nil && real != abs && path.IsAbs(real) && !r.seen[real] {
 		r.seen[real] = true
 		r.emit(real, file)
@@ -114,21 +110,32 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 	}
 	r.seen[abs] = true
 	f, err := r.host.OpenGuestPath(tid, abs)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	file, ok := r.store(f)
+	file, ok := r.keep(f, err, abs)
 	if !ok {
 		return
 	}
-	r.emit(abs, file)
+	defer f.Close()
 	if file.Mode&trace.ModeType != trace.ModeRegular {
 		return
 	}
 	if interp := interpreter(f); interp != "" {
 		r.capture(tid, interp, depth+1)
 	}
+}
+
+// keep stores the file f (opened with error err) and lists it at abs. It
+// closes f unless it returns true.
+func (r *Recorder) keep(f *os.File, err error, abs string) (trace.File, bool) {
+	if err != nil {
+		return trace.File{}, false
+	}
+	file, ok := r.store(f)
+	if !ok {
+		f.Close()
+		return trace.File{}, false
+	}
+	r.emit(abs, file)
+	return file, true
 }
 
 func (r *Recorder) emit(abs string, f trace.File) {
