@@ -1,6 +1,12 @@
 package gdbstub
 
-import "io"
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+)
 
 // Options configures Serve.
 type Options struct {
@@ -12,14 +18,162 @@ type Options struct {
 type End int
 
 const (
-	EndDisconnected End = iota // the client went away (EOF or reset)
+	EndDisconnected End = iota // the client went away (EOF or reset) without killing
 	EndDetached                // D
-	EndKilled                  // vKill or k
+	EndKilled                  // k, or vKill and then the client went away
 )
+
+// String names e.
+func (e End) String() string {
+	switch e {
+	case EndDisconnected:
+		return "disconnected"
+	case EndDetached:
+		return "detached"
+	case EndKilled:
+		return "killed"
+	}
+	return fmt.Sprintf("End(%d)", int(e))
+}
+
+// recoverPanics makes a panic while handling a packet an error reply
+// instead of a crash. Tests turn it off so that the fuzzers see bugs.
+var recoverPanics = true
+
+// session is one connection's state. The serving goroutine owns all of it
+// but the fields under mu, which the reader goroutine shares, and noAck.
+type session struct {
+	conn io.ReadWriteCloser
+	t    Target
+	opts Options
+
+	wmu sync.Mutex // serializes writes to conn
+
+	noAck atomic.Bool // QStartNoAckMode was accepted
+
+	mu          sync.Mutex
+	queue       []event // protected by mu
+	seq         uint64  // packets queued so far; protected by mu
+	running     bool    // a Continue or Step runs; protected by mu
+	intrPending bool    // a ^C came while nothing ran; protected by mu
+	intrSeq     uint64  // seq when it came; protected by mu
+	eof         bool    // the reader saw the end of the stream; protected by mu
+
+	wake       chan struct{} // a new event was queued
+	readerDone chan struct{}
+
+	last []byte // the last frame sent, for a '-'
+
+	// Negotiated.
+	multiprocess bool // qSupported offered multiprocess+
+	binaryUpload bool // qSupported offered binary-upload+
+	threadSuffix bool // QThreadSuffixSupported
+	listThreads  bool // QListThreadsInStopReply
+
+	gThread, cThread int // Hg and Hc choices; 0 is any
+
+	// dead is the exit or kill stop once the process has ended, until vRun.
+	dead   *Stop
+	killed bool // vKill was asked
+
+	files  map[int]fs.File // vFile descriptors
+	nextFD int
+
+	// Set by a handler to end the session after its reply.
+	done bool
+	end  End
+	// Set by a handler to send no reply.
+	noReply bool
+}
 
 // Serve serves the GDB Remote Serial Protocol for t on conn until the client
 // detaches, kills or disconnects; it closes conn. It never panics on client input.
+//
+// Closing conn must make a blocked Read return, as it does for a net.Conn
+// or a pipe: Serve waits for its reader goroutine before it returns. The
+// error is nil when the client just went away.
 func Serve(conn io.ReadWriteCloser, t Target, opts Options) (End, error) {
+	s := &session{
+		conn:       conn,
+		t:          t,
+		opts:       opts,
+		wake:       make(chan struct{}, 1),
+		readerDone: make(chan struct{}),
+		files:      map[int]fs.File{},
+		nextFD:     3,
+	}
+	go s.readLoop()
+	end, err := s.loop()
 	conn.Close()
-	return EndDisconnected, nil
+	<-s.readerDone
+	for _, f := range s.files {
+		f.Close()
+	}
+	return end, err
+}
+
+// loop serves packets until the session ends.
+func (s *session) loop() (End, error) {
+	for {
+		ev := s.next()
+		switch ev.kind {
+		case evEOF:
+			end := EndDisconnected
+			if s.killed {
+				end = EndKilled
+			}
+			if quietError(ev.err) {
+				return end, nil
+			}
+			return end, fmt.Errorf("gdbstub: read: %w", ev.err)
+		case evNack:
+			if len(s.last) > 0 {
+				s.logf("-> (again)")
+				if err := s.write(s.last); err != nil {
+					return s.writeFailed(err)
+				}
+			}
+		case evPacket:
+			s.logPacket("<- ", ev.payload)
+			reply := s.handle(ev.payload, ev.seq)
+			if !s.noReply {
+				if err := s.send(reply); err != nil {
+					return s.writeFailed(err)
+				}
+			}
+			s.noReply = false
+			if s.done {
+				return s.end, nil
+			}
+		}
+	}
+}
+
+// writeFailed ends the session after a failed write.
+func (s *session) writeFailed(err error) (End, error) {
+	end := EndDisconnected
+	if s.killed {
+		end = EndKilled
+	}
+	if quietError(err) {
+		return end, nil
+	}
+	return end, fmt.Errorf("gdbstub: write: %w", err)
+}
+
+// handle answers one packet.
+func (s *session) handle(pkt []byte, seq uint64) (reply []byte) {
+	if recoverPanics {
+		defer func() {
+			if r := recover(); r != nil {
+				s.logf("gdbstub: panic handling %.40q: %v", pkt, r)
+				reply, s.noReply = []byte("E01"), false
+			}
+		}()
+	}
+	h := lookup(pkt)
+	if h == nil {
+		return nil // unknown: the empty reply
+	}
+	return h(s, &request{pkt: string(pkt), seq: seq})
 }

@@ -1,0 +1,173 @@
+package gdbstub
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Registers, memory and breakpoints.
+
+// regThread is the thread a 'g' or 'p' is for: its suffix's, else Hg's.
+func (s *session) regThread(suffixTid int) int {
+	if suffixTid > 0 {
+		return suffixTid
+	}
+	return s.resolve(s.gThread)
+}
+
+func (s *session) readRegisters(r *request) []byte {
+	args, tid, err := splitThreadSuffix(r.args)
+	if err != nil || args != "" {
+		return errReply
+	}
+	tid = s.regThread(tid)
+	if tid == 0 {
+		return errReply
+	}
+	regs, err := s.t.Registers(tid)
+	if err != nil || regs == nil {
+		s.logf("gdbstub: registers of %d: %v", tid, err)
+		return errReply
+	}
+	return appendAllRegsHex(nil, regs)
+}
+
+func (s *session) readRegister(r *request) []byte {
+	args, tid, err := splitThreadSuffix(r.args)
+	if err != nil {
+		return errReply
+	}
+	n, err := strconv.ParseUint(args, 16, 16)
+	if err != nil || n >= numRegs {
+		return errReply
+	}
+	tid = s.regThread(tid)
+	if tid == 0 {
+		return errReply
+	}
+	regs, err := s.t.Registers(tid)
+	if err != nil || regs == nil {
+		return errReply
+	}
+	return appendRegHex(nil, regs, int(n))
+}
+
+// parseAddrLen parses "addr,length" in hex.
+func parseAddrLen(s string) (addr uint64, n uint64, err error) {
+	a, l, found := strings.Cut(s, ",")
+	if !found {
+		return 0, 0, errors.New("want addr,length")
+	}
+	if addr, err = strconv.ParseUint(a, 16, 64); err != nil {
+		return 0, 0, err
+	}
+	if n, err = strconv.ParseUint(l, 16, 64); err != nil {
+		return 0, 0, err
+	}
+	return addr, n, nil
+}
+
+// maxMemRead is the most an 'm' reads: its hex reply fills a packet.
+const maxMemRead = (packetSize - 4) / 2
+
+// readMem reads up to n bytes at addr; fewer where the range runs into
+// unmapped memory.
+func (s *session) readMem(addr, n uint64) []byte {
+	buf := make([]byte, n)
+	got, err := s.t.ReadMemory(addr, buf)
+	if got < 0 || got > len(buf) {
+		got = 0
+	}
+	if got < len(buf) && err != nil {
+		s.logf("gdbstub: read %d bytes at %#x: %d, %v", n, addr, got, err)
+	}
+	return buf[:got]
+}
+
+// readMemory answers 'm addr,length' in hex: what could be read, an error
+// when nothing could.
+func (s *session) readMemory(r *request) []byte {
+	addr, n, err := parseAddrLen(r.args)
+	if err != nil {
+		return errReply
+	}
+	n = min(n, maxMemRead)
+	if n == 0 {
+		return []byte{}
+	}
+	data := s.readMem(addr, n)
+	if len(data) == 0 {
+		return errReply
+	}
+	return appendHex(nil, data)
+}
+
+// readMemoryBinary answers 'x addr,length'. Without binary-upload it is
+// lldb's: "x0,0" gives OK (so lldb and Delve know x works) and data goes
+// raw. With binary-upload negotiated it is gdb 16's: the data follows a
+// 'b'. Either way the data is escaped.
+func (s *session) readMemoryBinary(r *request) []byte {
+	addr, n, err := parseAddrLen(r.args)
+	if err != nil {
+		return errReply
+	}
+	if n == 0 {
+		if s.binaryUpload {
+			return []byte("b")
+		}
+		return []byte("OK")
+	}
+	n = min(n, maxReply)
+	data := s.readMem(addr, n)
+	if len(data) == 0 {
+		return errReply
+	}
+	var b []byte
+	if s.binaryUpload {
+		b = append(b, 'b')
+	}
+	return escapeBinary(b, data)
+}
+
+// parseBreak parses "type,addr,kind[;cond…]" of a Z or z packet.
+func parseBreak(args string) (BreakKind, uint64, int, error) {
+	args, _, _ = strings.Cut(args, ";") // conditions and commands: ignored
+	f := strings.Split(args, ",")
+	if len(f) != 3 || len(f[0]) != 1 || f[0][0] < '0' || f[0][0] > '4' {
+		return 0, 0, 0, errors.New("want type,addr,kind")
+	}
+	addr, err := strconv.ParseUint(f[1], 16, 64)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	size, err := strconv.ParseUint(f[2], 16, 16)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return BreakKind(f[0][0] - '0'), addr, int(size), nil
+}
+
+func (s *session) insertBreak(r *request) []byte {
+	return s.breakpoint(r, s.t.SetBreakpoint)
+}
+
+func (s *session) removeBreak(r *request) []byte {
+	return s.breakpoint(r, s.t.ClearBreakpoint)
+}
+
+func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error) []byte {
+	kind, addr, size, err := parseBreak(r.args)
+	if err != nil {
+		return errReply
+	}
+	switch err := op(kind, addr, size); {
+	case err == nil:
+		return []byte("OK")
+	case errors.Is(err, ErrUnsupported):
+		return nil
+	default:
+		s.logf("gdbstub: breakpoint %d at %#x: %v", kind, addr, err)
+		return errReply
+	}
+}

@@ -1,0 +1,231 @@
+package gdbstub
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Run control and stop replies.
+
+// stopNone is a stop reply for a thread that did not cause the stop
+// (T00, for qThreadStopInfo).
+const stopNone StopKind = -1
+
+// stopReply formats st as a stop reply and, when the process ended,
+// remembers it for '?' and further resumes.
+func (s *session) stopReply(st Stop) []byte {
+	switch st.Kind {
+	case StopExited:
+		s.dead = &st
+		b := fmt.Appendf(nil, "W%02x", st.ExitCode&0xff)
+		if s.multiprocess {
+			b = fmt.Appendf(b, ";process:%x", s.t.Pid())
+		}
+		return b
+	case StopKilled:
+		s.dead = &st
+		b := fmt.Appendf(nil, "X%02x", gdbSignal(st.Signal)&0xff)
+		if s.multiprocess {
+			b = fmt.Appendf(b, ";process:%x", s.t.Pid())
+		}
+		return b
+	}
+	sig := gdbSIGTRAP
+	switch st.Kind {
+	case stopNone:
+		sig = 0
+	case StopInterrupt:
+		sig = gdbSIGINT
+	case StopSignal:
+		sig = gdbSignal(st.Signal)
+	}
+	b := fmt.Appendf(nil, "T%02x", sig&0xff)
+	tid := st.Tid
+	if tid <= 0 {
+		tid = s.resolve(0)
+	}
+	if tid > 0 {
+		if regs, err := s.t.Registers(tid); err == nil && regs != nil {
+			for _, n := range [...]int{regRBP, regRSP, regRIP} {
+				b = fmt.Appendf(b, "%02x:", n)
+				b = appendRegHex(b, regs, n)
+				b = append(b, ';')
+			}
+		}
+		b = fmt.Appendf(b, "thread:%s;", s.threadID(tid))
+	}
+	switch st.Kind {
+	case StopBreakpoint:
+		if st.Hardware {
+			b = append(b, "hwbreak:;"...)
+		} else {
+			b = append(b, "swbreak:;"...)
+		}
+	case StopWatch:
+		name := "watch"
+		switch st.Watch {
+		case WatchRead:
+			name = "rwatch"
+		case WatchAccess:
+			name = "awatch"
+		}
+		b = fmt.Appendf(b, "%s:%x;", name, st.Addr)
+	}
+	if s.listThreads {
+		b = s.appendThreadList(b)
+	}
+	return b
+}
+
+// appendThreadList appends lldb's "threads:" and "thread-pcs:" keys.
+func (s *session) appendThreadList(b []byte) []byte {
+	ths, err := s.t.Threads()
+	if err != nil || len(ths) == 0 {
+		return b
+	}
+	ids := make([]string, len(ths))
+	pcs := make([]string, 0, len(ths))
+	for i, th := range ths {
+		ids[i] = s.threadID(th.ID)
+		if regs, err := s.t.Registers(th.ID); err == nil && regs != nil {
+			pcs = append(pcs, strconv.FormatUint(regs.Rip, 16))
+		}
+	}
+	b = fmt.Appendf(b, "threads:%s;", strings.Join(ids, ","))
+	if len(pcs) == len(ids) {
+		b = fmt.Appendf(b, "thread-pcs:%s;", strings.Join(pcs, ","))
+	}
+	return b
+}
+
+func (s *session) haltReason(*request) []byte {
+	if s.dead != nil {
+		return s.stopReply(*s.dead)
+	}
+	return s.stopReply(s.t.LastStop())
+}
+
+// resume continues (tid 0) or steps thread tid and replies with the stop.
+// Once the process has ended it just repeats how it ended.
+func (s *session) resume(r *request, step bool, tid int) []byte {
+	if s.dead != nil {
+		return s.stopReply(*s.dead)
+	}
+	st, err := s.run(r.seq, func() (Stop, error) {
+		if step {
+			return s.t.Step(tid)
+		}
+		return s.t.Continue()
+	})
+	if err != nil {
+		s.logf("gdbstub: resume: %v", err)
+		return errReply
+	}
+	return s.stopReply(st)
+}
+
+// vCont resumes: if an action steps a thread, that thread steps (the
+// others go as the recording has them); else the process continues.
+// Signals given with C and S are ignored: the recording decides.
+func (s *session) vCont(r *request) []byte {
+	if r.args == "" || r.args[0] != ';' {
+		return errReply
+	}
+	step, stepTid, cont := false, 0, false
+	for _, a := range strings.Split(r.args[1:], ";") {
+		act, id, hasID := strings.Cut(a, ":")
+		tid := 0
+		if hasID {
+			var err error
+			if tid, err = parseThreadID(id); err != nil {
+				return errReply
+			}
+		}
+		switch {
+		case act == "c", len(act) == 3 && act[0] == 'C':
+			cont = true
+		case act == "s", len(act) == 3 && act[0] == 'S':
+			if !step {
+				step, stepTid = true, s.resolve(max(tid, 0))
+			}
+		case act == "t":
+			// Stop: every thread is stopped already.
+		default:
+			return errReply
+		}
+	}
+	switch {
+	case step && stepTid == 0 && s.dead == nil:
+		return errReply // no thread to step
+	case step:
+		return s.resume(r, true, stepTid)
+	case cont:
+		return s.resume(r, false, 0)
+	}
+	return []byte("OK")
+}
+
+// continuePlain answers c and C. A resume address would change a
+// recorded register, so it is refused.
+func (s *session) continuePlain(r *request) []byte {
+	if plainResumeAddr(r) {
+		return errReply
+	}
+	return s.resume(r, false, 0)
+}
+
+// stepPlain answers s and S, stepping the Hc thread.
+func (s *session) stepPlain(r *request) []byte {
+	if plainResumeAddr(r) {
+		return errReply
+	}
+	tid := s.resolve(s.cThread)
+	if tid == 0 {
+		if s.dead != nil {
+			return s.stopReply(*s.dead)
+		}
+		return errReply
+	}
+	return s.resume(r, true, tid)
+}
+
+// plainResumeAddr tells whether a c, s, C or S packet gives an address.
+func plainResumeAddr(r *request) bool {
+	if r.pkt[0] == 'C' || r.pkt[0] == 'S' {
+		_, addr, _ := strings.Cut(r.args, ";")
+		return addr != ""
+	}
+	return r.args != ""
+}
+
+// vRun restarts the replay; arguments are ignored (the recording has
+// them).
+func (s *session) vRun(r *request) []byte {
+	st, err := s.t.Restart()
+	if err != nil {
+		s.logf("gdbstub: restart: %v", err)
+		return errReply
+	}
+	s.dead, s.killed = nil, false
+	s.gThread, s.cThread = 0, 0
+	return s.stopReply(st)
+}
+
+func (s *session) detach(*request) []byte {
+	s.done, s.end = true, EndDetached
+	return []byte("OK")
+}
+
+// kill answers k: no reply, the session ends.
+func (s *session) kill(*request) []byte {
+	s.done, s.end, s.noReply = true, EndKilled, true
+	return nil
+}
+
+// vKill marks the process killed; the client may still vRun it.
+func (s *session) vKill(*request) []byte {
+	s.killed = true
+	s.dead = &Stop{Kind: StopKilled, Signal: 9}
+	return []byte("OK")
+}
