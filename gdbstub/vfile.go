@@ -137,7 +137,10 @@ func (s *session) filePread(f []string) []byte {
 	buf := make([]byte, min(count, maxReply))
 	n, err := ra.ReadAt(buf, int64(off))
 	if n == 0 && err != nil && err != io.EOF {
-		return fileioError(errnoOf(err))
+		if fi, serr := file.Stat(); serr != nil || int64(off) < fi.Size() {
+			return fileioError(errnoOf(err))
+		}
+		// At or past the end: some ReaderAts call that invalid, not EOF.
 	}
 	b := []byte("F" + strconv.FormatInt(int64(n), 16) + ";")
 	return escapeBinary(b, buf[:n])

@@ -1,0 +1,377 @@
+package gdbstub
+
+import (
+	"encoding/hex"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// expedited is the rbp, rsp and rip part of a stop reply for ft's thread.
+func expedited(ft *fakeTarget, tid int) string {
+	r := ft.regs[tid]
+	var b []byte
+	for _, n := range []int{regRBP, regRSP, regRIP} {
+		b = append(b, hexDigits[n>>4], hexDigits[n&15], ':')
+		b = appendRegHex(b, r, n)
+		b = append(b, ';')
+	}
+	return string(b)
+}
+
+func hexs(s string) string { return hex.EncodeToString([]byte(s)) }
+
+func TestDelveHandshake(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	// Delve starts with a lone '+', then turns acks off.
+	c.conn.Write([]byte{'+'})
+	c.expect("QStartNoAckMode", "OK")
+	c.ack = false
+	c.expect("QThreadSuffixSupported", "OK")
+	sup := c.ask("qSupported:swbreak+;hwbreak+;no-resumed+;xmlRegisters=i386")
+	if !strings.HasPrefix(sup, "PacketSize=20000;") || strings.Contains(sup, "multiprocess") ||
+		strings.Contains(sup, "QNonStop") || strings.Contains(sup, "Reverse") {
+		t.Errorf("qSupported: got %q", sup)
+	}
+	c.expect("qRegisterInfo0", "")
+	xml := c.ask("qXfer:features:read:target.xml:0,fff")
+	if !strings.HasPrefix(xml, "l<?xml") || !strings.Contains(xml, `<xi:include href="64bit-core.xml"/>`) ||
+		strings.Contains(xml, "xmlns:xi") {
+		t.Errorf("target.xml: got %q", xml)
+	}
+	for _, annex := range []string{"64bit-core.xml", "64bit-sse.xml", "64bit-linux.xml", "64bit-segments.xml"} {
+		if got := c.ask("qXfer:features:read:" + annex + ":0,fff"); got != "l"+featureAnnexes[annex] {
+			t.Errorf("%s: got %.60q…", annex, got)
+		}
+	}
+	c.expect("QListThreadsInStopReply", "OK")
+	c.expect("x0,0", "OK")
+	c.expect("qXfer:exec-file:read::0,fff", "l/usr/bin/prog")
+	c.expect("qfThreadInfo", "m1234,1240")
+	c.expect("qsThreadInfo", "l")
+	stop0 := "T05" + expedited(ft, 0x1234) + "thread:1234;threads:1234,1240;thread-pcs:401000,401010;"
+	c.expect("qThreadStopInfo1234", stop0)
+	c.expect("qThreadStopInfo1240", "T00"+expedited(ft, 0x1240)+"thread:1240;threads:1234,1240;thread-pcs:401000,401010;")
+	if got := c.ask("qProcessInfo"); !strings.HasPrefix(got, "pid:1234;") || !strings.Contains(got, "name:"+hexs("/usr/bin/prog")) {
+		t.Errorf("qProcessInfo: got %q", got)
+	}
+	c.expect("qXfer:auxv:read::0,fff", "l"+string(ft.auxv))
+	c.expect("_M100,rwx", "")
+
+	// Registers by thread suffix; x reads raw (escaped) bytes.
+	g := c.ask("g;thread:1240;")
+	if want := string(appendAllRegsHex(nil, ft.regs[0x1240])); g != want {
+		t.Errorf("g: got %q, want %q", g, want)
+	}
+	c.expect("p10;thread:1240;", "1010400000000000")
+	c.expect("x401000,8", "\x55\x48\x89\xe5#$}*")
+	c.expect("m401000,4", "554889e5")
+	c.expect("Z0,401000,1", "OK")
+
+	// Run: continue to a breakpoint on the other thread, step, when.
+	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
+	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;threads:1234,1240;thread-pcs:401000,401010;")
+	c.expect("vCont;s:1240", "T05"+expedited(ft, 0x1240)+"thread:1240;threads:1234,1240;thread-pcs:401000,401010;")
+	ft.when = 42
+	c.expect("qRRCmd:when:-1", hexs("Current event: 42\n"))
+	c.expect("qRRCmd:"+hexs("when"), hexs("Current event: 42\n"))
+	c.send("k")
+	if r := c.end(); r.end != EndKilled || r.err != nil {
+		t.Errorf("Serve: got %v, %v, want EndKilled", r.end, r.err)
+	}
+	want := []string{"set 0 0x401000 1", "continue", "step 0x1240"}
+	if strings.Join(ft.calls, "|") != strings.Join(want, "|") {
+		t.Errorf("calls: got %q, want %q", ft.calls, want)
+	}
+}
+
+func TestLLDBHandshake(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	c.expect("QStartNoAckMode", "OK") // before qSupported, still acked
+	c.ack = false
+	sup := c.ask("qSupported:xmlRegisters=i386,arm,mips,arc;multiprocess+;fork-events+;vfork-events+")
+	if !strings.Contains(sup, ";multiprocess+") || strings.Contains(sup, "binary-upload") ||
+		!strings.Contains(sup, "qXfer:features:read+") {
+		t.Errorf("qSupported: got %q", sup)
+	}
+	c.expect("QThreadSuffixSupported", "OK")
+	c.expect("QListThreadsInStopReply", "OK")
+	c.expect("vCont?", "vCont;c;C;s;S")
+	c.expect("qVAttachOrWaitSupported", "")
+	c.expect("QEnableErrorStrings", "OK")
+	c.expect("qHostInfo", "triple:"+hexs("x86_64-pc-linux-gnu")+";ptrsize:8;endian:little;ostype:linux;vendor:pc;")
+	if got := c.ask("qProcessInfo"); !strings.HasPrefix(got, "pid:1234;ptrsize:8;endian:little;ostype:linux;triple:"+hexs("x86_64-pc-linux-gnu")+";") {
+		t.Errorf("qProcessInfo: got %q", got)
+	}
+	c.expect("qC", "QCp1234.1234")
+	tl := "threads:p1234.1234,p1234.1240;thread-pcs:401000,401010;"
+	c.expect("?", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
+	c.expect("qfThreadInfo", "mp1234.1234,p1234.1240")
+	c.expect("qsThreadInfo", "l")
+	if got := c.ask("qXfer:features:read:target.xml:0,20"); got != "m"+targetXML[:0x20] {
+		t.Errorf("target.xml piece: got %q", got)
+	}
+	c.expect("qSymbol::", "OK")
+	c.expect("g;thread:p1234.1234;", string(appendAllRegsHex(nil, ft.regs[0x1234])))
+	c.expect("p7;thread:p1234.1240;", "0000fe7f00000000")
+	c.expect("p99;thread:p1234.1240;", "E01")
+	c.expect("qMemoryRegionInfo:401000", "")
+	c.expect("jThreadsInfo", "")
+	c.expect("x0,0", "OK")
+	c.expect("qRegisterInfo0", "")
+	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
+	c.expect("D", "OK")
+	if r := c.end(); r.end != EndDetached || r.err != nil {
+		t.Errorf("Serve: got %v, %v, want EndDetached", r.end, r.err)
+	}
+}
+
+func TestGDBHandshake(t *testing.T) {
+	ft := newFakeTarget()
+	var logged []string
+	c := startServe(t, ft, Options{Log: func(l string) { logged = append(logged, l) }})
+	sup := c.ask("qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;vfork-events+;exec-events+;vContSupported+;QThreadEvents+;no-resumed+;memory-tagging+;xmlRegisters=i386")
+	for _, f := range []string{"PacketSize=20000", "QStartNoAckMode+", "qXfer:features:read+", "qXfer:auxv:read+",
+		"qXfer:exec-file:read+", "qXfer:threads:read+", "qXfer:libraries-svr4:read+", "qXfer:siginfo:read+",
+		"swbreak+", "hwbreak+", "vContSupported+", "QPassSignals+", "multiprocess+"} {
+		if !strings.Contains(";"+sup+";", ";"+f+";") {
+			t.Errorf("qSupported: %q lacks %s", sup, f)
+		}
+	}
+	c.expect("vMustReplyEmpty", "")
+	c.expect("QStartNoAckMode", "OK")
+	c.ack = false
+	c.expect("!", "OK")
+	c.expect("QProgramSignals:0;1;3;4;6;7;8;9;a;b;c;d;e;f;10;11;12;13;14;15;16;17;18;19;1a;1b;1c;1d;1e;1f;20;21;22;23;24;25;26;27;28;29;2a;2b;2c;2d;2e;2f;30;31;32;33;34;35;36;37;38;39;3a;3b;3c;3d;3e;3f;40;41;42;43;44;45;46;47;48;49;4a;4b;4c;4d;4e;4f;50;51;52;53;54;55;56;57;58;59;5a;5b;5c;5d;5e;5f;60;61;62;63;64;65;66;67;68;69;6a;6b;6c;6d;6e;6f;70;71;72;73;74;75;76;77;78;79;7a;7b;7c;7d;7e;7f;80;81;82;83;84;85;86;87;88;89;8a;8b;8c;8d;8e;8f;90;91;92;93;94;95;96;97;", "OK")
+	c.expect("Hgp0.0", "OK")
+	if got := c.ask("qXfer:features:read:target.xml:0,ffb"); got != "l"+targetXML {
+		t.Errorf("target.xml: got %q", got)
+	}
+	c.expect("qXfer:features:read:nosuch.xml:0,ffb", "E00")
+	c.expect("qTStatus", "")
+	tid := "thread:p1234.1234;"
+	c.expect("?", "T05"+expedited(ft, 0x1234)+tid)
+	thr := c.ask("qXfer:threads:read::0,ffb")
+	if !strings.Contains(thr, `<thread id="p1234.1240" core="0" name="wor&lt;k&gt;er"/>`) || thr[0] != 'l' {
+		t.Errorf("qXfer:threads: got %q", thr)
+	}
+	c.expect("qAttached:1234", "1")
+	c.expect("qXfer:exec-file:read:1234:0,ffb", "l/usr/bin/prog")
+	c.expect("vFile:setfs:0", "F0")
+	c.expect("vFile:open:"+hexs("/usr/bin/prog")+",0,1c0", "F3")
+	c.expect("vFile:open:"+hexs("/nosuch")+",0,1c0", "F-1,2")
+	c.expect("vFile:open:"+hexs("/usr/bin/prog")+",1,1c0", "F-1,d")
+	c.expect("vFile:pread:3,3fff,0", "Fc;\x7fELF#$}*rest")
+	c.expect("vFile:pread:3,3fff,4", "F8;#$}*rest")
+	c.expect("vFile:pread:3,3fff,100", "F0;")
+	c.expect("vFile:pread:7,3fff,0", "F-1,9")
+	c.expect("vFile:pwrite:3,0,abc", "F-1,d")
+	st := c.ask("vFile:fstat:3")
+	if !strings.HasPrefix(st, "F40;") || len(st) != 4+64 {
+		t.Errorf("fstat: got %q", st)
+	} else if mode, size := st[4+8:4+12], st[4+28:4+36]; mode != "\x00\x00\x81\xed" || size != "\x00\x00\x00\x00\x00\x00\x00\x0c" {
+		t.Errorf("fstat: got mode %q size %q", mode, size)
+	}
+	c.expect("vFile:close:3", "F0")
+	c.expect("vFile:close:3", "F-1,9")
+	c.expect("vFile:readlink:"+hexs("/proc/1/exe"), "")
+	c.expect("Hc-1", "OK")
+	c.expect("qOffsets", "")
+	c.expect("qXfer:auxv:read::0,ffb", "l"+string(ft.auxv))
+	c.expect("qXfer:libraries-svr4:read::0,ffb", `l<library-list-svr4 version="1.0"/>`)
+	c.expect("qSymbol::", "OK")
+	c.expect("Z0,401000,1", "OK")
+	c.expect("Z1,401000,1", "") // ErrUnsupported
+	c.expect("Z0,0,1", "E01")
+	c.expect("z0,401000,1", "OK")
+	c.expect("QPassSignals:e;14;", "OK")
+	c.expect("vCont?", "vCont;c;C;s;S")
+	ft.stops = []Stop{
+		{Kind: StopBreakpoint, Tid: 0x1234, Addr: 0x401000},
+		{Kind: StopStep, Tid: 0x1234},
+		{Kind: StopSignal, Tid: 0x1240, Signal: 10}, // SIGUSR1 is gdb's 30
+		{Kind: StopWatch, Tid: 0x1240, Addr: 0x601000, Watch: WatchAccess},
+		{Kind: StopExited, ExitCode: 3},
+	}
+	c.expect("vCont;c:p1234.-1", "T05"+expedited(ft, 0x1234)+tid+"swbreak:;")
+	c.expect("vCont;s:p1234.1234", "T05"+expedited(ft, 0x1234)+tid)
+	c.expect("vCont;C0e:p1234.1240;c", "T1e"+expedited(ft, 0x1240)+"thread:p1234.1240;")
+	c.expect("qXfer:siginfo:read::0,ff", "l\x0a"+strings.Repeat("\x00", 127))
+	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:p1234.1240;awatch:601000;")
+	c.expect("vCont;c", "W03;process:1234")
+	c.expect("?", "W03;process:1234")
+	c.expect("vCont;c", "W03;process:1234")
+	c.expect("qfThreadInfo", "l")
+	c.expect("vRun;", "T05"+expedited(ft, 0x1234)+tid)
+	c.expect("vKill;1234", "OK")
+	c.expect("?", "X09;process:1234")
+	c.conn.Close()
+	if r := c.end(); r.end != EndKilled || r.err != nil {
+		t.Errorf("Serve: got %v, %v, want EndKilled", r.end, r.err)
+	}
+	if len(logged) == 0 || logged[0] != "<- qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;vfork-events+;exec-events+;vContSupported+;QThreadEvents+;no-resumed+;memory-tagging+;xmlRegisters=i386" {
+		t.Errorf("log starts %q", logged[:min(len(logged), 1)])
+	}
+}
+
+func TestReadOnlyAndUnknown(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	for _, tc := range []struct{ pkt, want string }{
+		{"G00", "E01"},
+		{"P10=0000000000000000", "E01"},
+		{"M401000,1:00", "E01"},
+		{"X401000,1:\x00", "E01"},
+		{"vAttach;1234", "E01"},
+		{"qNoSuchThing", ""},
+		{"Qfoo", ""},
+		{"bc", ""},
+		{"jThreadExtendedInfo:{\"thread\":1}]", ""},
+		{"qCRC:0,1", ""},
+		{"m0,8", "E01"},
+		{"m401008,8", "90c3"},
+		{"mzz", "E01"},
+		{"Hg999", "E01"},
+		{"Hgp1234.1240", "OK"},
+		{"g", string(appendAllRegsHex(nil, ft.regs[0x1240]))},
+		{"T1240", "OK"},
+		{"T999", "E01"},
+		{"Hx1", "E01"},
+		{"vCont;q", "E01"},
+		{"c401000", "E01"},
+		{"qRRCmd:frobnicate:-1", "E01"},
+		{"qXfer:features:write:target.xml:0:abc", ""},
+		{"qXfer:auxv:read::zz", "E01"},
+	} {
+		c.expect(tc.pkt, tc.want)
+	}
+}
+
+func TestMonitor(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	ft.when = 7
+	c.expect("qRcmd,"+hexs("when"), "O"+hexs("Current event: 7\n"))
+	if got := c.recv(); got != "OK" {
+		t.Errorf("when: final reply %q", got)
+	}
+	c.expect("qRcmd,"+hexs("goto 99"), "O"+hexs("At event 99, thread 4660, pc 0x401000.\n"))
+	if got := c.recv(); got != "OK" {
+		t.Errorf("goto: final reply %q", got)
+	}
+	if ft.when != 99 {
+		t.Errorf("goto: when is %d", ft.when)
+	}
+	help := c.ask("qRcmd," + hexs("help"))
+	if b, _ := hex.DecodeString(help[1:]); !strings.Contains(string(b), "goto N") {
+		t.Errorf("help: got %q", b)
+	}
+	c.recv()
+	c.expect("qRcmd,"+hexs("bogus 1"), "O"+hexs("unknown monitor command \"bogus\"; \"monitor help\" lists them\n"))
+	if got := c.recv(); got != "E01" {
+		t.Errorf("bogus: final reply %q", got)
+	}
+}
+
+func TestFramingOverTheWire(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	c.conn.SetDeadline(time.Now().Add(5 * time.Second))
+	// Garbage, then a packet with a bad checksum: '-' and no reply.
+	c.conn.Write([]byte("garbage\x00\xff$qC#00"))
+	if b, _ := c.r.ReadByte(); b != '-' {
+		t.Fatalf("bad checksum: got %q, want '-'", b)
+	}
+	// A run-length encoded packet: "0* " is four '0's (' ' is 32: 32-29
+	// more), so this is "m401000,00004".
+	c.conn.Write(appendFrame(nil, []byte("m401000,0* 4")))
+	if b, _ := c.r.ReadByte(); b != '+' {
+		t.Fatalf("rle: got %q, want '+'", b)
+	}
+	if got := c.recv(); got != "554889e5" {
+		t.Errorf("rle: got %q", got)
+	}
+	// A '-' makes the stub send its last reply again.
+	c.conn.Write([]byte("-"))
+	if got := c.recv(); got != "554889e5" {
+		t.Errorf("resend: got %q", got)
+	}
+	// An oversize packet is refused and dropped.
+	big := append([]byte("$m"), make([]byte, packetSize+10)...)
+	for i := range big[2:] {
+		big[2+i] = '0'
+	}
+	big = append(big, "#00"...)
+	go c.conn.Write(big)
+	if b, _ := c.r.ReadByte(); b != '-' {
+		t.Fatalf("oversize: got %q, want '-'", b)
+	}
+	c.expect("qC", "QC1234")
+}
+
+func TestInterrupt(t *testing.T) {
+	ft := newFakeTarget()
+	ft.block = true
+	c := startServe(t, ft, Options{})
+	c.expect("QStartNoAckMode", "OK")
+	c.ack = false
+	c.send("vCont;c")
+	select {
+	case <-ft.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Continue was not called")
+	}
+	c.conn.Write([]byte{0x03})
+	if got, want := c.recv(), "T02"+expedited(ft, 0x1234)+"thread:1234;"; got != want {
+		t.Errorf("^C: got %q, want %q", got, want)
+	}
+	// A ^C that comes right after a resume packet, before it runs, still
+	// stops it.
+	ft.block = false
+	c.conn.Write(append(appendFrame(nil, []byte("c")), 0x03))
+	if got := c.recv(); !strings.HasPrefix(got, "T") {
+		t.Errorf("c then ^C: got %q", got)
+	}
+}
+
+// waitGoroutines waits for the goroutine count to drop to n.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, want %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestDisconnectMidPacket(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	c.conn.Write([]byte("$qSupp"))
+	c.conn.Close()
+	if r := c.end(); r.end != EndDisconnected || r.err != nil {
+		t.Errorf("Serve: got %v, %v, want EndDisconnected", r.end, r.err)
+	}
+	waitGoroutines(t, before)
+}
+
+func TestDisconnectWhileRunning(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ft := newFakeTarget()
+	ft.block = true
+	c := startServe(t, ft, Options{})
+	c.send("vCont;c")
+	<-ft.started
+	c.conn.Close()
+	if r := c.end(); r.end != EndDisconnected || r.err != nil {
+		t.Errorf("Serve: got %v, %v, want EndDisconnected", r.end, r.err)
+	}
+	waitGoroutines(t, before)
+}
