@@ -1,5 +1,7 @@
 # hermit: deterministic record/replay debugger.
 GO ?= go
+# bash for pipefail in the test target.
+SHELL := bash
 export CGO_ENABLED := 1
 
 .PHONY: build test bench demo vet fmt clean FORCE
@@ -15,8 +17,9 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # Everything: unit tests, fuzz seed corpora, end-to-end tests with real guests.
+# Ends with every skipped test and its reason, and the counts.
 test: build vet
-	$(GO) test -count=1 -timeout 25m ./...
+	set -o pipefail; $(GO) test -count=1 -timeout 25m -json ./... | $(GO) run ./tests/internal/testreport
 
 # Benchmarks print ratios against native and strace, measured in one run.
 bench: build

@@ -1,0 +1,3 @@
+module example.com/trx
+
+go 1.22
