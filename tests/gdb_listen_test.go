@@ -1,0 +1,129 @@
+package tests
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var (
+	gdbWhenRE     = regexp.MustCompile(`\ACurrent event: (\d+)\n\z`)
+	gdbDetachedRE = regexp.MustCompile(`(?m)^\[Inferior 1 \(process (\d+)\) detached\]$`)
+)
+
+// gdbWhen returns the event number the nth `monitor when` printed.
+func gdbWhen(t *testing.T, tr transcript, nth int) uint64 {
+	t.Helper()
+	m := mustMatch(t, gdbWhenRE, tr.out(t, "monitor when", nth), "monitor when")
+	n, err := strconv.ParseUint(m[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// gdbThreadRows returns the rows of `info threads` without gdb's own
+// thread numbers (which depend on the order gdb learnt of the threads),
+// sorted, with the current thread's row marked.
+func gdbThreadRows(out string) []string {
+	var rows []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] == "Id" {
+			continue
+		}
+		mark := " "
+		if f[0] == "*" {
+			mark, f = "*", f[1:]
+		}
+		if len(f) > 0 {
+			if _, err := strconv.Atoi(f[0]); err == nil {
+				f = f[1:]
+			}
+		}
+		rows = append(rows, mark+" "+strings.Join(f, " "))
+	}
+	sort.Strings(rows)
+	return rows
+}
+
+// listenFirstCmds is the first debugger's session: stop in worker, ask
+// where the replay is, detach.
+func listenFirstCmds(addr string) []string {
+	return []string{"target extended-remote " + addr, "break worker", "continue", "monitor when", "info threads", "bt", "detach"}
+}
+
+// listenSecondCmds is the second debugger's session: the same place, then
+// back to event k and on to the end.
+func listenSecondCmds(addr string, k uint64) []string {
+	g := "monitor goto " + strconv.FormatUint(k, 10)
+	return []string{"target extended-remote " + addr, "monitor when", "info threads", "bt", g, "monitor when", "continue"}
+}
+
+// TestGDBKeepListening: with --keep-listening a second gdb, after the first
+// detached, finds the replay where the first left it (same event, threads and
+// stack), can send it back to an earlier event and run it to the end; and
+// --goto starts the served replay at an event.
+func TestGDBKeepListening(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+
+	s := startReplay(t, dir, "--keep-listening")
+	first := runGDB(t, t.TempDir(), listenFirstCmds(s.addr)...)
+	noClientErrors(t, first, nil)
+	mustMatch(t, gdbBreakWorkerRE, first.out(t, "continue", 0), "continue to worker")
+	n1 := gdbWhen(t, first, 0)
+	if m := mustMatch(t, gdbDetachedRE, first.out(t, "detach", 0), "detach"); m[1] != strconv.Itoa(g.pid) {
+		t.Errorf("gdb detached from process %s, the program's pid is %d", m[1], g.pid)
+	}
+	if n1 < 2 {
+		t.Fatalf("monitor when at the first worker's breakpoint: event %d; want a later one to go back from", n1)
+	}
+	select {
+	case <-s.done:
+		t.Fatalf("hermit replay --keep-listening exited %d after the first gdb detached", s.exit)
+	default:
+	}
+
+	k := n1 / 2
+	second := runGDB(t, t.TempDir(), listenSecondCmds(s.addr, k)...)
+	rep := s.wait(t)
+	noClientErrors(t, second, nil)
+	if n := gdbWhen(t, second, 0); n != n1 {
+		t.Errorf("the second gdb: monitor when says event %d, the first detached at %d", n, n1)
+	}
+	rows1, rows2 := gdbThreadRows(first.out(t, "info threads", 0)), gdbThreadRows(second.out(t, "info threads", 0))
+	if strings.Join(rows1, "\n") != strings.Join(rows2, "\n") {
+		t.Errorf("info threads differs between the first gdb and the second:\n%s\nvs\n%s", strings.Join(rows1, "\n"), strings.Join(rows2, "\n"))
+	}
+	if bt1, bt2 := first.out(t, "bt", 0), second.out(t, "bt", 0); bt1 != bt2 {
+		t.Errorf("bt differs between the first gdb and the second:\n%s\nvs\n%s", bt1, bt2)
+	}
+	if n := gdbWhen(t, second, 1); n != k {
+		t.Errorf("after monitor goto %d, monitor when says event %d", k, n)
+	}
+	checkGDBExit(t, second, 0, g.pid, rec.Exit)
+	if rep.Exit != rec.Exit {
+		t.Errorf("hermit replay --keep-listening exited %d after the run to the end, the recording %d", rep.Exit, rec.Exit)
+	}
+	if t.Failed() {
+		t.Fatalf("first gdb:\n%s\nsecond gdb:\n%s", first.text, second.text)
+	}
+
+	// --goto n1: the served replay starts at that event.
+	s = startReplay(t, dir, "--goto", strconv.FormatUint(n1, 10))
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "monitor when", "continue")
+	rep = s.wait(t)
+	noClientErrors(t, tr, nil)
+	if n := gdbWhen(t, tr, 0); n != n1 {
+		t.Errorf("replay --goto %d: monitor when says event %d", n1, n)
+	}
+	checkGDBExit(t, tr, 0, g.pid, rec.Exit)
+	checkServedRun(t, rec, rep)
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+}

@@ -1,0 +1,125 @@
+package tests
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// lldbCmds is the lldb session over gdb_threads that TestLLDB runs, with
+// lldb's target created from the program's binary: stops in main, in worker
+// (all threads alive) and at the final print in main, and the run to the
+// end.
+func lldbCmds(addr string) []string {
+	return []string{
+		// A replay may take a while to answer a packet.
+		"settings set plugin.process.gdb-remote.packet-timeout 60",
+		"gdb-remote " + addr,
+		"breakpoint set -n main",
+		"process continue",
+		"bt",
+		"register read rip",
+		"breakpoint set -n worker",
+		"process continue",
+		"thread list",
+		"bt",
+		"breakpoint delete -f",
+		"breakpoint set -f gdb_threads.c -p 'global = %ld'",
+		"process continue",
+		"memory read -s8 -fd -c1 &global",
+		"process continue",
+	}
+}
+
+var (
+	lldbBreakpointRE = regexp.MustCompile(`(?m)^Breakpoint (\d+): where = \S+` + "`" + `(\w+) \+ \d+ at gdb_threads\.c:\d+:\d+, address = (0x[0-9a-f]+)$`)
+	lldbStoppedRE    = regexp.MustCompile(`(?m)^Process (\d+) stopped\n\* thread #\d+, (?:name = '[^']*', )?stop reason = breakpoint (\d+)\.1\n +frame #0: (0x[0-9a-f]+) \S+` + "`" + `(\w+)(?:\(id=(\d)\))? at gdb_threads\.c:\d+:\d+$`)
+	lldbRipRE        = regexp.MustCompile(`\A +rip = (0x[0-9a-f]+)  \S+` + "`" + `main \+ \d+ at gdb_threads\.c:\d+:\d+\n\z`)
+	lldbThreadRE     = regexp.MustCompile(`(?m)^([* ]) thread #\d+: tid = (\d+), 0x[0-9a-f]+ `)
+	lldbBtWorkerRE   = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `worker\(id=(\d)\) at gdb_threads\.c:\d+:\d+\n    frame #1: 0x[0-9a-f]+ \S+` + "`" + `thread_main\(arg=0x0+(\d)\) at gdb_threads\.c:\d+:\d+\n`)
+	lldbBtMainRE     = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `main at gdb_threads\.c:\d+:\d+\n`)
+	lldbMemoryRE     = regexp.MustCompile(`\A(0x[0-9a-f]+): (-?\d+)\n\z`)
+	lldbExitedRE     = regexp.MustCompile(`(?m)^Process (\d+) exited with status = (\d+) \(0x[0-9a-f]+\)$`)
+)
+
+// lldbStop checks that the nth `process continue` stopped the process
+// (pid) at breakpoint bp, in function fn, and returns the pc and the worker
+// id shown ("" outside worker).
+func lldbStop(t *testing.T, tr transcript, nth, pid int, bp, fn string) (pc, id string) {
+	t.Helper()
+	m := mustMatch(t, lldbStoppedRE, tr.out(t, "process continue", nth), "process continue to "+fn)
+	if m[1] != strconv.Itoa(pid) || m[2] != bp || m[4] != fn {
+		t.Errorf("process continue: process %s stopped at breakpoint %s in %s, want process %d at breakpoint %s in %s", m[1], m[2], m[4], pid, bp, fn)
+	}
+	return m[3], m[5]
+}
+
+// checkLLDB checks the transcript of lldbCmds against what gdb_threads
+// printed and the status it exited with.
+func checkLLDB(t *testing.T, tr transcript, stdout []byte, exit int) {
+	t.Helper()
+	g := parseGuest(t, stdout)
+	noClientErrors(t, tr, lldbNoise)
+
+	// main: the breakpoint's address is the pc, in rip too.
+	bp := mustMatch(t, lldbBreakpointRE, tr.out(t, "breakpoint set -n main", 0), "breakpoint set -n main")
+	pc, _ := lldbStop(t, tr, 0, g.pid, "1", "main")
+	mustMatch(t, lldbBtMainRE, tr.out(t, "bt", 0), "bt in main")
+	rip := mustMatch(t, lldbRipRE, tr.out(t, "register read rip", 0), "register read rip")[1]
+	if pc != bp[3] || rip != bp[3] {
+		t.Errorf("stopped at main's breakpoint (%s) with pc %s, rip %s", bp[3], pc, rip)
+	}
+
+	// worker: every thread, by its recorded tid.
+	bp = mustMatch(t, lldbBreakpointRE, tr.out(t, "breakpoint set -n worker", 0), "breakpoint set -n worker")
+	pc, id := lldbStop(t, tr, 1, g.pid, "2", "worker")
+	if pc != bp[3] {
+		t.Errorf("stopped at worker's breakpoint (%s) with pc %s", bp[3], pc)
+	}
+	var ids []int
+	current := 0
+	for _, m := range lldbThreadRE.FindAllStringSubmatch(tr.out(t, "thread list", 0), -1) {
+		tid, _ := strconv.Atoi(m[2])
+		ids = append(ids, tid)
+		if m[1] == "*" {
+			current = tid
+		}
+	}
+	if got, want := sortedInts(ids), g.tids(); got != want {
+		t.Errorf("thread list shows tids %s, the program printed %s", got, want)
+	}
+	wid, _ := strconv.Atoi(id)
+	if current != g.workerTid[wid] {
+		t.Errorf("thread list marks tid %d current, but worker %d (tid %d) hit the breakpoint", current, wid, g.workerTid[wid])
+	}
+	if m := mustMatch(t, lldbBtWorkerRE, tr.out(t, "bt", 1), "bt in worker"); m[1] != id || m[2] != id {
+		t.Errorf("bt shows worker %s started as %s, the breakpoint was hit by worker %s", m[1], m[2], id)
+	}
+
+	// The final print: global holds what the program prints next.
+	lldbStop(t, tr, 2, g.pid, "3", "main")
+	m := mustMatch(t, lldbMemoryRE, tr.out(t, "memory read -s8 -fd -c1 &global", 0), "memory read &global")
+	if m[1] != g.global || m[2] != g.final {
+		t.Errorf("memory read &global: %s: %s; the program printed &global %s, global = %s", m[1], m[2], g.global, g.final)
+	}
+
+	m = mustMatch(t, lldbExitedRE, tr.out(t, "process continue", 3), "process continue to the end")
+	if m[1] != strconv.Itoa(g.pid) || m[2] != strconv.Itoa(exit) {
+		t.Errorf("lldb: %q, want process %d exited with status %d", m[0], g.pid, exit)
+	}
+}
+
+// TestLLDB debugs a replay of gdb_threads with lldb, the target created
+// from the program's binary.
+func TestLLDB(t *testing.T) {
+	requireDebugging(t, "lldb")
+	dir, rec := recordThreads(t)
+	s := startReplay(t, dir)
+	tr := runLLDB(t, t.TempDir(), threadsBinary(t), lldbCmds(s.addr)...)
+	rep := s.wait(t)
+	checkLLDB(t, tr, rec.Stdout, rec.Exit)
+	checkServedRun(t, rec, rep)
+	if t.Failed() {
+		t.Logf("lldb:\n%s", tr.text)
+	}
+}
