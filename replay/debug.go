@@ -95,6 +95,10 @@ type layer struct {
 	// engine's next Wait returns it.
 	err error
 
+	// signals: Continue and Step stop at signal deliveries (set by the
+	// Session from any goroutine, read on the run's).
+	signals *atomic.Bool
+
 	// Read by Preempt on the watchdog's goroutine.
 	paused   atomic.Bool
 	stepping atomic.Bool
@@ -145,6 +149,18 @@ type DebugRegs interface {
 	SetDebugReg(tid, i int, v uint64) error
 }
 
+// FPRegsReader is implemented by tracers that read a stopped thread's
+// FXSAVE area, as detcore/ptrace's Tracer does.
+type FPRegsReader interface {
+	FPRegs(tid int, b *[512]byte) error
+}
+
+// SiginfoReader is implemented by tracers that read the siginfo_t of a
+// thread stopped with a signal, as detcore/ptrace's Tracer does.
+type SiginfoReader interface {
+	Siginfo(tid int) ([]byte, error)
+}
+
 // The int3 instruction, and the bits of DR6 from <asm/debugreg.h>.
 const (
 	int3        = 0xcc
@@ -152,8 +168,8 @@ const (
 	dr6Step     = 1 << 14 // DR_STEP (BS)
 )
 
-func newLayer(intr *atomic.Bool) *layer {
-	return &layer{intr: intr, ths: map[int]*lthread{}, bps: map[uint64]byte{}, pending: map[uint64]bool{}}
+func newLayer(intr, signals *atomic.Bool) *layer {
+	return &layer{intr: intr, signals: signals, ths: map[int]*lthread{}, bps: map[uint64]byte{}, pending: map[uint64]bool{}}
 }
 
 // Forwarding types: the engine finds the optional tracer interfaces by
@@ -487,6 +503,14 @@ func (l *layer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 	}
 	th := l.thread(tid)
 	th.intent = mode
+	if sig != 0 && l.goal.breaks && l.signals.Load() {
+		// The engine delivers a signal, as the recording did: the
+		// debugger sees it first, as it would live.
+		l.pause(Stop{Reason: ReasonSignal, Tid: tid, Sig: sig})
+		if l.killed {
+			return l.inner.Resume(tid, mode, sig)
+		}
+	}
 	return l.resume(th, sig)
 }
 

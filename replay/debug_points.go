@@ -21,8 +21,11 @@ type watch struct {
 // then the access type and length fields (Intel SDM vol. 3, 18.2.4).
 func (w watch) dr7(i int) uint64 {
 	rw := uint64(1) // DR_RW_WRITE
-	if w.kind == WatchReadWrite {
+	switch w.kind {
+	case WatchReadWrite:
 		rw = 3 // DR_RW_READ: reads and writes
+	case WatchExec:
+		rw = 0 // DR_RW_EXECUTE, whose length must be 1 (DR_LEN_1)
 	}
 	var ln uint64
 	switch w.size {
@@ -43,7 +46,9 @@ func checkWatch(addr uint64, size int, kind WatchKind) error {
 		return fmt.Errorf("watchpoint at %#x: size %d: want 1, 2, 4 or 8", addr, size)
 	case addr%uint64(size) != 0:
 		return fmt.Errorf("watchpoint at %#x: the address must be aligned to the size (%d)", addr, size)
-	case kind != WatchWrite && kind != WatchReadWrite:
+	case kind == WatchExec && size != 1:
+		return fmt.Errorf("instruction breakpoint at %#x: size %d: want 1", addr, size)
+	case kind != WatchWrite && kind != WatchReadWrite && kind != WatchExec:
 		return fmt.Errorf("watchpoint at %#x: unknown kind %d", addr, kind)
 	}
 	return nil

@@ -277,12 +277,13 @@ var _ DebugRegs = (*fakeCPU)(nil)
 
 // harness is a debug layer over a fakeCPU; the test plays the engine.
 type harness struct {
-	t     *testing.T
-	f     *fakeCPU
-	l     *layer
-	tr    detcore.Tracer
-	intr  atomic.Bool
-	stops []Stop
+	t       *testing.T
+	f       *fakeCPU
+	l       *layer
+	tr      detcore.Tracer
+	intr    atomic.Bool
+	signals atomic.Bool
+	stops   []Stop
 	// onPause runs at each pause, on behalf of the Session; it returns
 	// the goal to resume with.
 	onPause func(st Stop) goal
@@ -290,7 +291,7 @@ type harness struct {
 
 func newHarness(t *testing.T, f *fakeCPU) *harness {
 	h := &harness{t: t, f: f}
-	h.l = newLayer(&h.intr)
+	h.l = newLayer(&h.intr, &h.signals)
 	h.tr = h.l.wrap(f)
 	h.l.list = f.list
 	h.l.stop = func(st Stop) {
@@ -663,7 +664,7 @@ func TestWrapForwardsOptionalInterfaces(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var intr atomic.Bool
-			l := newLayer(&intr)
+			l := newLayer(&intr, new(atomic.Bool))
 			tr := l.wrap(c.inner)
 			_, file := tr.(detcore.FileTracer)
 			_, proc := tr.(detcore.ProcTracer)
@@ -733,5 +734,33 @@ func TestInterruptAndEvents(t *testing.T) {
 	}
 	if h.l.event != 3 || h.l.boundary {
 		t.Errorf("after event 2: event %d, boundary %v; want 3, false", h.l.event, h.l.boundary)
+	}
+}
+
+func TestSignalStop(t *testing.T) {
+	// nop nop exit
+	f := newFakeCPU(0x1000, 0x90, 0x90, 0xf4)
+	h := newHarness(t, f)
+	// The engine delivers SIGSEGV as the recording did: with a goal that
+	// breaks, the debugger sees it first, and the signal still goes in.
+	h.signals.Store(true)
+	h.l.setGoal(goal{breaks: true})
+	mark := f.logLen()
+	if err := h.tr.Resume(1, detcore.ResumeCont, abi.SIGSEGV); err != nil {
+		t.Fatal(err)
+	}
+	want := []Stop{{Reason: ReasonSignal, Tid: 1, Sig: abi.SIGSEGV}}
+	if !reflect.DeepEqual(h.stops, want) {
+		t.Errorf("stops %+v, want %+v", h.stops, want)
+	}
+	if got := f.logSince(mark); got != "1:cont" {
+		t.Errorf("tracer calls %q, want one resume", got)
+	}
+	// Running to an event, signals go in unseen.
+	h.stops = nil
+	f.addThread(2, 0x1000)
+	h.l.setGoal(goal{toEvent: true, event: 99})
+	if err := h.tr.Resume(2, detcore.ResumeCont, abi.SIGSEGV); err != nil || len(h.stops) != 0 {
+		t.Errorf("Resume: %v, pauses %+v; want no pause", err, h.stops)
 	}
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -32,6 +33,24 @@ func (o *oracle) SetDebugReg(tid, i int, v uint64) error {
 		return ErrNoDebugRegs
 	}
 	return d.SetDebugReg(tid, i, v)
+}
+
+// FPRegs passes the FP registers through, for the Session.
+func (o *oracle) FPRegs(tid int, b *[512]byte) error {
+	f, ok := o.HostTracer.(FPRegsReader)
+	if !ok {
+		return ErrNoFPRegs
+	}
+	return f.FPRegs(tid, b)
+}
+
+// Siginfo passes a signal stop's siginfo through, for the Session.
+func (o *oracle) Siginfo(tid int) ([]byte, error) {
+	f, ok := o.HostTracer.(SiginfoReader)
+	if !ok {
+		return nil, errors.New("the tracer cannot read siginfo")
+	}
+	return f.Siginfo(tid)
 }
 
 // Resume refuses to run a guest that has diverged.

@@ -34,6 +34,8 @@ type Session struct {
 	start Starter
 	// intr asks the running run to stop (Interrupt).
 	intr atomic.Bool
+	// signals makes Continue and Step stop at signals (StopAtSignals).
+	signals atomic.Bool
 
 	mu sync.Mutex
 	// r is the current run; nil once closed. Protected by mu.
@@ -102,7 +104,7 @@ func (s *Session) launch() error {
 		bps = append(bps, a)
 	}
 	slices.Sort(bps)
-	go r.main(s.start, &s.intr, bps, s.wps)
+	go r.main(s.start, &s.intr, &s.signals, bps, s.wps)
 	rep := <-r.reports
 	if rep.failed {
 		<-r.done
@@ -113,12 +115,12 @@ func (s *Session) launch() error {
 }
 
 // main is the run's goroutine.
-func (r *dbgRun) main(start Starter, intr *atomic.Bool, bps []uint64, wps [4]watch) {
+func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, bps []uint64, wps [4]watch) {
 	defer close(r.done)
 	// ptrace binds the guest to this thread, which exits with the
 	// goroutine (never unlocked).
 	runtime.LockOSThread()
-	l := newLayer(intr)
+	l := newLayer(intr, signals)
 	l.stop = r.pause
 	r.l = l
 	runner, err := start(Hooks{Wrap: l.wrap, OnEvent: l.onEvent})
@@ -483,6 +485,10 @@ func (s *Session) Step(tid, n int) (Stop, error) {
 		return goal{breaks: true, stepTid: tid, stepN: n}, nil
 	})
 }
+
+// StopAtSignals makes Continue and Step stop (ReasonSignal) before each
+// signal the recording delivers, as a live debugger does; off by default.
+func (s *Session) StopAtSignals(on bool) { s.signals.Store(on) }
 
 // Interrupt stops the running run at its next stop or event boundary,
 // with ReasonInterrupt. A thread that spins without a syscall reaches

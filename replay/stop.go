@@ -32,9 +32,13 @@ const (
 	ReasonInterrupt
 	// ReasonExited: every guest thread is gone; Result says how it ended.
 	ReasonExited
+	// ReasonSignal: signal Sig is about to be delivered to thread Tid, as
+	// it was in the recording (a fault: the faulting instruction has not
+	// completed). Only Continue and Step stop there.
+	ReasonSignal
 )
 
-var reasonNames = [...]string{"start", "event", "breakpoint", "watchpoint", "step", "interrupt", "exited"}
+var reasonNames = [...]string{"start", "event", "breakpoint", "watchpoint", "step", "interrupt", "exited", "signal"}
 
 func (r StopReason) String() string {
 	if r >= 0 && int(r) < len(reasonNames) {
@@ -58,6 +62,8 @@ type Stop struct {
 	// Steps counts the instructions thread Tid executed for Session.Step,
 	// also when the step ended early at a breakpoint or watchpoint.
 	Steps int
+	// Sig is the signal, for ReasonSignal.
+	Sig int
 	// Result is the run's outcome, when Exited.
 	Result detcore.Result
 }
@@ -70,6 +76,8 @@ func (s Stop) String() string {
 		return fmt.Sprintf("watchpoint %d (%#x), thread %d, event %d", s.Watch, s.Addr, s.Tid, s.Event)
 	case ReasonStep:
 		return fmt.Sprintf("stepped %d instructions, thread %d, event %d", s.Steps, s.Tid, s.Event)
+	case ReasonSignal:
+		return fmt.Sprintf("signal %d, thread %d, event %d", s.Sig, s.Tid, s.Event)
 	case ReasonExited:
 		return fmt.Sprintf("exited with status %d after %d events", s.Result.ExitCode, s.Event)
 	}
@@ -83,6 +91,10 @@ type WatchKind int
 const (
 	WatchWrite     WatchKind = iota + 1 // writes
 	WatchReadWrite                      // reads and writes
+	// WatchExec is an instruction breakpoint in a debug register (size
+	// 1): it stops with ReasonWatchpoint before the instruction at the
+	// address runs, which nothing in memory shows.
+	WatchExec
 )
 
 // Errors the Session reports.
@@ -98,6 +110,8 @@ var (
 	// ErrNoDebugRegs: the tracer cannot reach the hardware debug
 	// registers, which watchpoints and single-steps need.
 	ErrNoDebugRegs = errors.New("the tracer has no access to the debug registers")
+	// ErrNoFPRegs: the tracer cannot read the FP and SSE registers.
+	ErrNoFPRegs = errors.New("the tracer cannot read the FP registers")
 	// ErrNoWatchSlot: all four hardware watchpoints are in use.
 	ErrNoWatchSlot = errors.New("all 4 hardware watchpoints are in use")
 )

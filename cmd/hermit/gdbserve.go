@@ -1,8 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/hermitdbg/hermit/gdbstub"
+	"github.com/hermitdbg/hermit/replay"
+	"github.com/hermitdbg/hermit/trace"
 )
 
 // serveConfig says how to serve a replay to a remote debugger.
@@ -30,7 +41,9 @@ type serveConfig struct {
 	announce func(addr, exe string)
 	// ready, when set, is called once listening, before the first
 	// connection is accepted, with the address (for --gdb: start gdb).
-	ready func(addr, exe string)
+	// The connection it makes is served; its return ends the serving
+	// (killing the replay) with the status it returns, unless negative.
+	ready func(addr, exe string) int
 	// log, when set, receives each RSP packet (--debug=rsp).
 	log func(line string)
 }
@@ -39,6 +52,155 @@ type serveConfig struct {
 // hermit's exit status: the recorded program's status if the debugger ran
 // it to its end, 0 if it detached or killed it first.
 func serveGDB(cfg serveConfig) int {
-	fmt.Fprintln(os.Stderr, "hermit replay: --gdb-port is not implemented yet")
-	return 2
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "hermit replay: "+format+"\n", args...)
+		return exitHermit
+	}
+	dir, err := trace.Resolve(trace.DefaultDir(), cfg.trace)
+	if err != nil {
+		return fail("%v", err)
+	}
+	rec, err := replay.Open(dir)
+	if err != nil {
+		return fail("%s: %v", dir, err)
+	}
+	defer rec.Close()
+	proc, err := targetProcess(rec, cfg.onProcess)
+	if err != nil {
+		return fail("--onprocess %s: %v", cfg.onProcess, err)
+	}
+	s, err := replay.NewSession(rec.Starter(replay.Options{
+		Stdout: os.Stdout, Stderr: os.Stderr, CPU: cfg.cpu,
+		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+	}))
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer s.Close()
+	t, err := replay.NewGDBTarget(rec, s, proc)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if cfg.hasGoto {
+		st, err := t.Goto(cfg.gotoEvent)
+		if err != nil {
+			return fail("--goto %d: %v", cfg.gotoEvent, err)
+		}
+		if st.Kind == gdbstub.StopExited || st.Kind == gdbstub.StopKilled {
+			return fail("--goto %d: the recording has only %d events", cfg.gotoEvent, t.When())
+		}
+	}
+	exe, _ := t.ExecFile()
+	local, err := rec.LocalPath(exe)
+	if err != nil {
+		local = exe
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	stop := closeOnSignal(ln, cfg.ready != nil)
+	defer stop()
+	if cfg.announce != nil {
+		cfg.announce(addr, local)
+	} else {
+		announceGDB(addr, local)
+	}
+
+	opts := gdbstub.Options{Log: cfg.log}
+	var readyDone chan int
+	if cfg.ready != nil {
+		readyDone = make(chan int, 1)
+		go func() {
+			readyDone <- cfg.ready(addr, local)
+			ln.Close() // the debugger is gone: serve no more
+		}()
+	}
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if readyDone != nil {
+				break
+			}
+			if errors.Is(err, net.ErrClosed) {
+				fmt.Fprintln(os.Stderr, "hermit replay: stopped before a debugger ended the replay")
+				return exitHermit
+			}
+			return fail("%v", err)
+		}
+		end, err := gdbstub.Serve(conn, t, opts)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hermit replay: the debugger's connection: %v\n", err)
+		}
+		if end == gdbstub.EndDetached && cfg.keepListening {
+			fmt.Fprintf(os.Stderr, "hermit: the debugger detached at event %d; listening again on %s\n", t.When(), addr)
+			continue
+		}
+		break
+	}
+	if readyDone != nil {
+		if code := <-readyDone; code >= 0 {
+			return code
+		}
+	}
+	switch st := t.LastStop(); st.Kind {
+	case gdbstub.StopExited:
+		return st.ExitCode
+	case gdbstub.StopKilled:
+		return 128 + st.Signal
+	}
+	return 0
+}
+
+// announceGDB prints where the stub listens and how to attach to it.
+func announceGDB(addr, exe string) {
+	fmt.Fprintf(os.Stderr, "hermit: listening for a debugger on %s\n", addr)
+	fmt.Fprintf(os.Stderr, "  gdb -ex 'target extended-remote %s'\n", addr)
+	fmt.Fprintf(os.Stderr, "  lldb %s -o 'gdb-remote %s'\n", shellQuote(exe), addr)
+}
+
+// closeOnSignal closes ln when hermit is told to stop (SIGINT, SIGTERM,
+// SIGHUP), so that a replay waiting for a debugger ends cleanly. With
+// ignoreInt, SIGINT is left to the debugger hermit started (which shares
+// the terminal, and sends ^C over the protocol).
+func closeOnSignal(ln net.Listener, ignoreInt bool) func() {
+	c := make(chan os.Signal, 4)
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
+	if ignoreInt {
+		signal.Ignore(syscall.SIGINT)
+	} else {
+		sigs = append(sigs, syscall.SIGINT)
+	}
+	signal.Notify(c, sigs...)
+	var once sync.Once
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-c:
+			once.Do(func() { ln.Close() })
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(c); close(done) }
+}
+
+// targetProcess finds the process --onprocess names.
+func targetProcess(rec *replay.Recording, sel string) (replay.TargetProcess, error) {
+	if sel == "" {
+		return replay.TargetProcess{}, nil
+	}
+	return replay.TargetProcess{}, errors.New("not supported yet")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '-' || c == '_' || c == '+' || c == ':' || c == '=') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 
 	"github.com/hermitdbg/hermit/replay"
 	"github.com/hermitdbg/hermit/trace"
@@ -13,7 +15,7 @@ import (
 func replayMain(args []string) int {
 	fs := flag.NewFlagSet("hermit replay", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: hermit replay [flags] [TRACE]
+		fmt.Fprint(fs.Output(), `Usage: hermit replay [flags] [TRACE] [-- GDB-ARGS]
 
 Runs a recorded program again from its trace alone (TRACE: a trace
 directory, a trace name in the trace directory, or by default the latest
@@ -25,20 +27,42 @@ back. If the program stops doing what the recording did, replay stops at
 the first difference, says where, and exits 125.
 
   --autopilot        replay to the end with no debugger
-  --gdb-port N       serve the GDB remote protocol (not yet: next release)
+  --gdb-port N       serve the GDB remote protocol on 127.0.0.1:N (0: any
+                     free port) for gdb, lldb or Delve, and print how to
+                     attach; exits with the program's status once the
+                     debugger has run it to its end
+  --gdb              start gdb attached to the replay (GDB-ARGS go to gdb)
   (no flag)          the interactive debugger (not yet: next release)
+
+Thread ids and pids the debugger shows are the ones the recorded program
+saw; the program's files (executable, libraries) are served from the
+trace, so the debugger needs no local copy. A recording cannot change:
+writes to registers or memory are refused.
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	var autopilot, progress bool
+	var gdbArgs []string
+	for i, a := range args {
+		if a == "--" {
+			args, gdbArgs = args[:i], args[i+1:]
+			break
+		}
+	}
+	var autopilot, progress, gdb, keep bool
 	var gdbPort int
-	var cpu, debug string
+	var cpu, debug, host, onProcess string
+	var gotoEvent uint64
 	fs.BoolVar(&autopilot, "autopilot", false, "replay to the end without a debugger")
-	fs.IntVar(&gdbPort, "gdb-port", 0, "serve the GDB remote protocol on 127.0.0.1:`N` (not implemented yet)")
-	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr")
-	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
+	fs.IntVar(&gdbPort, "gdb-port", 0, "serve the GDB remote protocol on port `N` (0: any free port)")
+	fs.StringVar(&host, "gdb-host", "127.0.0.1", "the address to listen on with --gdb-port; whoever reaches it controls the replay")
+	fs.BoolVar(&gdb, "gdb", false, "start gdb attached to the replay")
+	fs.BoolVar(&keep, "keep-listening", false, "with --gdb-port: after a debugger detaches, wait for the next one, continuing from where the replay stopped")
+	fs.StringVar(&onProcess, "onprocess", "", "debug the process with guest pid `PID` or command NAME (after its exec), not the first one; see 'hermit trace ps'")
+	fs.Uint64Var(&gotoEvent, "goto", 0, "replay to event `N` before the debugger attaches (see 'hermit trace dump')")
+	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr (with --autopilot)")
+	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
 	fs.StringVar(&cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto`, a CPU number, or none")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -46,22 +70,58 @@ Flags:
 		}
 		return 2
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(os.Stderr, "hermit replay: give at most one TRACE")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	usage := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "hermit replay: "+format+"\n", args...)
 		return 2
 	}
-	if !autopilot {
-		what := "the interactive debugger"
-		if gdbPort != 0 {
-			what = "--gdb-port"
+	modes := 0
+	for _, m := range []bool{autopilot, set["gdb-port"], gdb} {
+		if m {
+			modes++
 		}
-		fmt.Fprintf(os.Stderr, "hermit replay: %s is not implemented yet; use --autopilot\n", what)
-		return 2
+	}
+	switch {
+	case fs.NArg() > 1:
+		return usage("give at most one TRACE (gdb's arguments go after --)")
+	case modes > 1:
+		return usage("--autopilot, --gdb-port and --gdb exclude each other")
+	case gdbPort < 0 || gdbPort > 65535:
+		return usage("--gdb-port %d: want a port from 0 to 65535", gdbPort)
+	case len(gdbArgs) > 0 && !gdb:
+		return usage("arguments after -- are for gdb, with --gdb")
+	case debug != "" && debug != "sched" && debug != "rsp":
+		return usage("--debug=%s: want sched or rsp", debug)
+	case (set["gdb-host"] || keep) && !set["gdb-port"]:
+		return usage("--gdb-host and --keep-listening go with --gdb-port")
+	case (set["onprocess"] || set["goto"]) && modes == 0:
+		return usage("--onprocess and --goto go with --gdb-port or --gdb")
 	}
 	pin, err := cpuFlag(cpu)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "hermit replay: %v\n", err)
-		return 2
+		return usage("%v", err)
+	}
+	if modes == 0 {
+		return usage("the interactive debugger is not implemented yet; use --gdb, --gdb-port N or --autopilot")
+	}
+	if !autopilot {
+		if set["gdb-host"] && !isLoopback(host) {
+			fmt.Fprintf(os.Stderr, "hermit: warning: listening on %s: whoever reaches that address controls the replay and reads the recording's memory and files\n", host)
+		}
+		cfg := serveConfig{
+			trace: fs.Arg(0), host: host, port: gdbPort, keepListening: keep,
+			onProcess: onProcess, gotoEvent: gotoEvent, hasGoto: set["goto"], cpu: pin,
+		}
+		if debug == "rsp" {
+			cfg.log = func(line string) { fmt.Fprintln(os.Stderr, "hermit: rsp", line) }
+		}
+		if gdb {
+			cfg.host = "127.0.0.1"
+			cfg.announce = func(string, string) {}
+			cfg.ready = func(addr, exe string) int { return runGDB(addr, exe, gdbArgs) }
+		}
+		return serveGDB(cfg)
 	}
 	dir, err := trace.Resolve(trace.DefaultDir(), fs.Arg(0))
 	if err != nil {
@@ -92,4 +152,35 @@ Flags:
 		return exitHermit
 	}
 	return res.ExitCode
+}
+
+// isLoopback says whether host names a loopback address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// runGDB runs gdb attached to the stub at addr and returns -1 (hermit's
+// status is the replay's) or, if gdb cannot start, hermit's failure.
+func runGDB(addr, exe string, args []string) int {
+	path, err := exec.LookPath("gdb")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hermit replay --gdb: gdb is not installed (apt-get install gdb), or use --gdb-port N with another debugger")
+		return exitHermit
+	}
+	argv := append([]string{"-q", "-l", "10000", "-ex", "target extended-remote " + addr}, args...)
+	argv = append(argv, exe)
+	cmd := exec.Command(path, argv...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			fmt.Fprintf(os.Stderr, "hermit replay --gdb: %v\n", err)
+			return exitHermit
+		}
+	}
+	return -1
 }

@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore"
+)
+
+// What a debugger reads of a paused run beyond registers and memory.
+
+// FPRegs returns thread tid's FXSAVE area (x87, MXCSR, xmm0–15).
+// ErrNoFPRegs: the tracer cannot read it.
+func (s *Session) FPRegs(tid int) ([512]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b [512]byte
+	err := s.do(func(l *layer) error {
+		fp, ok := l.inner.(FPRegsReader)
+		if !ok {
+			return ErrNoFPRegs
+		}
+		return fp.FPRegs(tid, &b)
+	})
+	return b, err
+}
+
+// Siginfo returns the siginfo_t of the signal thread tid is stopped with
+// (a ReasonSignal stop).
+func (s *Session) Siginfo(tid int) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last.Reason != ReasonSignal || s.last.Tid != tid {
+		return nil, fmt.Errorf("thread %d is not stopped with a signal", tid)
+	}
+	var b []byte
+	err := s.do(func(l *layer) (err error) {
+		si, ok := l.inner.(SiginfoReader)
+		if !ok {
+			return fmt.Errorf("the tracer cannot read siginfo")
+		}
+		b, err = si.Siginfo(tid)
+		return err
+	})
+	return b, err
+}
+
+// Auxv returns the auxiliary vector of the process of thread th, as the
+// kernel gave it at its last exec.
+func Auxv(th detcore.ThreadInfo) ([]byte, error) {
+	return os.ReadFile(fmt.Sprintf("/proc/%d/auxv", th.Pid))
+}
+
+// ThreadName returns thread th's name (its comm, PR_SET_NAME), or "" if
+// it is gone.
+func ThreadName(th detcore.ThreadInfo) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", th.Pid, th.Tid))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
