@@ -169,8 +169,8 @@ func (f *fakeTarget) Goto(n uint64) (Stop, error) {
 	f.last = Stop{Kind: StopStart, Tid: 0x1234}
 	return f.last, nil
 }
-func (f *fakeTarget) Auxv() ([]byte, error)      { return f.auxv, nil }
-func (f *fakeTarget) ExecFile() (string, error)  { return f.exe, nil }
+func (f *fakeTarget) Auxv() ([]byte, error)     { return f.auxv, nil }
+func (f *fakeTarget) ExecFile() (string, error) { return f.exe, nil }
 func (f *fakeTarget) Open(p string) (fs.File, error) {
 	return f.files.Open(strings.TrimPrefix(p, "/"))
 }
