@@ -39,7 +39,7 @@ func TestDecodeFrame(t *testing.T) {
 	frame := func(raw string) string { return string(appendFrame(nil, []byte(raw))) }
 	for _, tc := range []struct {
 		name, frame, want string
-		err              error
+		err               error
 	}{
 		{"plain", "$OK#9a", "OK", nil},
 		{"upper-case checksum", "$qSupported#37", "qSupported", nil},
