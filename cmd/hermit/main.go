@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 )
 
@@ -16,12 +17,16 @@ Usage:
   hermit replay --autopilot [TRACE]         replay a trace to the end
   hermit replay [--gdb-port N] [TRACE]      debug a replay (not yet)
   hermit trace ls|info|dump|rm [TRACE]      inspect traces
+  hermit rr-shim DIR                        let Delve (dlv replay) use hermit as rr
   hermit version
 
 Run 'hermit COMMAND --help' for the flags of one command.
 `
 
 func main() {
+	if filepath.Base(os.Args[0]) == "rr" {
+		os.Exit(rrMain(os.Args[1:])) // a link named rr: Delve's rr backend
+	}
 	os.Exit(profiled(func() int { return hermitMain(os.Args[1:]) }))
 }
 
@@ -60,6 +65,8 @@ func hermitMain(args []string) int {
 		return recordMain(args[1:])
 	case "replay":
 		return replayMain(args[1:])
+	case "rr-shim":
+		return rrShimMain(args[1:])
 	case "version", "--version":
 		fmt.Println("hermit", version)
 		return 0

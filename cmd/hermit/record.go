@@ -19,6 +19,14 @@ import (
 )
 
 func recordMain(args []string) int {
+	_, code := record(args)
+	return code
+}
+
+// record is hermit record with its arguments (flags, then PROG ARGS...): it
+// returns the trace directory if it kept one ("" otherwise) and hermit's
+// exit status.
+func record(args []string) (string, int) {
 	fs := flag.NewFlagSet("hermit record", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: hermit record [-o DIR] [flags] -- PROG [ARGS...]
@@ -46,14 +54,14 @@ Flags:
 	fs.BoolVar(&progress, "progress", false, "show events and bytes recorded so far on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return "", 0
 		}
-		return 2
+		return "", 2
 	}
 	argv := fs.Args()
 	path, code := f.check("record", argv)
 	if code != 0 {
-		return code
+		return "", code
 	}
 	base := ""
 	if out == "" {
@@ -61,23 +69,23 @@ Flags:
 		dir, err := trace.NewDir(base, argv[0])
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "hermit record: %v\n", err)
-			return exitHermit
+			return "", exitHermit
 		}
 		out = dir
 	}
 	hdr, err := recordHeader(path, argv, &f)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", err)
-		return exitHermit
+		return "", exitHermit
 	}
 	w, err := trace.CreateOptions(out, hdr, trace.Options{NoSync: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", err)
-		return exitHermit
+		return "", exitHermit
 	}
 	if err := recordStdin(w, &hdr); err != nil {
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", err)
-		return exitHermit
+		return "", exitHermit
 	}
 	stop := handleSignals()
 	defer stop()
@@ -119,15 +127,15 @@ Flags:
 	if runErr != nil {
 		if r := rec.Load(); r == nil {
 			os.RemoveAll(out)
-			return reportLaunchError(runErr)
+			return "", reportLaunchError(runErr)
 		}
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", runErr)
 		fmt.Fprintf(os.Stderr, "hermit record: the trace in %s holds the run up to that point\n", out)
-		return exitHermit
+		return out, exitHermit
 	}
 	if closeErr != nil {
 		fmt.Fprintf(os.Stderr, "hermit record: %v\n", closeErr)
-		return exitHermit
+		return out, exitHermit
 	}
 	if base != "" {
 		if err := trace.SetLatest(base, out); err != nil {
@@ -145,7 +153,7 @@ Flags:
 		events, files, bytes = r.Events(), r.Files(), r.Bytes.Load()
 	}
 	fmt.Fprintf(os.Stderr, "hermit: trace saved to %s (%d events, %d files of %s)\n", out, events, files, humanBytes(bytes))
-	return res.ExitCode
+	return out, res.ExitCode
 }
 
 // recordHeader describes the recording.
