@@ -126,6 +126,10 @@ func (s *session) readMemoryBinary(r *request) []byte {
 	var b []byte
 	if s.binaryUpload {
 		b = append(b, 'b')
+	} else if data[0] == 'E' {
+		// Delve takes any reply that starts with 'E' for an error. An
+		// escaped byte decodes the same for everyone, so escape this one.
+		b, data = append(b, escapeChar, 'E'^0x20), data[1:]
 	}
 	return escapeBinary(b, data)
 }

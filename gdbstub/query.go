@@ -107,6 +107,9 @@ func parseTid(s string) (int, error) {
 
 // threadExists tells whether tid is one of the live threads.
 func (s *session) threadExists(tid int) bool {
+	if s.dead != nil {
+		return false
+	}
 	ths, err := s.t.Threads()
 	if err != nil {
 		return false
@@ -127,6 +130,9 @@ func (s *session) resolve(tid int) int {
 	}
 	if st := s.t.LastStop(); st.Tid > 0 && s.dead == nil {
 		return st.Tid
+	}
+	if s.dead != nil {
+		return 0
 	}
 	if ths, err := s.t.Threads(); err == nil && len(ths) > 0 {
 		return ths[0].ID
@@ -170,7 +176,7 @@ func (s *session) threadInfoFirst(*request) []byte {
 	if err != nil {
 		return errReply
 	}
-	if len(ths) == 0 {
+	if len(ths) == 0 || s.dead != nil {
 		return []byte("l")
 	}
 	b := []byte{'m'}

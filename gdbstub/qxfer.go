@@ -80,6 +80,9 @@ func (s *session) xferThreads(string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.dead != nil {
+		ths = nil
+	}
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<threads>\n")
 	for _, th := range ths {

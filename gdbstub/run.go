@@ -147,7 +147,10 @@ func (s *session) vCont(r *request) []byte {
 			cont = true
 		case act == "s", len(act) == 3 && act[0] == 'S':
 			if !step {
-				step, stepTid = true, s.resolve(max(tid, 0))
+				if tid <= 0 {
+					tid = s.cThread
+				}
+				step, stepTid = true, s.resolve(tid)
 			}
 		case act == "t":
 			// Stop: every thread is stopped already.

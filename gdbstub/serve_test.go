@@ -2,6 +2,7 @@ package gdbstub
 
 import (
 	"encoding/hex"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -208,6 +209,9 @@ func TestGDBHandshake(t *testing.T) {
 	c.expect("vRun;", "T05"+expedited(ft, 0x1234)+tid)
 	c.expect("vKill;1234", "OK")
 	c.expect("?", "X09;process:1234")
+	c.expect("qfThreadInfo", "l")
+	c.expect("Hgp1234.1234", "E01")
+	c.expect("vCont;c", "X09;process:1234")
 	c.conn.Close()
 	if r := c.end(); r.end != EndKilled || r.err != nil {
 		t.Errorf("Serve: got %v, %v, want EndKilled", r.end, r.err)
@@ -374,4 +378,22 @@ func TestDisconnectWhileRunning(t *testing.T) {
 		t.Errorf("Serve: got %v, %v, want EndDisconnected", r.end, r.err)
 	}
 	waitGoroutines(t, before)
+}
+
+func TestBinaryReadStartingWithE(t *testing.T) {
+	ft := newFakeTarget()
+	ft.mem = append(ft.mem, region{0x500000, []byte("E01x")})
+	c := startServe(t, ft, Options{})
+	// Decoded it is the memory; on the wire it does not start with 'E'.
+	c.send("x500000,4")
+	c.conn.SetDeadline(time.Now().Add(5 * time.Second))
+	raw := make([]byte, 6)
+	if _, err := io.ReadFull(c.r, raw); err != nil || string(raw) != "$}e01x" {
+		t.Errorf("x: got %q, %v", raw, err)
+	}
+	c.r.Discard(3)
+	c.conn.Write([]byte{'+'})
+	c.expect("qSupported:binary-upload+", c.ask("qSupported:binary-upload+"))
+	c.expect("x500000,4", "bE01x")
+	c.expect("x500000,0", "b")
 }
