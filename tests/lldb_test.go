@@ -3,6 +3,7 @@ package tests
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -35,9 +36,9 @@ var (
 	lldbBreakpointRE = regexp.MustCompile(`(?m)^Breakpoint (\d+): where = \S+` + "`" + `(\w+) \+ \d+ at gdb_threads\.c:\d+:\d+, address = (0x[0-9a-f]+)$`)
 	lldbStoppedRE    = regexp.MustCompile(`(?m)^Process (\d+) stopped\n\* thread #\d+, (?:name = '[^']*', )?stop reason = breakpoint (\d+)\.1\n +frame #0: (0x[0-9a-f]+) \S+` + "`" + `(\w+)(?:\(id=(\d)\))? at gdb_threads\.c:\d+:\d+$`)
 	lldbRipRE        = regexp.MustCompile(`\A +rip = (0x[0-9a-f]+)  \S+` + "`" + `main \+ \d+ at gdb_threads\.c:\d+:\d+\n\z`)
-	lldbThreadRE     = regexp.MustCompile(`(?m)^([* ]) thread #\d+: tid = (\d+), 0x[0-9a-f]+ `)
-	lldbBtWorkerRE   = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `worker\(id=(\d)\) at gdb_threads\.c:\d+:\d+\n    frame #1: 0x[0-9a-f]+ \S+` + "`" + `thread_main\(arg=0x0+(\d)\) at gdb_threads\.c:\d+:\d+\n`)
-	lldbBtMainRE     = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `main at gdb_threads\.c:\d+:\d+\n`)
+	lldbThreadRE     = regexp.MustCompile(`(?m)^([* ]) thread #\d+: tid = (\d+), 0x[0-9a-f]+\b`)
+	lldbBtWorkerRE   = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `worker\(id=(\d)\) at gdb_threads\.c:\d+:\d+\n    frame #1: 0x[0-9a-f]+ \S+` + "`" + `thread_main\(arg=0x0+(\d)\) at gdb_threads\.c:\d+:\d+\n    frame #2: 0x[0-9a-f]+ libc\.so\.6` + "`")
+	lldbBtMainRE     = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `main at gdb_threads\.c:\d+:\d+\n    frame #1: 0x[0-9a-f]+ libc\.so\.6` + "`")
 	lldbMemoryRE     = regexp.MustCompile(`\A(0x[0-9a-f]+): (-?\d+)\n\z`)
 	lldbExitedRE     = regexp.MustCompile(`(?m)^Process (\d+) exited with status = (\d+) \(0x[0-9a-f]+\)$`)
 )
@@ -109,13 +110,23 @@ func checkLLDB(t *testing.T, tr transcript, stdout []byte, exit int) {
 	}
 }
 
-// TestLLDB debugs a replay of gdb_threads with lldb, the target created
-// from the program's binary.
+// lldbAnnounceRE finds the lldb command hermit prints when it listens:
+// `lldb EXE -o 'gdb-remote ADDR'`, EXE possibly in single quotes.
+var lldbAnnounceRE = regexp.MustCompile(`(?m)^\s*lldb ('[^']+'|\S+) -o 'gdb-remote (\S+:\d+)'\s*$`)
+
+// TestLLDB debugs a replay of gdb_threads with lldb, run as hermit says
+// to: on the program's file it names (in the replay's rebuilt root), and
+// connected to the address it listens on.
 func TestLLDB(t *testing.T) {
 	requireDebugging(t, "lldb")
 	dir, rec := recordThreads(t)
 	s := startReplay(t, dir)
-	tr := runLLDB(t, t.TempDir(), threadsBinary(t), lldbCmds(s.addr)...)
+	m := mustMatch(t, lldbAnnounceRE, string(s.stderr.Bytes()), "the lldb command hermit prints")
+	if m[2] != s.addr {
+		t.Errorf("hermit says to run lldb with gdb-remote %s, but it listens on %s", m[2], s.addr)
+	}
+	exe := strings.Trim(m[1], "'")
+	tr := runLLDB(t, t.TempDir(), exe, lldbCmds(s.addr)...)
 	rep := s.wait(t)
 	checkLLDB(t, tr, rec.Stdout, rec.Exit)
 	checkServedRun(t, rec, rep)
