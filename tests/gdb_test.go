@@ -69,6 +69,8 @@ func gdbThreadsCmds(addr string) []string {
 }
 
 var (
+	// gdbAnnounceRE finds the gdb command hermit prints when it listens.
+	gdbAnnounceRE    = regexp.MustCompile(`(?m)^\s*gdb\b.* -ex 'target extended-remote (\S+:\d+)'`)
 	gdbBreakWorkerRE = regexp.MustCompile(`(?m)^Thread \d+ .*hit Breakpoint 1, worker \(id=(\d)\) at \S*gdb_threads\.c:\d+$`)
 	gdbBtWorkerRE    = regexp.MustCompile(`\A#0  worker \(id=(\d)\) at \S*gdb_threads\.c:\d+\n#1  0x[0-9a-f]+ in thread_main \(arg=0x(\d)\) at \S*gdb_threads\.c:\d+\n`)
 	gdbPrintRE       = regexp.MustCompile(`\A\$\d+ = (.*)\n\z`)
@@ -218,6 +220,9 @@ func TestGDBThreads(t *testing.T) {
 	var first transcript
 	for run := 0; run < 2; run++ {
 		s := startReplay(t, dir)
+		if m := mustMatch(t, gdbAnnounceRE, string(s.stderr.Bytes()), "the gdb command hermit prints"); m[1] != s.addr {
+			t.Errorf("hermit says to run gdb with target extended-remote %s, but it listens on %s", m[1], s.addr)
+		}
 		tr := runGDB(t, t.TempDir(), gdbThreadsCmds(s.addr)...)
 		rep := s.wait(t)
 		checkGDBThreads(t, tr, rec.Stdout, rec.Exit)
