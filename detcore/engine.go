@@ -547,6 +547,13 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	}
 	delete(e.procs, p.pid)
 	e.processExited(p)
+	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
+		status := int32(st.Code << 8)
+		if st.Kind == StopKilled {
+			status = int32(st.Sig)
+		}
+		pj.ProcessExit(p.vpid, status)
+	}
 	e.dropTimers(p)
 	e.childEpoch++
 	e.sigEpoch++

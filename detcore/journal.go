@@ -58,6 +58,24 @@ type Journal interface {
 	Exec(tid, vtid int) error
 }
 
+// A ProcessJournal is a Journal that also hears of every thread and
+// process the guest creates and of the end of every process, with guest
+// ids, so that it can log the process tree (hermit record does, for
+// hermit trace ps). The engine calls it where it updates its own tables,
+// from the Run goroutine: it adds no stop and changes nothing the engine
+// does. A Journal without these methods (replay) is never asked.
+type ProcessJournal interface {
+	Journal
+	// Clone is called when guest thread vtid has created child (a guest
+	// tid; for a new process also its pid) with clone flags: CLONE_THREAD
+	// for a thread, CLONE_VM|CLONE_VFORK added for vfork.
+	Clone(vtid, child int, flags uint64)
+	// ProcessExit is called when the last thread of guest process vpid is
+	// gone, with its wait status: the exit code << 8, or the signal that
+	// killed it.
+	ProcessExit(vpid int, status int32)
+}
+
 // ThreadInfo describes a live guest thread.
 type ThreadInfo struct {
 	Tid, Vtid int // host and guest thread ids

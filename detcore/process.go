@@ -67,6 +67,9 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		child.clearTid = ctid
 	}
 	e.digest.add(-2, int64(t.vtid), int64(child.vtid), int64(flags))
+	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
+		pj.Clone(t.vtid, child.vtid, flags)
+	}
 	if flags&abi.CLONE_VFORK != 0 {
 		// The parent is suspended in the kernel until the child execs or
 		// exits; keep it parked so the engine never waits on it.

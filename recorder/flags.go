@@ -28,8 +28,13 @@ const (
 const StdinPath = "/.hermit-stdin"
 
 // JournalVersion numbers what a recording logs and how (the query codes,
-// the result codes, which calls are kept): a replay needs the same.
-const JournalVersion = "1"
+// the result codes, which calls are kept): a replay needs one it knows.
+// Version 2 adds the process events (processes.go), which replay skips:
+// this hermit replays versions 1 and 2 alike.
+const JournalVersion = "2"
+
+// replayable are the journal versions this hermit replays.
+var replayable = map[string]bool{"1": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -62,11 +67,11 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	var s Settings
 	var err error
 	bad := func(k string) error { return fmt.Errorf("trace header: bad or missing %s flag %q", k, f[k]) }
-	if v := f[FlagJournal]; v != JournalVersion {
+	if v := f[FlagJournal]; !replayable[v] {
 		if v == "" {
 			v = "none"
 		}
-		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays version %s (record it again with this hermit)", v, JournalVersion)
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 1 to %s (record it again with this hermit)", v, JournalVersion)
 	}
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)

@@ -31,6 +31,9 @@ type Host interface {
 	ReadString(tid int, addr uint64, max int) (string, error)
 	ReadMem(tid int, addr uint64, b []byte) error
 	ExecPath(tid int) (string, error)
+	// Argv returns the arguments of tid's process (at an exec stop, the
+	// new program's).
+	Argv(tid int) ([]string, error)
 }
 
 // Recorder writes one recording. It is a detcore.Journal; its Tracer
@@ -62,6 +65,9 @@ type Recorder struct {
 	// Cache, when set, spares storing files already stored for an
 	// earlier recording.
 	Cache *trace.BlobCache
+	// rootVtid is the guest tid of the first program's exec (the root
+	// process), 0 before it.
+	rootVtid int
 }
 
 type knownClass struct {
@@ -300,10 +306,12 @@ func (r *Recorder) noteChange(c *detcore.Call) {
 	}
 }
 
-// Exec implements detcore.Journal: the new program, its interpreter (or
-// a script's) and their loader are captured.
+// Exec implements detcore.Journal: the exec is logged (processes.go), and
+// the new program, its interpreter (or a script's) and their loader are
+// captured.
 func (r *Recorder) Exec(tid, vtid int) error {
 	p, err := r.host.ExecPath(tid)
+	r.logExec(tid, vtid, p)
 	if err != nil {
 		return nil // nothing to capture; replay will say what is missing
 	}
@@ -319,7 +327,11 @@ func (r *Recorder) Exec(tid, vtid int) error {
 }
 
 // Close ends the trace, recording the root process's exit status.
+// rootVtid 0 stands for the process of the first exec.
 func (r *Recorder) Close(res detcore.Result, rootVtid int) error {
+	if rootVtid == 0 {
+		rootVtid = r.rootVtid
+	}
 	st := int32(res.ExitCode << 8)
 	if res.Signal != 0 {
 		st = int32(res.Signal)

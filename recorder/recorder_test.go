@@ -2,8 +2,10 @@ package recorder
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -19,6 +21,7 @@ type fakeHost struct {
 	mem     fakeMem
 	files   map[string]string // path: content
 	cwd     string
+	argv    map[int][]string // per host tid, for Argv
 }
 
 func (h *fakeHost) FdClass(tid, fd int) ptrace.FdClass { return h.classes[fd] }
@@ -55,6 +58,12 @@ func (h *fakeHost) ReadString(tid int, addr uint64, max int) (string, error) {
 }
 func (h *fakeHost) ReadMem(tid int, addr uint64, b []byte) error { return h.mem.read(addr, b) }
 func (h *fakeHost) ExecPath(tid int) (string, error)             { return "prog", nil }
+func (h *fakeHost) Argv(tid int) ([]string, error) {
+	if h.argv == nil {
+		return nil, errors.New("no argv")
+	}
+	return h.argv[tid], nil
+}
 
 // record runs calls through a recorder and returns the trace's events.
 func record(t *testing.T, h *fakeHost, calls func(r *Recorder)) []trace.Event {
@@ -66,7 +75,7 @@ func record(t *testing.T, h *fakeHost, calls func(r *Recorder)) []trace.Event {
 	}
 	r := New(w, h)
 	calls(r)
-	if err := r.Close(detcore.Result{}, 2); err != nil {
+	if err := r.Close(detcore.Result{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	rd, err := trace.Open(dir)
@@ -206,5 +215,52 @@ func TestRecorderCapturesExecutables(t *testing.T) {
 	}
 	if len(paths) != 2 || paths[0] != "/work/prog" || paths[1] != "/usr/bin/env" {
 		t.Errorf("captured %v; want the script (relative to the working directory) and its interpreter", paths)
+	}
+}
+
+// TestRecorderLogsProcesses: execs (with the path as the guest named it
+// and the new argv), clones and process exits are logged with guest ids,
+// and Close, not told the root's tid, ends the trace with the exit of the
+// first exec's process.
+func TestRecorderLogsProcesses(t *testing.T) {
+	h := &fakeHost{mem: fakeMem{}, cwd: "/work", files: map[string]string{},
+		argv: map[int][]string{9: {"prog", "-v"}, 10: {"prog", "child", ""}}}
+	evs := record(t, h, func(r *Recorder) {
+		if err := r.Exec(9, 2); err != nil {
+			t.Fatal(err)
+		}
+		r.Clone(2, 3, abi.SIGCHLD)
+		if err := r.Exec(10, 3); err != nil {
+			t.Fatal(err)
+		}
+		r.ProcessExit(3, 11)
+		r.ProcessExit(2, 1<<8)
+	})
+	var got []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case trace.KindExec:
+			got = append(got, fmt.Sprintf("%d exec %s %q", ev.Tid, ev.Exec.Path, ev.Exec.Argv))
+		case trace.KindClone:
+			got = append(got, fmt.Sprintf("%d clone %d %#x", ev.Tid, ev.Child, ev.Flags))
+		case trace.KindExit:
+			got = append(got, fmt.Sprintf("%d exit %#x %v", ev.Tid, ev.Status, ev.Group))
+		}
+	}
+	want := []string{
+		`2 exec prog ["prog" "-v"]`, "2 clone 3 0x11", `3 exec prog ["prog" "child" ""]`,
+		"3 exit 0xb true", "2 exit 0x100 true", "2 exit 0x0 true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("process events\n%q\nwant\n%q", got, want)
+	}
+	pt := trace.NewProcessTable(nil)
+	for i := range evs {
+		pt.Add(uint64(i), &evs[i])
+	}
+	procs := pt.Processes()
+	if len(procs) != 2 || procs[0].Vpid != 2 || procs[0].Status != 1<<8 || procs[1].Ppid != 2 ||
+		!procs[1].Exited || procs[1].Status != 11 || procs[1].Argv[1] != "child" {
+		t.Errorf("process table %+v", procs)
 	}
 }

@@ -137,6 +137,14 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if _, err := ParseSettings(f); err == nil {
 		t.Error("settings without a seed decode")
 	}
+	// Traces of journal version 1 (no process events) still replay.
+	for v, ok := range map[string]bool{"1": true, JournalVersion: true, "3": false, "": false} {
+		f := s.Flags()
+		f[FlagJournal] = v
+		if _, err := ParseSettings(f); (err == nil) != ok {
+			t.Errorf("journal version %q: %v", v, err)
+		}
+	}
 }
 
 func TestDotDotDirs(t *testing.T) {

@@ -69,8 +69,11 @@ func newPlayer(r *trace.Reader, onEvent func(uint64)) *player {
 	return &player{r: r, args: map[[2]int32][6]uint64{}, force: map[int]int64{}, place: map[int]int64{}, onEvent: onEvent}
 }
 
-// peek returns the next event that is not a captured file (those were
-// used to build the root), or an error at the end of the trace.
+// peek returns the next event that is not informational, or an error at
+// the end of the trace. Captured files were used to build the root; the
+// process events (clone, exec, a process's exit: see recorder/processes.go)
+// only describe the run, which replay recomputes. The last process exit is
+// the root's, which Close wrote: it ends the recording.
 func (p *player) peek() (*trace.Event, error) {
 	for !p.have {
 		p.n = p.r.Pos()
@@ -89,7 +92,11 @@ func (p *player) peek() (*trace.Event, error) {
 			p.exit = &ev
 			continue
 		}
-		p.have = p.ev.Kind != trace.KindFile
+		switch p.ev.Kind {
+		case trace.KindFile, trace.KindClone, trace.KindExec, trace.KindExit:
+			continue
+		}
+		p.have = true
 	}
 	return &p.ev, nil
 }

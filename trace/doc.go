@@ -29,18 +29,22 @@
 //
 // # What hermit record puts in it
 //
-// Package trace does not interpret events; package recorder decides what
-// they mean. A recording uses KindSyscall events three ways: an intercepted
+// Package trace does not interpret events, but to list processes
+// (ProcessTable); package recorder decides what they mean. A recording uses KindSyscall events three ways: an intercepted
 // call's entry (External false; Digest of its arguments, which ride along
 // as one 48-byte memory write at address 0 when they changed), the result
 // of a call replay must not or cannot run (External true, Sysno the call;
 // Digest says whether replay emulates it, runs and forces it, or places an
 // mmap or a socket), and the host's answer to one of the scheduler's
 // questions (External true, negative Sysno naming the question, Digest its
-// key). KindFile events list the files the program used, stored as blobs;
-// a KindExit event with Group set ends the recording with the program's
+// key). KindFile events list the files the program used, stored as blobs.
+// KindClone, KindExec and KindExit events with Group set log the process
+// tree with the guest's ids: every thread and process created, every exec
+// (path and argv), every process's end; replay skips them, and
+// ProcessTable (process.go) turns them into the list of processes. The
+// last KindExit, with Group set, ends the recording with the program's
 // status. recorder.JournalVersion (header flag "journal") numbers these
-// conventions.
+// conventions: version 1 had no process events.
 //
 // # Crash safety
 //

@@ -415,7 +415,11 @@ func (r *Reader) StoredBlobs() (n int, size int64) {
 // Scan reads every event from the start, checking each block, and every
 // blob the events refer to. It returns statistics of the intact events and
 // nil, or the first damage found. It moves the read position to the end.
-func (r *Reader) Scan() (Stats, error) {
+func (r *Reader) Scan() (Stats, error) { return r.ScanWith(nil) }
+
+// ScanWith is Scan that also shows each intact event and its number to
+// visit (if not nil), which must not keep it.
+func (r *Reader) ScanWith(visit func(n uint64, ev *Event)) (Stats, error) {
 	var s Stats
 	if err := r.Seek(0); err != nil {
 		return s, err
@@ -433,6 +437,9 @@ func (r *Reader) Scan() (Stats, error) {
 			return s, err
 		}
 		s.countEvent(&ev, r.evSize)
+		if visit != nil {
+			visit(r.pos-1, &ev)
+		}
 		if r.pos == r.blk.first+1 {
 			blocks++
 			s.FileBytes += uint64(r.blk.size())

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -17,18 +18,36 @@ import (
 const traceUsage = `Usage:
   hermit trace ls                 list the traces in the trace directory
   hermit trace info [TRACE]       describe a trace and check it for damage
+  hermit trace ps [TRACE]         list the recorded processes: pid, parent,
+                                  exit status and command line
   hermit trace dump [TRACE] [--from N] [--to M] [--tid T] [--json]
                                   print events, one line each
   hermit trace rm TRACE...        delete traces
 
 TRACE is a path (anything containing '/'), the name of a trace in the trace
-directory, or "latest"; info and dump default to the latest trace.
+directory, or "latest"; info, ps and dump default to the latest trace.
 
 The trace directory is $HERMIT_TRACE_DIR, else $XDG_DATA_HOME/hermit, else
 ~/.local/share/hermit. Here it is %s.
 
-info and dump exit with status 1 if the trace is truncated or damaged, after
-printing everything readable before the damage.
+info, ps and dump exit with status 1 if the trace is truncated or damaged,
+after printing everything readable before the damage.
+`
+
+const psUsage = `Usage: hermit trace ps [TRACE]
+
+List the processes of TRACE (default: the latest trace) in creation order:
+
+  PID    the process's pid, as the program saw it
+  PPID   its parent's pid (- for the recorded command)
+  EXIT   its exit status, the signal that killed it (SIGSEGV), or - if it
+         had not ended when the recording did
+  EVENT  the event from which it runs its command (its last exec)
+  CMD    the command line of its last exec; "(fork of PID)" and that
+         process's command line for a fork that never exec'd
+
+PID and CMD are what "hermit replay --onprocess PID|NAME" takes. A trace
+recorded before hermit logged processes shows the recorded command alone.
 `
 
 const dumpUsage = `Usage: hermit trace dump [TRACE] [--from N] [--to M] [--tid T] [--json]
@@ -69,13 +88,15 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		return c.info(args[1:])
 	case "dump":
 		return c.dump(args[1:])
+	case "ps":
+		return c.ps(args[1:])
 	case "rm":
 		return c.rm(args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, traceUsage, base)
 		return 0
 	}
-	fmt.Fprintf(stderr, "hermit trace: unknown command %q (commands: ls, info, dump, rm)\n", args[0])
+	fmt.Fprintf(stderr, "hermit trace: unknown command %q (commands: ls, info, ps, dump, rm)\n", args[0])
 	return 2
 }
 
@@ -121,6 +142,17 @@ func (c *traceCmd) parse(fs *flag.FlagSet, usage string, args []string, maxPos i
 		return nil, 2, true
 	}
 	return pos, 0, false
+}
+
+// parseOpen parses the flags and the one optional TRACE argument of a
+// command and opens the trace. A nil Reader means the command is over,
+// with the status returned.
+func (c *traceCmd) parseOpen(fs *flag.FlagSet, usage string, args []string) (*trace.Reader, int) {
+	pos, code, done := c.parse(fs, usage, args, 1)
+	if done {
+		return nil, code
+	}
+	return c.open(first(pos))
 }
 
 // open resolves a TRACE argument ("" for the latest) and opens the trace.
@@ -199,17 +231,14 @@ func (c *traceCmd) rm(args []string) int {
 func (c *traceCmd) info(args []string) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	usage := "Usage: hermit trace info [TRACE]\n\nDescribe TRACE (default: the latest) and check every block and blob.\n"
-	pos, code, done := c.parse(fs, usage, args, 1)
-	if done {
-		return code
-	}
-	r, code := c.open(first(pos))
+	r, code := c.parseOpen(fs, usage, args)
 	if r == nil {
 		return code
 	}
 	defer r.Close()
 	h := r.Header()
-	st, damage := r.Scan()
+	pt := trace.NewProcessTable(h)
+	st, damage := r.ScanWith(pt.Add)
 
 	tw := tabwriter.NewWriter(c.stdout, 0, 8, 1, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, a...)) }
@@ -246,10 +275,68 @@ func (c *traceCmd) info(args []string) int {
 			humanBytes(int64(ks.Bytes)), perEvent(ks.Bytes, ks.Events))
 	}
 	tw.Flush()
+	if procs := pt.Processes(); len(procs) > 0 {
+		fmt.Fprintln(c.stdout)
+		printProcesses(c.stdout, procs, infoProcesses)
+	}
 	if damage != nil {
 		return c.fail("%s: %v", r.Dir(), damage)
 	}
 	return 0
+}
+
+func (c *traceCmd) ps(args []string) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	r, code := c.parseOpen(fs, psUsage, args)
+	if r == nil {
+		return code
+	}
+	defer r.Close()
+	procs, damage := trace.ReadProcesses(r)
+	printProcesses(c.stdout, procs, -1)
+	if damage != nil {
+		return c.fail("%s: %v", r.Dir(), damage)
+	}
+	return 0
+}
+
+// infoProcesses is how many processes hermit trace info lists.
+const infoProcesses = 20
+
+// printProcesses prints the process table, at most max rows (-1: all).
+func printProcesses(w io.Writer, procs []trace.Process, max int) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "PID\tPPID\tEXIT\tEVENT\tCMD")
+	for i, p := range procs {
+		if i == max {
+			fmt.Fprintf(tw, "... %d more (hermit trace ps)\n", len(procs)-max)
+			break
+		}
+		pid, ppid, exit, cmd := "?", "-", "-", quoteArgs(p.Argv)
+		if p.Vpid != 0 {
+			pid = fmt.Sprint(p.Vpid)
+		}
+		if p.Ppid != 0 {
+			ppid = fmt.Sprint(p.Ppid)
+		}
+		if p.Exited {
+			exit = exitString(p.Status)
+		}
+		if !p.Execed {
+			cmd = fmt.Sprintf("(fork of %d) %s", p.ForkOf, cmd)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", pid, ppid, exit, p.Event, cmd)
+	}
+	tw.Flush()
+}
+
+// exitString shows a wait status as an exit code or a signal name.
+func exitString(status int32) string {
+	ws := syscall.WaitStatus(status)
+	if ws.Signaled() {
+		return signalName(int32(ws.Signal()))
+	}
+	return fmt.Sprint(ws.ExitStatus())
 }
 
 func first(pos []string) string {

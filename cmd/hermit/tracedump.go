@@ -22,11 +22,7 @@ func (c *traceCmd) dump(args []string) int {
 	to := fs.Uint64("to", math.MaxUint64, "last event to print (inclusive)")
 	tid := fs.Int64("tid", -1, "print only the events of this thread")
 	asJSON := fs.Bool("json", false, "print one JSON object per line instead")
-	pos, code, done := c.parse(fs, dumpUsage, args, 1)
-	if done {
-		return code
-	}
-	r, code := c.open(first(pos))
+	r, code := c.parseOpen(fs, dumpUsage, args)
 	if r == nil {
 		return code
 	}

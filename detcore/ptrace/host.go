@@ -198,6 +198,19 @@ func (t *Tracer) ExecPath(tid int) (string, error) {
 	return t.ReadString(tid, addr, 4096)
 }
 
+// Argv returns the arguments of thread tid's process as its kernel keeps
+// them (/proc/PID/cmdline): at its exec stop, the new program's argv.
+func (t *Tracer) Argv(tid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", tid))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return []string{}, nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
+
 // StdioKind describes what hermit's descriptor fd (0, 1 or 2) is:
 // "null", "file", "pipe", "socket", "tty" or "other".
 func StdioKind(f *os.File) string {
