@@ -53,6 +53,49 @@ func (s *session) readRegister(r *request) []byte {
 	return appendRegHex(nil, regs, int(n))
 }
 
+// A recording cannot change, so register writes are refused, with two
+// exceptions that change nothing: writing the value a register already
+// has, and orig_rax, which gdb sets to -1 whenever it starts a program
+// (vRun) so that the kernel would not restart a syscall; the replay
+// restarts none that the recording did not.
+
+// writeRegisters answers G: OK when it writes what the registers hold.
+func (s *session) writeRegisters(r *request) []byte {
+	args, tid, err := splitThreadSuffix(r.args)
+	if err != nil {
+		return errReply
+	}
+	regs, err := s.t.Registers(s.regThread(tid))
+	if err != nil || regs == nil {
+		return errReply
+	}
+	if !strings.EqualFold(args, string(appendAllRegsHex(nil, regs))) {
+		return errReply
+	}
+	return []byte("OK")
+}
+
+// writeRegister answers P: OK for orig_rax or an unchanged value.
+func (s *session) writeRegister(r *request) []byte {
+	args, tid, err := splitThreadSuffix(r.args)
+	if err != nil {
+		return errReply
+	}
+	num, val, ok := strings.Cut(args, "=")
+	n, err := strconv.ParseUint(num, 16, 16)
+	if !ok || err != nil || n >= numRegs {
+		return errReply
+	}
+	if n == regOrigAX {
+		return []byte("OK")
+	}
+	regs, err := s.t.Registers(s.regThread(tid))
+	if err != nil || regs == nil || !strings.EqualFold(val, string(appendRegHex(nil, regs, int(n)))) {
+		return errReply
+	}
+	return []byte("OK")
+}
+
 // parseAddrLen parses "addr,length" in hex.
 func parseAddrLen(s string) (addr uint64, n uint64, err error) {
 	a, l, found := strings.Cut(s, ",")

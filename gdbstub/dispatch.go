@@ -57,8 +57,8 @@ var commands = []command{
 	// Registers and memory.
 	{"g", true, (*session).readRegisters},
 	{"p", true, (*session).readRegister},
-	{"G", true, readOnly},
-	{"P", true, readOnly},
+	{"G", true, (*session).writeRegisters},
+	{"P", true, (*session).writeRegister},
 	{"M", true, readOnly},
 	{"X", true, readOnly},
 	{"m", true, (*session).readMemory},

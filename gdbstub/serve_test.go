@@ -241,6 +241,13 @@ func TestReadOnlyAndUnknown(t *testing.T) {
 		{"Hg999", "E01"},
 		{"Hgp1234.1240", "OK"},
 		{"g", string(appendAllRegsHex(nil, ft.regs[0x1240]))},
+		// Writes that change nothing are accepted: the value a register
+		// has, all of them, and gdb's orig_rax = -1 at a vRun.
+		{"P10=" + string(appendRegHex(nil, ft.regs[0x1240], 16)), "OK"},
+		{"P10=" + string(appendRegHex(nil, ft.regs[0x1234], 16)), "E01"},
+		{"P39=ffffffffffffffff", "OK"},
+		{"G" + string(appendAllRegsHex(nil, ft.regs[0x1240])), "OK"},
+		{"P3c=00", "E01"},
 		{"T1240", "OK"},
 		{"T999", "E01"},
 		{"Hx1", "E01"},

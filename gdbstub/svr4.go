@@ -198,7 +198,7 @@ func svr4XML(mainLM uint64, libs []svr4Library) string {
 	}
 	b.WriteString(">")
 	for _, l := range libs {
-		fmt.Fprintf(&b, `<library name="%s" lm="%#x" l_addr="%#x" l_ld="%#x"/>`,
+		fmt.Fprintf(&b, `<library name="%s" lm="%#x" l_addr="%#x" l_ld="%#x" lmid="0x0"/>`,
 			xmlEscape(l.name), l.lm, l.lAddr, l.lLD)
 	}
 	b.WriteString("</library-list-svr4>")

@@ -82,9 +82,9 @@ func TestSvr4Libraries(t *testing.T) {
 	}
 	got := svr4XML(mainLM, libs)
 	want := `<library-list-svr4 version="1.0" main-lm="0x7ffff7ffe2e0">` +
-		`<library name="/lib/x86_64-linux-gnu/libc.so.6" lm="0x7ffff7fb0000" l_addr="0x7ffff7d80000" l_ld="0x7ffff7f9bbc0"/>` +
-		`<library name="/tmp/a&amp;b&lt;&quot;c&quot;&gt;.so" lm="0x7ffff7fb0100" l_addr="0x7ffff7c00000" l_ld="0x7ffff7c10000"/>` +
-		`<library name="/lib64/ld-linux-x86-64.so.2" lm="0x7ffff7ffd000" l_addr="0x7ffff7fc3000" l_ld="0x7ffff7ffce80"/>` +
+		`<library name="/lib/x86_64-linux-gnu/libc.so.6" lm="0x7ffff7fb0000" l_addr="0x7ffff7d80000" l_ld="0x7ffff7f9bbc0" lmid="0x0"/>` +
+		`<library name="/tmp/a&amp;b&lt;&quot;c&quot;&gt;.so" lm="0x7ffff7fb0100" l_addr="0x7ffff7c00000" l_ld="0x7ffff7c10000" lmid="0x0"/>` +
+		`<library name="/lib64/ld-linux-x86-64.so.2" lm="0x7ffff7ffd000" l_addr="0x7ffff7fc3000" l_ld="0x7ffff7ffce80" lmid="0x0"/>` +
 		`</library-list-svr4>`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -118,7 +118,7 @@ func TestSvr4Empty(t *testing.T) {
 		{"DT_DEBUG not set yet", noDebug, auxv1, empty, false},
 		{"r_map zero", noMap, auxv2, empty, false},
 		{"static", static, auxvOf(atPHDR, 0x400040, atPHNUM, 1), empty, false},
-		{"cycle", cycle, auxv4, `<library-list-svr4 version="1.0" main-lm="0x7ffff7ffe2e0"><library name="" lm="0x7ffff7fb0000" l_addr="0x0" l_ld="0x0"/></library-list-svr4>`, false},
+		{"cycle", cycle, auxv4, `<library-list-svr4 version="1.0" main-lm="0x7ffff7ffe2e0"><library name="" lm="0x7ffff7fb0000" l_addr="0x0" l_ld="0x0" lmid="0x0"/></library-list-svr4>`, false},
 		{"no auxv", memImage{}, nil, empty, true},
 		{"unreadable headers", memImage{}, auxvOf(atPHDR, 0x400040, atPHNUM, 1), empty, true},
 	} {
