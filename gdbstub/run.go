@@ -1,6 +1,7 @@
 package gdbstub
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -204,8 +205,31 @@ func plainResumeAddr(r *request) bool {
 
 // vRun restarts the replay; arguments are ignored (the recording has
 // them).
+//
+// As with rr, a run's arguments cannot change the recording: gdb's "run N"
+// (vRun;FILE;N) replays from the start to event N instead, which also
+// refreshes everything gdb knows (unlike "monitor goto N"). Any other
+// argument (Delve's checkpoint names) is refused.
 func (s *session) vRun(r *request) []byte {
+	var event uint64
+	var goTo bool
+	if parts := strings.Split(strings.TrimPrefix(r.args, ";"), ";"); len(parts) > 1 {
+		arg, err := hex.DecodeString(parts[1])
+		if err != nil {
+			return errReply
+		}
+		if len(arg) > 0 {
+			if event, err = strconv.ParseUint(string(arg), 10, 64); err != nil {
+				s.logf("gdbstub: vRun: %q is not an event number (a replay runs only as recorded)", arg)
+				return errReply
+			}
+			goTo = true
+		}
+	}
 	st, err := s.t.Restart()
+	if err == nil && goTo {
+		st, err = s.t.Goto(event)
+	}
 	if err != nil {
 		s.logf("gdbstub: restart: %v", err)
 		return errReply

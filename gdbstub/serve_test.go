@@ -207,6 +207,14 @@ func TestGDBHandshake(t *testing.T) {
 	c.expect("vCont;c", "W03;process:1234")
 	c.expect("qfThreadInfo", "l")
 	c.expect("vRun;", "T05"+expedited(ft, 0x1234)+tid)
+	// gdb's "run 42" restarts and replays to event 42; other arguments
+	// (Delve's "restart c1") are refused.
+	c.expect("vRun;"+hexs("/usr/bin/prog")+";"+hexs("42"), "T05"+expedited(ft, 0x1234)+tid)
+	c.expect("qRcmd,"+hexs("when"), "O"+hexs("Current event: 42\n"))
+	if got := c.recv(); got != "OK" {
+		t.Errorf("when: final reply %q", got)
+	}
+	c.expect("vRun;;"+hexs("c1"), "E01")
 	c.expect("vKill;1234", "OK")
 	c.expect("?", "X09;process:1234")
 	c.expect("qfThreadInfo", "l")
