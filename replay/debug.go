@@ -95,6 +95,9 @@ type layer struct {
 	// engine's next Wait returns it.
 	err error
 
+	// focus is the guest pid of the process whose program breakpoints
+	// are meant for (Session.Focus); 0 for none.
+	focus int
 	// signals: Continue and Step stop at signal deliveries (set by the
 	// Session from any goroutine, read on the run's).
 	signals *atomic.Bool

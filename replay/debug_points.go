@@ -152,6 +152,7 @@ func (l *layer) liveTids() []int {
 
 // procTids returns one live thread of each guest process, to reach its
 // memory through.
+// The focused process (Session.Focus) comes first.
 func (l *layer) procTids() []int {
 	seen := map[int]bool{}
 	var out []int
@@ -159,6 +160,10 @@ func (l *layer) procTids() []int {
 		if t.State != "exiting" && !seen[t.Pid] {
 			seen[t.Pid] = true
 			out = append(out, t.Tid)
+			if t.Vpid == l.focus {
+				copy(out[1:], out)
+				out[0] = t.Tid
+			}
 		}
 	}
 	return out
@@ -182,8 +187,9 @@ func (l *layer) armedAt(tid int, addr uint64) bool {
 }
 
 // insert sets a breakpoint at addr in every guest process that maps it.
-// The first process read gives the original byte; a process holding
-// another byte there runs another program and is left alone.
+// The first process read (the focused one, if it maps addr) gives the
+// original byte; a process holding another byte there runs another
+// program and is left alone.
 func (l *layer) insert(addr uint64) error {
 	if _, ok := l.bps[addr]; ok {
 		return nil

@@ -30,6 +30,7 @@ type GDBTarget struct {
 	vpid  int
 	start uint64
 	exe   string
+	proc  TargetProcess
 	last  gdbstub.Stop
 	// watches maps each watchpoint and Z1 breakpoint the debugger set
 	// to its Session id (a debug register).
@@ -55,12 +56,17 @@ type TargetProcess struct {
 	// Exe is its program's path as the guest named it; "" for the
 	// recorded program.
 	Exe string
+	// Exited says the recording has the process end, with wait status
+	// Status; the debugger is told that status at the end of the replay
+	// (otherwise, the run's).
+	Exited bool
+	Status int
 }
 
 // NewGDBTarget debugs process p of s, a Session of rec's runs: it replays
 // to p.Event first.
 func NewGDBTarget(rec *Recording, s *Session, p TargetProcess) (*GDBTarget, error) {
-	t := &GDBTarget{s: s, rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, watches: map[gdbWatch]int{}}
+	t := &GDBTarget{s: s, rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}}
 	s.StopAtSignals(true)
 	if t.exe == "" {
 		t.exe = rec.Settings.Path
@@ -72,6 +78,7 @@ func NewGDBTarget(rec *Recording, s *Session, p TargetProcess) (*GDBTarget, erro
 		}
 		t.vpid = ts[0].Vpid
 	}
+	s.Focus(t.vpid)
 	st, err := t.begin()
 	if err != nil {
 		return nil, err
@@ -253,10 +260,14 @@ func (t *GDBTarget) stopped(g gdbstub.Stop) gdbstub.Stop {
 // concerns the debugged process (the end of the run always does).
 func (t *GDBTarget) convert(st Stop) (gdbstub.Stop, bool) {
 	if st.Reason == ReasonExited {
-		if st.Result.Signal != 0 {
-			return gdbstub.Stop{Kind: gdbstub.StopKilled, Signal: st.Result.Signal}, true
+		sig, code := st.Result.Signal, st.Result.ExitCode
+		if t.proc.Exited {
+			sig, code = t.proc.Status&0x7f, t.proc.Status>>8&0xff
 		}
-		return gdbstub.Stop{Kind: gdbstub.StopExited, ExitCode: st.Result.ExitCode}, true
+		if sig != 0 {
+			return gdbstub.Stop{Kind: gdbstub.StopKilled, Signal: sig}, true
+		}
+		return gdbstub.Stop{Kind: gdbstub.StopExited, ExitCode: code}, true
 	}
 	var g gdbstub.Stop
 	ours := false
@@ -347,8 +358,33 @@ func (t *GDBTarget) Auxv() ([]byte, error) {
 	return Auxv(th)
 }
 
-// ExecFile implements gdbstub.Target.ExecFile.
-func (t *GDBTarget) ExecFile() (string, error) { return t.exe, nil }
+// ExecFile implements gdbstub.Target.ExecFile: the program the process
+// runs now, as the guest names it (its last exec), else the one it was
+// chosen by.
+func (t *GDBTarget) ExecFile() (string, error) {
+	if th, err := t.any(); err == nil {
+		if p, ok := guestExe(th.Pid); ok {
+			return p, nil
+		}
+	}
+	return t.exe, nil
+}
+
+// guestExe returns the path of process pid's executable in its own view:
+// the kernel shows it from the reader's root, below the guest's root.
+func guestExe(pid int) (string, bool) {
+	exe, err1 := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	root, err2 := os.Readlink(fmt.Sprintf("/proc/%d/root", pid))
+	switch {
+	case err1 != nil || err2 != nil || strings.HasSuffix(exe, " (deleted)"):
+		return "", false
+	case root == "/":
+		return exe, true
+	case strings.HasPrefix(exe, root+"/"):
+		return exe[len(root):], true
+	}
+	return "", false
+}
 
 // Open implements gdbstub.Target.Open: the files of the recording, and
 // the /proc files of the debugged process (gdb reads its maps there).

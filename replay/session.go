@@ -36,6 +36,9 @@ type Session struct {
 	intr atomic.Bool
 	// signals makes Continue and Step stop at signals (StopAtSignals).
 	signals atomic.Bool
+	// focus is the process Focus names, which every run gets. Protected
+	// by mu.
+	focus int
 
 	mu sync.Mutex
 	// r is the current run; nil once closed. Protected by mu.
@@ -104,7 +107,7 @@ func (s *Session) launch() error {
 		bps = append(bps, a)
 	}
 	slices.Sort(bps)
-	go r.main(s.start, &s.intr, &s.signals, bps, s.wps)
+	go r.main(s.start, &s.intr, &s.signals, s.focus, bps, s.wps)
 	rep := <-r.reports
 	if rep.failed {
 		<-r.done
@@ -115,12 +118,13 @@ func (s *Session) launch() error {
 }
 
 // main is the run's goroutine.
-func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, bps []uint64, wps [4]watch) {
+func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, focus int, bps []uint64, wps [4]watch) {
 	defer close(r.done)
 	// ptrace binds the guest to this thread, which exits with the
 	// goroutine (never unlocked).
 	runtime.LockOSThread()
 	l := newLayer(intr, signals)
+	l.focus = focus
 	l.stop = r.pause
 	r.l = l
 	runner, err := start(Hooks{Wrap: l.wrap, OnEvent: l.onEvent})
@@ -483,6 +487,20 @@ func (s *Session) Step(tid, n int) (Stop, error) {
 			return goal{}, fmt.Errorf("step: no live thread %d", tid)
 		}
 		return goal{breaks: true, stepTid: tid, stepN: n}, nil
+	})
+}
+
+// Focus names the process (by guest pid) whose program breakpoints are
+// for: where processes run different programs at the same addresses, a
+// breakpoint goes into that process and those that hold the same
+// instruction there, not into the first process that maps the address.
+func (s *Session) Focus(vpid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.focus = vpid
+	_ = s.do(func(l *layer) error {
+		l.focus = vpid
+		return nil
 	})
 }
 

@@ -192,7 +192,11 @@ func targetProcess(rec *replay.Recording, sel string) (replay.TargetProcess, err
 	if sel == "" {
 		return replay.TargetProcess{}, nil
 	}
-	return replay.TargetProcess{}, errors.New("not supported yet")
+	p, err := rec.FindProcess(sel)
+	if err != nil {
+		return replay.TargetProcess{}, err
+	}
+	return replay.TargetProcess{Vpid: p.Vpid, Event: p.ExecEvent, Exe: p.ExecPath, Exited: p.Exited, Status: p.ExitStatus}, nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
