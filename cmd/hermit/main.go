@@ -15,8 +15,9 @@ Usage:
   hermit run [flags] -- PROG [ARGS...]      run PROG deterministically
   hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace
   hermit replay --autopilot [TRACE]         replay a trace to the end
-  hermit replay [--gdb-port N] [TRACE]      debug a replay (not yet)
-  hermit trace ls|info|dump|rm [TRACE]      inspect traces
+  hermit replay --gdb-port N [TRACE]        serve a replay to gdb, lldb or Delve
+  hermit replay --gdb [TRACE] [-- GDB-ARGS] debug a replay in gdb
+  hermit trace ls|info|dump|ps|rm [TRACE]   inspect traces
   hermit rr-shim DIR                        let Delve (dlv replay) use hermit as rr
   hermit version
 
