@@ -9,13 +9,17 @@
 #
 # Then it records one run with `bin/hermit record`, deletes the program, and
 # replays the trace twice with `bin/hermit replay --autopilot`: the replays
-# must print the recorded bytes. Each step is a function called from main.
+# must print the recorded bytes, and debugs the replay in gdb (if
+# installed). Each step is a function called from main.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 HERMIT=${HERMIT:-bin/hermit}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
+# hermit's cache of recorded files and rebuilt roots lives in $WORK, not
+# in the user's ~/.cache.
+export HERMIT_CACHE_DIR="$WORK/cache"
 
 heading() {
 	printf '\n=== %s ===\n' "$*"
@@ -87,10 +91,37 @@ demo_replay() {
 	fi
 }
 
+# demo_debug debugs the recording in gdb (batch mode): a breakpoint in a
+# worker thread, the threads with the tids the recording printed, then
+# the final count at the end of main, and the recorded exit status.
+demo_debug() {
+	if ! command -v gdb >/dev/null; then
+		heading "debugging the replay: skipped (gdb is not installed: apt-get install gdb)"
+		return 0
+	fi
+	heading "debugging the replay in gdb: $HERMIT replay --gdb TRACE -- -batch ..."
+	"$HERMIT" replay --gdb "$WORK/trace" -- -nx -batch \
+		-ex 'break worker' -ex 'continue' -ex 'bt 1' -ex 'info threads' -ex 'delete' \
+		-ex 'break racy_counter.c:45' -ex 'continue' -ex 'print counter' \
+		-ex 'monitor when' -ex 'continue' 2>&1 |
+		grep -v -e '^Reading ' -e 'File transfers from remote targets' >"$WORK/gdb.out" || true
+	cat "$WORK/gdb.out"
+	heading "result"
+	local want
+	want=$(sed -n 's/^counter = \([0-9]*\) of.*/\1/p' "$WORK/recorded.out")
+	if grep -q "^\$1 = $want\$" "$WORK/gdb.out" && grep -q 'exited normally' "$WORK/gdb.out"; then
+		echo "debugger:     saw counter = $want, as recorded, and the recorded exit"
+	else
+		echo "debugger:     did not see the recorded run"
+		return 1
+	fi
+}
+
 main() {
 	build_guest
 	demo_run
 	demo_replay
+	demo_debug
 }
 
 main "$@"
