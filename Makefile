@@ -25,6 +25,7 @@ test: build vet
 bench: build
 	$(GO) run ./tests/bench/runbench
 	$(GO) run ./tests/bench/tracebench
+	$(GO) run ./tests/bench/gdbbench
 
 # Build, then run a small bundled racy program twice under hermit: same bytes both times.
 demo: build
