@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -105,6 +106,13 @@ func (s *session) push(ev event) bool {
 
 // next waits for the next event.
 func (s *session) next() event {
+	ev, _ := s.nextWithin(nil)
+	return ev
+}
+
+// nextWithin is next, giving up (false) when timeout fires first (nil:
+// never).
+func (s *session) nextWithin(timeout <-chan time.Time) (event, bool) {
 	for {
 		s.mu.Lock()
 		if len(s.queue) > 0 {
@@ -112,10 +120,14 @@ func (s *session) next() event {
 			s.queue[0] = event{}
 			s.queue = s.queue[1:]
 			s.mu.Unlock()
-			return ev
+			return ev, true
 		}
 		s.mu.Unlock()
-		<-s.wake
+		select {
+		case <-s.wake:
+		case <-timeout:
+			return event{}, false
+		}
 	}
 }
 

@@ -45,6 +45,7 @@ var commands = []command{
 	{"qSymbol", false, ok},
 	{"qRegisterInfo", true, empty},
 	{"qMemoryRegionInfo", false, empty},
+	{"qShlibInfoAddr", false, (*session).shlibInfoAddr},
 
 	// Threads.
 	{"H", true, (*session).setThread},

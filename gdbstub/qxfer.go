@@ -3,6 +3,7 @@ package gdbstub
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -110,6 +111,22 @@ func (s *session) xferLibraries(string) ([]byte, error) {
 		mainLM, libs = 0, nil
 	}
 	return []byte(svr4XML(mainLM, libs)), nil
+}
+
+// shlibInfoAddr answers lldb's qShlibInfoAddr with where the program's
+// DT_DEBUG keeps the address of r_debug, as lldb-server's Linux side
+// means it: without it lldb 14 takes the svr4 list's main-lm for that
+// place and plants its library-load breakpoint at a wild address.
+func (s *session) shlibInfoAddr(*request) []byte {
+	auxv, err := s.t.Auxv()
+	if err != nil {
+		return errReply
+	}
+	slot, err := dtDebugSlot(auxv, s.t.ReadMemory)
+	if err != nil || slot == 0 {
+		return errReply // a static program: lldb then needs no rendezvous
+	}
+	return strconv.AppendUint(nil, slot, 16)
 }
 
 // xferSiginfo is the siginfo of the Hg thread's signal.

@@ -240,7 +240,7 @@ func (s *session) vRun(r *request) []byte {
 }
 
 func (s *session) detach(*request) []byte {
-	s.done, s.end = true, EndDetached
+	s.detached = true
 	return []byte("OK")
 }
 

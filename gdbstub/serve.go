@@ -1,11 +1,13 @@
 package gdbstub
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Options configures Serve.
@@ -79,12 +81,19 @@ type session struct {
 	files  map[int]fs.File // vFile descriptors
 	nextFD int
 
+	// detached: the client sent D. It may still close the files it has
+	// open (gdb does) before it hangs up; run control is refused.
+	detached bool
 	// Set by a handler to end the session after its reply.
 	done bool
 	end  End
 	// Set by a handler to send no reply.
 	noReply bool
 }
+
+// afterDetach bounds how long a client that detached may keep the
+// connection (closing its files) before the session ends anyway.
+var afterDetach = 5 * time.Second
 
 // Serve serves the GDB Remote Serial Protocol for t on conn until the client
 // detaches, kills or disconnects; it closes conn. It never panics on client input.
@@ -115,11 +124,21 @@ func Serve(conn io.ReadWriteCloser, t Target, opts Options) (End, error) {
 // loop serves packets until the session ends.
 func (s *session) loop() (End, error) {
 	for {
-		ev := s.next()
+		var timeout <-chan time.Time
+		if s.detached {
+			timeout = time.After(afterDetach)
+		}
+		ev, ok := s.nextWithin(timeout)
+		if !ok {
+			return EndDetached, nil // it detached and said nothing more
+		}
 		switch ev.kind {
 		case evEOF:
 			end := EndDisconnected
-			if s.killed {
+			switch {
+			case s.detached:
+				end = EndDetached
+			case s.killed:
 				end = EndKilled
 			}
 			if quietError(ev.err) {
@@ -172,8 +191,11 @@ func (s *session) handle(pkt []byte, seq uint64) (reply []byte) {
 		}()
 	}
 	h := lookup(pkt)
-	if h == nil {
+	switch {
+	case h == nil:
 		return nil // unknown: the empty reply
+	case s.detached && !bytes.HasPrefix(pkt, []byte("vFile:")) && !bytes.HasPrefix(pkt, []byte("q")):
+		return errReply // the target is no longer this client's
 	}
 	return h(s, &request{pkt: string(pkt), seq: seq})
 }

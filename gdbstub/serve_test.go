@@ -125,8 +125,23 @@ func TestLLDBHandshake(t *testing.T) {
 	c.expect("qRegisterInfo0", "")
 	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
 	c.expect("D", "OK")
+	// After D the client may still close its files (gdb does), but the
+	// target is no longer its own; it ends the session by hanging up.
+	c.expect("c", "E01")
+	c.expect("vFile:close:63", "F-1,9")
+	c.conn.Close()
 	if r := c.end(); r.end != EndDetached || r.err != nil {
 		t.Errorf("Serve: got %v, %v, want EndDetached", r.end, r.err)
+	}
+}
+
+func TestDetachedClientThatStaysConnected(t *testing.T) {
+	defer func(d time.Duration) { afterDetach = d }(afterDetach)
+	afterDetach = 50 * time.Millisecond
+	c := startServe(t, newFakeTarget(), Options{})
+	c.expect("D", "OK")
+	if r := c.end(); r.end != EndDetached || r.err != nil {
+		t.Errorf("Serve: got %v, %v, want EndDetached once the client stays silent", r.end, r.err)
 	}
 }
 

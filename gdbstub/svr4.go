@@ -105,6 +105,17 @@ func readCString(read readMemFunc, addr uint64, max int) string {
 // auxiliary vector: 0 when the program has no dynamic section or ld.so
 // has not filled DT_DEBUG in yet.
 func rDebugAddr(auxv []byte, read readMemFunc) (uint64, error) {
+	slot, err := dtDebugSlot(auxv, read)
+	if err != nil || slot == 0 {
+		return 0, err
+	}
+	return readU64(read, slot)
+}
+
+// dtDebugSlot finds where the program's DT_DEBUG entry keeps its value
+// (the pointer to r_debug that ld.so fills in): 0 when the program has
+// no dynamic section or no DT_DEBUG.
+func dtDebugSlot(auxv []byte, read readMemFunc) (uint64, error) {
 	phdr, ok1 := auxvValue(auxv, atPHDR)
 	phnum, ok2 := auxvValue(auxv, atPHNUM)
 	if !ok1 || !ok2 {
@@ -144,7 +155,7 @@ func rDebugAddr(auxv []byte, read readMemFunc) (uint64, error) {
 		case dtNull:
 			return 0, nil
 		case dtDebug:
-			return le.Uint64(ent[8:]), nil
+			return bias + dynVaddr + 16*i + 8, nil
 		}
 	}
 	return 0, nil

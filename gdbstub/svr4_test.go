@@ -133,3 +133,25 @@ func TestSvr4Empty(t *testing.T) {
 		})
 	}
 }
+
+// TestDTDebugSlot: lldb's qShlibInfoAddr wants where DT_DEBUG's value
+// lies (the third entry of pieImage's dynamic section), not r_debug.
+func TestDTDebugSlot(t *testing.T) {
+	m, auxv := pieImage(0x7ffff7ffe118, 0x7ffff7ffe2e0)
+	slot, err := dtDebugSlot(auxv, m.read)
+	if want := uint64(0x555555554000 + 0x2000 + 2*16 + 8); slot != want || err != nil {
+		t.Fatalf("dtDebugSlot = %#x, %v; want %#x", slot, err, want)
+	}
+	if r, err := rDebugAddr(auxv, m.read); r != 0x7ffff7ffe118 || err != nil {
+		t.Errorf("rDebugAddr = %#x, %v; want 0x7ffff7ffe118", r, err)
+	}
+	ft := newFakeTarget()
+	ft.auxv = auxv
+	for base, data := range m {
+		ft.mem = append(ft.mem, region{base, data})
+	}
+	c := startServe(t, ft, Options{})
+	c.expect("qShlibInfoAddr", "555555556028")
+	ft.auxv = auxvOf(atPHDR, 0x400040, atPHNUM, 0) // static: no dynamic section
+	c.expect("qShlibInfoAddr", "E01")
+}
