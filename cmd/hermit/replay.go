@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -64,10 +65,14 @@ Flags:
 	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr (with --autopilot)")
 	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
 	fs.StringVar(&cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto`, a CPU number, or none")
+	fs.SetOutput(io.Discard) // one line for a bad flag, the whole usage for --help
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fs.Usage()
 			return 0
 		}
+		fmt.Fprintf(os.Stderr, "hermit replay: %v (see hermit replay --help)\n", err)
 		return 2
 	}
 	set := map[string]bool{}
@@ -95,7 +100,7 @@ Flags:
 		return usage("--debug=%s: want sched or rsp", debug)
 	case (set["gdb-host"] || keep) && !set["gdb-port"]:
 		return usage("--gdb-host and --keep-listening go with --gdb-port")
-	case (set["onprocess"] || set["goto"]) && modes == 0:
+	case (set["onprocess"] || set["goto"]) && !set["gdb-port"] && !gdb:
 		return usage("--onprocess and --goto go with --gdb-port or --gdb")
 	}
 	pin, err := cpuFlag(cpu)

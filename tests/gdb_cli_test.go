@@ -1,0 +1,157 @@
+package tests
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// The replay debugger's command line: --onprocess, --gdb, bad flags, and a
+// debugger that goes away in the middle of a packet.
+
+// TestGDBOnProcess debugs the second process of a recording, a program a
+// shell started in a pipeline: gdb sees that process's pid and threads,
+// stops in it (not in the shell, which maps its own program at the same
+// addresses), and its end is reported with that process's status.
+func TestGDBOnProcess(t *testing.T) {
+	requireDebugging(t, "gdb")
+	bin := threadsBinary(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{"/bin/sh", "-c", bin + " | cat; echo sh done"})
+	if rec.Exit != 0 || !strings.HasSuffix(string(rec.Stdout), "sh done\n") {
+		t.Fatalf("hermit record sh: %s", describe(rec))
+	}
+	g := parseGuest(t, rec.Stdout)
+	ps := testenv.Run(t, runTimeout, testenv.Hermit(t), "trace", "ps", dir)
+	row := regexp.MustCompile(`(?m)^` + strconv.Itoa(g.pid) + `\s+\d+\s+3\s+\d+\s+` + regexp.QuoteMeta(bin) + `$`)
+	if ps.Exit != 0 || !row.Match(ps.Stdout) {
+		t.Fatalf("hermit trace ps lacks pid %d running %s with exit 3:\n%s", g.pid, bin, describe(ps))
+	}
+
+	s := startReplay(t, dir, "--onprocess", filepath.Base(bin))
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break worker", "continue", "info threads", "delete", "continue")
+	res := s.wait(t)
+	noClientErrors(t, tr, nil)
+	mustMatch(t, gdbBreakWorkerRE, tr.out(t, "continue", 0), "continue to worker")
+	tids, _, pids := gdbThreads(t, tr.out(t, "info threads", 0))
+	if want := g.tids(); tids != want || len(pids) != 1 || !pids[g.pid] {
+		t.Errorf("info threads shows tids %s of %v; the program printed pid %d, tids %s", tids, pids, g.pid, want)
+	}
+	checkGDBExit(t, tr, 1, g.pid, 3)
+	if res.Exit != 3 {
+		t.Errorf("hermit replay --onprocess exited %d, want the process's 3", res.Exit)
+	}
+
+	// A name that no process ran is an error that lists the processes.
+	bad := testenv.Run(t, runTimeout, testenv.Hermit(t), "replay", "--gdb-port", "0", "--onprocess", "nosuchprog", dir)
+	if bad.Exit != 125 || !strings.Contains(string(bad.Stderr), "nosuchprog") || !strings.Contains(string(bad.Stderr), strconv.Itoa(g.pid)) {
+		t.Errorf("--onprocess nosuchprog: want exit 125 naming it and listing pid %d; %s", g.pid, describe(bad))
+	}
+}
+
+// TestReplayGDBLaunch: `hermit replay --gdb` starts gdb attached to the
+// replay, passes it the arguments after --, and exits with the program's
+// status once gdb ran it to its end.
+func TestReplayGDBLaunch(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "continue", "-ex", "info threads", "-ex", "delete", "-ex", "continue")
+	out := string(r.Stdout) + string(r.Stderr)
+	if r.Exit != 3 {
+		t.Errorf("hermit replay --gdb exited %d, want the recorded 3\n%s", r.Exit, out)
+	}
+	if !gdbBreakWorkerRE.MatchString(out) {
+		t.Errorf("gdb did not stop in worker:\n%s", out)
+	}
+	if !strings.Contains(out, "exited with code 03]") {
+		t.Errorf("gdb did not see the program exit with 3:\n%s", out)
+	}
+	if !strings.Contains(string(r.Stdout), "global = "+g.final+"\n") {
+		t.Errorf("the replay did not print the recorded final line %q:\n%s", "global = "+g.final, r.Stdout)
+	}
+}
+
+// TestReplayGDBBadFlags: wrong flags get one line and status 2 before
+// anything is replayed.
+func TestReplayGDBBadFlags(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gdb-port", "70000"}, "--gdb-port 70000: want a port from 0 to 65535"},
+		{[]string{"--gdb-port", "-1"}, "want a port from 0 to 65535"},
+		{[]string{"--gdb-port", "x"}, "invalid value"},
+		{[]string{"--gdb-host", "0.0.0.0"}, "go with --gdb-port"},
+		{[]string{"--keep-listening"}, "go with --gdb-port"},
+		{[]string{"--onprocess", "2", "--autopilot"}, "go with --gdb-port or --gdb"},
+		{[]string{"--gdb", "--gdb-port", "0"}, "exclude each other"},
+		{[]string{"--gdb-port", "0", "a", "b"}, "at most one TRACE"},
+		{[]string{"--gdb-port", "0", "a", "--", "-batch"}, "after -- are for gdb"},
+		{[]string{"--debug=bogus", "--gdb-port", "0"}, "want sched or rsp"},
+	} {
+		r := testenv.Run(t, runTimeout, hermit, append([]string{"replay"}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(string(r.Stderr)), "\n")
+		if r.Exit != 2 || !strings.Contains(string(r.Stderr), c.want) || len(lines) > 3 {
+			t.Errorf("hermit replay %s: want status 2 and %q in a short message; %s", strings.Join(c.args, " "), c.want, describe(r))
+		}
+	}
+}
+
+// TestGDBDisconnectMidPacket: a debugger that connects, sends half a
+// packet and goes away ends the replay: hermit exits, and no process of
+// the guest is left.
+func TestGDBDisconnectMidPacket(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, _ := recordThreads(t)
+	s := startReplay(t, dir)
+	if len(processesRunning(t, threadsBinary(t))) == 0 {
+		t.Fatal("no guest process while the replay waits for a debugger: the check below would prove nothing")
+	}
+	conn, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("+$qSupported:multiprocess+;swbr")); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	res := s.wait(t)
+	if res.Exit != 0 {
+		t.Errorf("hermit replay after the debugger left: exit %d, want 0\n%s", res.Exit, res.Stderr)
+	}
+	if left := processesRunning(t, threadsBinary(t)); len(left) > 0 {
+		t.Errorf("guest processes left behind: %v", left)
+	}
+}
+
+// processesRunning lists the pids of live processes whose command line
+// names prog.
+func processesRunning(t *testing.T, prog string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmd), prog) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
