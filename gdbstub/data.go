@@ -8,49 +8,49 @@ import (
 
 // Registers, memory and breakpoints.
 
-// regThread is the thread a 'g' or 'p' is for: its suffix's, else Hg's.
-func (s *session) regThread(suffixTid int) int {
-	if suffixTid > 0 {
-		return suffixTid
+// regsOf splits a register packet's arguments from its ";thread:" suffix
+// and reads the registers of the thread it is for: the suffix's, else
+// Hg's. ok is false when there is no such thread or it cannot be read.
+func (s *session) regsOf(r *request) (args string, regs *Registers, ok bool) {
+	args, tid, err := splitThreadSuffix(r.args)
+	if err != nil {
+		return "", nil, false
 	}
-	return s.resolve(s.gThread)
+	if tid <= 0 {
+		tid = s.resolve(s.gThread)
+	}
+	if tid == 0 {
+		return "", nil, false
+	}
+	regs, err = s.t.Registers(tid)
+	if err != nil || regs == nil {
+		s.logf("gdbstub: registers of %d: %v", tid, err)
+		return "", nil, false
+	}
+	return args, regs, true
+}
+
+// regNum parses a register number.
+func regNum(hexNum string) (int, bool) {
+	n, err := strconv.ParseUint(hexNum, 16, 16)
+	return int(n), err == nil && n < numRegs
 }
 
 func (s *session) readRegisters(r *request) []byte {
-	args, tid, err := splitThreadSuffix(r.args)
-	if err != nil || args != "" {
-		return errReply
-	}
-	tid = s.regThread(tid)
-	if tid == 0 {
-		return errReply
-	}
-	regs, err := s.t.Registers(tid)
-	if err != nil || regs == nil {
-		s.logf("gdbstub: registers of %d: %v", tid, err)
+	args, regs, ok := s.regsOf(r)
+	if !ok || args != "" {
 		return errReply
 	}
 	return appendAllRegsHex(nil, regs)
 }
 
 func (s *session) readRegister(r *request) []byte {
-	args, tid, err := splitThreadSuffix(r.args)
-	if err != nil {
+	args, regs, ok := s.regsOf(r)
+	n, isReg := regNum(args)
+	if !ok || !isReg {
 		return errReply
 	}
-	n, err := strconv.ParseUint(args, 16, 16)
-	if err != nil || n >= numRegs {
-		return errReply
-	}
-	tid = s.regThread(tid)
-	if tid == 0 {
-		return errReply
-	}
-	regs, err := s.t.Registers(tid)
-	if err != nil || regs == nil {
-		return errReply
-	}
-	return appendRegHex(nil, regs, int(n))
+	return appendRegHex(nil, regs, n)
 }
 
 // A recording cannot change, so register writes are refused, with two
@@ -61,15 +61,8 @@ func (s *session) readRegister(r *request) []byte {
 
 // writeRegisters answers G: OK when it writes what the registers hold.
 func (s *session) writeRegisters(r *request) []byte {
-	args, tid, err := splitThreadSuffix(r.args)
-	if err != nil {
-		return errReply
-	}
-	regs, err := s.t.Registers(s.regThread(tid))
-	if err != nil || regs == nil {
-		return errReply
-	}
-	if !strings.EqualFold(args, string(appendAllRegsHex(nil, regs))) {
+	args, regs, ok := s.regsOf(r)
+	if !ok || !strings.EqualFold(args, string(appendAllRegsHex(nil, regs))) {
 		return errReply
 	}
 	return []byte("OK")
@@ -77,20 +70,15 @@ func (s *session) writeRegisters(r *request) []byte {
 
 // writeRegister answers P: OK for orig_rax or an unchanged value.
 func (s *session) writeRegister(r *request) []byte {
-	args, tid, err := splitThreadSuffix(r.args)
-	if err != nil {
+	args, regs, ok := s.regsOf(r)
+	num, val, _ := strings.Cut(args, "=")
+	n, isReg := regNum(num)
+	switch {
+	case !isReg:
 		return errReply
-	}
-	num, val, ok := strings.Cut(args, "=")
-	n, err := strconv.ParseUint(num, 16, 16)
-	if !ok || err != nil || n >= numRegs {
-		return errReply
-	}
-	if n == regOrigAX {
+	case n == regOrigAX:
 		return []byte("OK")
-	}
-	regs, err := s.t.Registers(s.regThread(tid))
-	if err != nil || regs == nil || !strings.EqualFold(val, string(appendRegHex(nil, regs, int(n)))) {
+	case !ok || !strings.EqualFold(val, string(appendRegHex(nil, regs, n))):
 		return errReply
 	}
 	return []byte("OK")
