@@ -764,3 +764,27 @@ func TestSignalStop(t *testing.T) {
 		t.Errorf("Resume: %v, pauses %+v; want no pause", err, h.stops)
 	}
 }
+
+func TestWatchDR7(t *testing.T) {
+	cases := []struct {
+		w    watch
+		slot int
+		want uint64
+	}{
+		{watch{on: true, addr: 0x1000, size: 4, kind: WatchWrite}, 0, 1 | 1<<16 | 3<<18},
+		{watch{on: true, addr: 0x1000, size: 8, kind: WatchReadWrite}, 1, 1<<2 | 3<<20 | 2<<22},
+		// An instruction breakpoint: RW 00 and LEN 00 (Intel SDM 18.2.4).
+		{watch{on: true, addr: 0x1001, size: 1, kind: WatchExec}, 3, 1 << 6},
+	}
+	for _, c := range cases {
+		if got := c.w.dr7(c.slot); got != c.want {
+			t.Errorf("%+v in slot %d: DR7 bits %#x, want %#x", c.w, c.slot, got, c.want)
+		}
+	}
+	if err := checkWatch(0x1001, 2, WatchExec); err == nil {
+		t.Error("an instruction breakpoint of size 2 was accepted")
+	}
+	if err := checkWatch(0x1001, 1, WatchExec); err != nil {
+		t.Errorf("an instruction breakpoint at an odd address: %v", err)
+	}
+}

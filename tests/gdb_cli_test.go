@@ -155,3 +155,35 @@ func processesRunning(t *testing.T, prog string) []int {
 	}
 	return out
 }
+
+// TestGDBHardwareBreakpoints: hbreak (Z1) and access watchpoints (Z4)
+// live in the debug registers: the hbreak stops at worker like a
+// breakpoint, the access watchpoint at the first worker's read of global,
+// and the replay still ends as recorded.
+func TestGDBHardwareBreakpoints(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr,
+		"hbreak worker", "continue", "delete", "awatch global", "continue", "print global", "delete", "continue")
+	res := s.wait(t)
+	noClientErrors(t, tr, nil)
+	if out := tr.out(t, "hbreak worker", 0); !strings.Contains(out, "Hardware assisted breakpoint 1 at") {
+		t.Errorf("hbreak worker: %q", out)
+	}
+	mustMatch(t, gdbBreakWorkerRE, tr.out(t, "continue", 0), "continue to the hardware breakpoint")
+	// The first access to global after entering worker is the read of
+	// `global += id + 1`, which sees 0.
+	hit := regexp.MustCompile(`hit Hardware access \(read/write\) watchpoint 2: global\n\nValue = 0\n`)
+	if out := tr.out(t, "continue", 1); !hit.MatchString(out) {
+		t.Errorf("continue to the access watchpoint:\n%s", out)
+	}
+	if v := gdbPrint(t, tr, "global", 0); v != "0" {
+		t.Errorf("print global at the read: %s, want 0", v)
+	}
+	checkGDBExit(t, tr, 2, g.pid, 3)
+	if res.Exit != 3 || !strings.Contains(string(res.Stdout), "global = "+g.final+"\n") {
+		t.Errorf("the replay under hardware breakpoints did not end as recorded: %s", describe(res))
+	}
+}
