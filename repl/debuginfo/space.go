@@ -45,7 +45,10 @@ func (l Location) String() string {
 	if l.File != "" && l.Line > 0 {
 		return fmt.Sprintf("%s at %s:%d", fn, l.File, l.Line)
 	}
-	if l.Module != "" {
+	switch {
+	case l.Module != "" && l.Func == "":
+		return "?? in " + l.Module
+	case l.Module != "":
 		return fmt.Sprintf("%s+%#x in %s", fn, l.Off, l.Module)
 	}
 	return fn
