@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/hermitdbg/hermit/replay"
 	"github.com/hermitdbg/hermit/trace"
@@ -33,7 +34,10 @@ the first difference, says where, and exits 125.
                      attach; exits with the program's status once the
                      debugger has run it to its end
   --gdb              start gdb attached to the replay (GDB-ARGS go to gdb)
-  (no flag)          the interactive debugger (not yet: next release)
+  (no flag)          the interactive debugger: step through the recording's
+                     events forwards and backwards ("help" lists its
+                     commands); on a terminal it prompts, otherwise it runs
+                     the commands from stdin, --ex or --batch and exits
 
 Thread ids and pids the debugger shows are the ones the recorded program
 saw; the program's files (executable, libraries) are served from the
@@ -62,6 +66,10 @@ Flags:
 	fs.BoolVar(&keep, "keep-listening", false, "with --gdb-port: after a debugger detaches, wait for the next one, continuing from where the replay stopped")
 	fs.StringVar(&onProcess, "onprocess", "", "debug the process with guest pid `PID` or command NAME (after its exec), not the first one; see 'hermit trace ps'")
 	fs.Uint64Var(&gotoEvent, "goto", 0, "replay to event `N` before the debugger attaches (see 'hermit trace dump')")
+	var exs stringList
+	var batch string
+	fs.Var(&exs, "ex", "in the interactive debugger: run `CMD` (repeatable), then exit")
+	fs.StringVar(&batch, "batch", "", "in the interactive debugger: run the commands in `FILE`, then exit")
 	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr (with --autopilot)")
 	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
 	fs.StringVar(&cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto`, a CPU number, or none")
@@ -100,6 +108,8 @@ Flags:
 		return usage("--debug=%s: want sched or rsp", debug)
 	case (set["gdb-host"] || keep) && !set["gdb-port"]:
 		return usage("--gdb-host and --keep-listening go with --gdb-port")
+	case (len(exs) > 0 || batch != "") && modes > 0:
+		return usage("--ex and --batch are for the interactive debugger (no --autopilot, --gdb or --gdb-port)")
 	case (set["onprocess"] || set["goto"]) && !set["gdb-port"] && !gdb:
 		return usage("--onprocess and --goto go with --gdb-port or --gdb")
 	}
@@ -108,7 +118,7 @@ Flags:
 		return usage("%v", err)
 	}
 	if modes == 0 {
-		return usage("the interactive debugger is not implemented yet; use --gdb, --gdb-port N or --autopilot")
+		return runREPL(replConfig{trace: fs.Arg(0), cpu: pin, exs: exs, batch: batch})
 	}
 	if !autopilot {
 		if set["gdb-host"] && !isLoopback(host) {
@@ -189,3 +199,9 @@ func runGDB(addr, exe string, args []string) int {
 	}
 	return -1
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, "; ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }

@@ -1,0 +1,222 @@
+package repl
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// lines returns the transcript lines that are not echoed commands.
+func outputOf(transcript string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(transcript, "\n"), "\n") {
+		if !strings.HasPrefix(l, Prompt) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// expectLines checks each output line against its regexp.
+func expectLines(t *testing.T, out, want []string) {
+	t.Helper()
+	if len(out) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(out), len(want), strings.Join(out, "\n"))
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(out[i]) {
+			t.Errorf("line %d: %q does not match %q", i, out[i], w)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct{ cmd, want string }{
+		{"frobnicate", `unknown command "frobnicate"; "help" lists the commands`},
+		{"step x", `step: "x" is not a count (a whole number from 1)`},
+		{"step 0", `step: "0" is not a count`},
+		{"step 1 2", `step: too many arguments`},
+		{"goto", `goto: missing argument`},
+		{"goto 99", `goto: the recording has events 0 to 7`},
+		{"goto -1", `goto: "-1" is not an event number`},
+		{"break syscall nosuch", `break syscall: no syscall named "nosuch"`},
+		{"break signal SIGNOPE", `break signal: no signal named "SIGNOPE"`},
+		{"break tid x", `break tid: "x" is not a thread id`},
+		{"break event 99", `break event: "99" is not an event of the recording (0 to 7)`},
+		{"break bogus 1", `break: "bogus": want syscall, signal, tid, event, func, addr or exit`},
+		{"break addr 0", `break addr 0: no process maps 0x0`},
+		{"break addr zz", `break addr: `},
+		{"watch 0x600000 3", `watch: length 3: the debug registers watch 1, 2, 4 or 8 bytes`},
+		{"delete 7", `delete: no breakpoint 7`},
+		{"info", `info: missing argument`},
+		{"info nothing", `info: "nothing": want threads, regs, maps, fds, breakpoints or process`},
+		{"x/4q 0x600000", `x/4q: unknown letter 'q'`},
+		{"x/0x 0x600000", `x/0x: the count must be from 1 to 4096`},
+		{"x/4xb 0x700000", `x: cannot read memory at 0x700000`},
+		{"thread 99", `thread: no live thread 99`},
+		{"thread x", `thread: "x" is not a thread id`},
+		{"print $nosuch", `print: no register $nosuch`},
+		{"help frob", `unknown command "frob"`},
+		{"reverse-step", `reverse-step: at the start of the recording`},
+		{"rc", `reverse-continue: at the start of the recording`},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			out := outputOf(run(t, newFakeSession(), c.cmd+"\n"))
+			if len(out) != 1 || !strings.HasPrefix(out[0], c.want) {
+				t.Errorf("%s: got %q, want one line starting %q", c.cmd, out, c.want)
+			}
+		})
+	}
+}
+
+func TestStepAndBack(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "step\nstep 2\nwhen\nreverse-step\nwhen\nnext\nwhen\ngoto end\nstep\nwhen\ngoto start\n"))
+	want := []string{
+		`^#0 tid 2 `,                         // step: boundary 0
+		`^#2 tid 3 `,                         // step 2: boundaries 1, 2
+		`^event 2 of 8, thread 3 \(event\)$`, // when
+		`^#1 tid 2 `,                         // reverse-step
+		`^event 1 of 8, thread 2 \(event\)$`, // when
+		`^#5 tid 2 `,                         // next: thread 2's next event after 1 (4 is... 5 in the table)
+		`^event 5 of 8, thread 2 \(event\)$`, // when
+		`^#7 tid 2 `,                         // goto end: the last boundary
+		`^#8 the recording ends: the program exited with status 3$`, // step past the end
+		`^event 8 of 8 \(end\)$`,                                    // when
+		`^#0 tid 2 the start`,                                       // goto start
+	}
+	expectLines(t, out, want)
+}
+
+func TestBreakSyscallForwardsAndBack(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "break syscall write\ncontinue\ncontinue\ncontinue\nrc\nrc\nrc\n"))
+	want := []string{
+		`^breakpoint 1: syscall write$`,
+		`^#1 tid 2 `, `^#2 tid 3 `, `^#6 tid 3 `, // forwards through the writes
+		`^#2 tid 3 `, `^#1 tid 2 `, // and back
+		`^no breakpoint before this stop; back at the start$`,
+		`^#0 tid 2 the start`,
+	}
+	expectLines(t, out, want)
+}
+
+func TestCodeBreakpointBackwards(t *testing.T) {
+	f := newFakeSession()
+	// Forwards: the hits of 0x401000 at events 2, 5 and 5 again; then
+	// back one at a time to each of them, the two in one span told apart.
+	out := outputOf(run(t, f, "break addr 0x401000\nc\nc\nc\nrc\nrc\nrc\nc\n"))
+	want := []string{
+		`^breakpoint 1: address 0x401000`,
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+		`^#5 tid 3 breakpoint 1 at 0x401000`,
+		`^#5 tid 3 breakpoint 1 at 0x401000`,
+		`^#5 tid 3 breakpoint 1 at 0x401000`, // rc: the first of the two
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+		`^no breakpoint before this stop; back at the start$`,
+		`^#0 tid 2 the start`,
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+	}
+	expectLines(t, out, want)
+	// The first rc found the earlier hit in the same span: the replay
+	// restarted and took one hit less.
+	if f.hit != 1 {
+		t.Errorf("after the last continue the run took %d hits, want 1", f.hit)
+	}
+}
+
+func TestEventAndCodeBreakpointsTogether(t *testing.T) {
+	f := newFakeSession()
+	// exit_group (event 7) comes after the hit at 0x402000 (span before
+	// event 6); going back from the end finds exit first, then the hit.
+	out := outputOf(run(t, f, "break addr 0x402000\nbreak exit\nc\nc\nc\nrc\nrc\n"))
+	want := []string{
+		`^breakpoint 1: address 0x402000`,
+		`^breakpoint 2: exit and exit_group$`,
+		`^#6 tid 2 breakpoint 1 at 0x402000`,
+		`^#7 tid 2 `,
+		`^#8 the recording ends`,
+		`^#7 tid 2 `,
+		`^#6 tid 2 breakpoint 1 at 0x402000`,
+	}
+	expectLines(t, out, want)
+}
+
+func TestInspect(t *testing.T) {
+	f := newFakeSession()
+	out := run(t, f, "step\ninfo threads\ninfo regs\nx/6cb 0x600000\nx/s 0x600000\nx/2xw 0x600010\nx/gx 0x600010\nx/2dh 0x600010\nprint $rsp\nthread 3\nthread\ninfo fds\ninfo breakpoints\nwatch 0x600010 8\ninfo breakpoints\ndelete\ninfo breakpoints\nquit\nstep\n")
+	for _, want := range []string{
+		"* tid 2      pid 2      main             ready  0x401002\n",
+		"  tid 3      pid 2      worker           blocked in futex  0x401003\n",
+		"rip       0x401002           \n",
+		"rsp       0x7ffe0000         \n",
+		"0x600000:\t104 'h'\t101 'e'\t108 'l'\t108 'l'\t111 'o'\t0 '\\x00'\n",
+		"0x600000:\t\"hello\"\n",
+		"0x600010:\t0x55667788\t0x11223344\n",
+		"0x600010:\t0x1122334455667788\n",
+		"0x600010:\t30600\t21862\n",
+		"$rsp = 0x7ffe0000 (2147352576)\n",
+		"current thread 3 (process 2)\n(hermit) thread\ncurrent thread 3 (process 2)\n",
+		"0    /dev/null\n1    pipe:[42]\n",
+		"no breakpoints\n(hermit) watch",
+		"breakpoint 1: watchpoint on writes to 8 bytes at 0x600010 (0x600010)\n(hermit) info breakpoints\n1   watchpoint",
+		"(hermit) delete\n(hermit) info breakpoints\nno breakpoints\n(hermit) quit\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.HasSuffix(out, "(hermit) step\n") {
+		t.Errorf("a command after quit ran:\n%s", out)
+	}
+	if len(f.wps) != 0 {
+		t.Errorf("delete left watchpoints %v", f.wps)
+	}
+}
+
+func TestComplete(t *testing.T) {
+	r := New(newFakeSession(), nil)
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{"rev", []string{"reverse-continue", "reverse-step"}},
+		{"info th", []string{"info threads"}},
+		{"break sys", []string{"break syscall"}},
+		{"break syscall exit_g", []string{"break syscall exit_group"}},
+		{"quit ", nil},
+	} {
+		if got := r.Complete(c.line); strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("Complete(%q) = %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+func TestLookupPrefix(t *testing.T) {
+	for name, want := range map[string]string{"c": "continue", "cont": "continue", "rc": "reverse-continue", "disas": "disas", "wh": "when", "s": "step", "st": "", "re": ""} {
+		c := lookup(name)
+		got := ""
+		if c != nil {
+			got = c.name
+		}
+		if got != want {
+			t.Errorf("lookup(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestReverseStepToBreakpoint(t *testing.T) {
+	f := newFakeSession()
+	// From the hit at 0x401000 (span before event 2), step goes to event
+	// 2; reverse-step comes back to the hit, not to event 1.
+	out := outputOf(run(t, f, "break addr 0x401000\ncontinue\nstep\nreverse-step\nreverse-step\n"))
+	want := []string{
+		`^breakpoint 1: address 0x401000`,
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+		`^#2 tid 3 `,
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+		`^#1 tid 2 `,
+	}
+	expectLines(t, out, want)
+}

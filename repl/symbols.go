@@ -1,0 +1,291 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hermitdbg/hermit/repl/debuginfo"
+)
+
+// Symbols, source lines, backtraces and disassembly, from the recorded
+// files (repl/debuginfo). Each process's address space is read again when
+// its mappings change (an exec, a library loaded).
+
+// procSymbols is one process's address space as last seen.
+type procSymbols struct {
+	maps  string
+	space *debuginfo.Space
+}
+
+// space returns process pid's symbols, nil when its mappings cannot be
+// read (it has ended).
+func (r *REPL) space(pid int) *debuginfo.Space {
+	maps, err := r.s.Maps(pid)
+	if err != nil {
+		return nil
+	}
+	if ps := r.syms[pid]; ps != nil && ps.maps == maps {
+		return ps.space
+	}
+	sp := debuginfo.NewSpace(debuginfo.ParseMaps(maps), func(path string) (io.ReaderAt, int64, error) { return r.s.Open(path) })
+	r.syms[pid] = &procSymbols{maps: maps, space: sp}
+	return sp
+}
+
+// current returns the current thread and its process's symbols.
+func (r *REPL) current() (Thread, *debuginfo.Space, error) {
+	th, err := r.thread()
+	if err != nil {
+		return th, nil, err
+	}
+	sp := r.space(th.Pid)
+	if sp == nil {
+		return th, nil, fmt.Errorf("process %d has no mappings to read symbols from", th.Pid)
+	}
+	return th, sp, nil
+}
+
+// mem reads thread tid's memory, for debuginfo.
+func (r *REPL) mem(tid int) debuginfo.Mem {
+	return func(addr uint64, b []byte) (int, error) { return r.s.ReadMem(tid, addr, b) }
+}
+
+// symbol is what lookupSymbol finds.
+type symbol struct {
+	addr uint64
+	size int
+	v    debuginfo.Var
+}
+
+// lookupSymbol finds a function or variable of the current process.
+func (r *REPL) lookupSymbol(name string) (symbol, error) {
+	_, sp, err := r.current()
+	if err != nil {
+		return symbol{}, err
+	}
+	v, err := sp.Lookup(name)
+	if err != nil {
+		return symbol{}, err
+	}
+	return symbol{addr: v.Addr, size: int(v.Size), v: v}, nil
+}
+
+// afterPrologue is where a function breakpoint goes: its first line
+// after the one of its entry, when the line table says, as gdb's break.
+func (r *REPL) afterPrologue(addr uint64) uint64 {
+	_, sp, err := r.current()
+	if err != nil {
+		return addr
+	}
+	return sp.AfterPrologue(addr)
+}
+
+// describePC describes a code address of the current process, as
+// " <func+off> at file:line", or "".
+func (r *REPL) describePC(pc uint64) string {
+	th, err := r.thread()
+	if err != nil {
+		return ""
+	}
+	return r.describePCIn(th.Pid, pc)
+}
+
+func (r *REPL) describePCIn(pid int, pc uint64) string {
+	sp := r.space(pid)
+	if sp == nil {
+		return ""
+	}
+	loc, ok := sp.Symbol(pc)
+	if !ok {
+		return ""
+	}
+	return " " + loc.String()
+}
+
+// symbolNames lists the current process's function names, for completion.
+func (r *REPL) symbolNames() []string {
+	_, sp, err := r.current()
+	if err != nil {
+		return nil
+	}
+	return sp.Names()
+}
+
+func (r *REPL) completeSymbol(args []string) []string {
+	if len(args) > 0 {
+		return nil
+	}
+	return r.symbolNames()
+}
+
+func (r *REPL) cmdDisas(args []string) error {
+	if err := wantArgs("disas", args, 0, 2); err != nil {
+		return err
+	}
+	n := 10
+	var addr uint64
+	if len(args) > 0 {
+		var err error
+		if addr, err = r.evalAddr(args[0]); err != nil {
+			return fmt.Errorf("disas: %w", err)
+		}
+	} else {
+		pc, err := r.register("pc")
+		if err != nil {
+			return err
+		}
+		addr = pc
+	}
+	if len(args) == 2 {
+		c, err := count("disas", args[1:])
+		if err != nil {
+			return err
+		}
+		n = c
+	}
+	return r.disassemble(addr, n)
+}
+
+func (r *REPL) disassemble(addr uint64, n int) error {
+	th, sp, err := r.current()
+	if err != nil {
+		return err
+	}
+	pc, _ := r.register("pc")
+	insts := sp.Disassemble(r.mem(th.Tid), addr, n)
+	if len(insts) == 0 {
+		return fmt.Errorf("cannot read code at %#x", addr)
+	}
+	for _, in := range insts {
+		mark := "  "
+		if in.Addr == pc {
+			mark = "=>"
+		}
+		r.printf("%s %#x %-22s %s\n", mark, in.Addr, fmt.Sprintf("% x", in.Bytes), in.Text)
+	}
+	return nil
+}
+
+func (r *REPL) cmdBacktrace(args []string) error {
+	n := 64
+	if len(args) > 0 {
+		c, err := count("bt", args)
+		if err != nil {
+			return err
+		}
+		n = c
+	}
+	th, sp, err := r.current()
+	if err != nil {
+		return err
+	}
+	g, err := r.s.Regs(th.Tid)
+	if err != nil {
+		return err
+	}
+	frames := sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), n)
+	for i, f := range frames {
+		r.printf("#%-2d %#x %s\n", i, f.PC, f.Location.String())
+	}
+	return nil
+}
+
+// sourceFrame returns the location of the current thread's innermost
+// frame that has a source line.
+func (r *REPL) sourceFrame(sp *debuginfo.Space) (debuginfo.Location, error) {
+	th, err := r.thread()
+	if err != nil {
+		return debuginfo.Location{}, err
+	}
+	g, err := r.s.Regs(th.Tid)
+	if err != nil {
+		return debuginfo.Location{}, err
+	}
+	for _, f := range sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64) {
+		if f.Location.File != "" {
+			return f.Location, nil
+		}
+	}
+	return debuginfo.Location{}, fmt.Errorf("no frame of thread %d has a source line (no debug information?)", th.Tid)
+}
+
+// debuginfoRegs converts the registers for unwinding.
+func debuginfoRegs(g *Regs) debuginfo.Regs {
+	return debuginfo.Regs{Rip: g.Rip, Rsp: g.Rsp, Rbp: g.Rbp, All: [17]uint64{
+		g.Rax, g.Rdx, g.Rcx, g.Rbx, g.Rsi, g.Rdi, g.Rbp, g.Rsp,
+		g.R8, g.R9, g.R10, g.R11, g.R12, g.R13, g.R14, g.R15, g.Rip,
+	}}
+}
+
+func (r *REPL) cmdList(args []string) error {
+	if err := wantArgs("list", args, 0, 1); err != nil {
+		return err
+	}
+	_, sp, err := r.current()
+	if err != nil {
+		return err
+	}
+	var file string
+	var line int
+	if len(args) == 1 {
+		if f, l, ok := strings.Cut(args[0], ":"); ok {
+			if _, err := fmt.Sscan(l, &line); err != nil {
+				return fmt.Errorf("list: %q is not FILE:LINE", args[0])
+			}
+			file = f
+		} else {
+			sym, err := r.lookupSymbol(args[0])
+			if err != nil {
+				return fmt.Errorf("list: %w", err)
+			}
+			loc, _ := sp.Symbol(sym.addr)
+			file, line = loc.File, loc.Line
+		}
+	} else {
+		// The innermost frame with a source line: at a syscall the pc is
+		// in libc, which has none; the caller that made it has.
+		loc, err := r.sourceFrame(sp)
+		if err != nil {
+			return fmt.Errorf("list: %w", err)
+		}
+		file, line = loc.File, loc.Line
+	}
+	lines, err := sp.SourceLines(file, line, 5, func(path string) (io.ReaderAt, int64, error) { return r.s.Open(path) })
+	if err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	for _, l := range lines {
+		mark := "  "
+		if l.Line == line {
+			mark = "=>"
+		}
+		r.printf("%s %-5d %s\n", mark, l.Line, l.Text)
+	}
+	return nil
+}
+
+func (r *REPL) cmdPrint(args []string) error {
+	if err := wantArgs("print", args, 1, 1); err != nil {
+		return err
+	}
+	expr := args[0]
+	if strings.HasPrefix(expr, "$") || expr[0] >= '0' && expr[0] <= '9' {
+		v, err := r.evalAddr(expr)
+		if err != nil {
+			return fmt.Errorf("print: %w", err)
+		}
+		r.printf("%s = %#x (%d)\n", expr, v, int64(v))
+		return nil
+	}
+	th, sp, err := r.current()
+	if err != nil {
+		return err
+	}
+	v, err := sp.Lookup(expr)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	r.printf("%s = %s\n", expr, sp.Format(v, r.mem(th.Tid)))
+	return nil
+}

@@ -1,0 +1,93 @@
+package repl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/chzyer/readline"
+)
+
+// The terminal front end: a prompt with line editing, history kept in a
+// file, tab completion of commands and their arguments. Ctrl-C at the
+// prompt clears the line; while a command runs it interrupts the replay,
+// which stops and prints where; Ctrl-D ends the session.
+
+// IsTerminal says whether f is a terminal.
+func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
+
+// Terminal runs the REPL on the terminal in, out until quit or Ctrl-D.
+// history names the history file ("" for none).
+func (r *REPL) Terminal(in io.ReadCloser, out io.Writer, history string) error {
+	rl, err := readline.NewEx(&readline.Config{
+		Prompt:          Prompt,
+		HistoryFile:     history,
+		HistoryLimit:    1000,
+		AutoComplete:    completer{r},
+		InterruptPrompt: "^C",
+		EOFPrompt:       "quit",
+		Stdin:           in,
+		Stdout:          out,
+	})
+	if err != nil {
+		return fmt.Errorf("the terminal: %w", err)
+	}
+	// Only this goroutine reads: Close does not hang (readline #217).
+	defer rl.Close()
+	r.out = rl.Stdout()
+	for {
+		line, err := rl.Readline()
+		switch {
+		case errors.Is(err, readline.ErrInterrupt):
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		}
+		if r.interruptible(func() bool { return r.Exec(line) }) {
+			return nil
+		}
+	}
+}
+
+// interruptible runs f with Ctrl-C (SIGINT, the terminal being out of raw
+// mode while a command runs) interrupting the replay instead of ending
+// hermit.
+func (r *REPL) interruptible(f func() bool) bool {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-c:
+				r.s.Interrupt()
+			case <-done:
+				return
+			}
+		}
+	}()
+	defer func() {
+		signal.Stop(c)
+		close(done)
+	}()
+	return f()
+}
+
+// completer adapts Complete to readline.
+type completer struct{ r *REPL }
+
+// Do implements readline.AutoCompleter: the candidates' remainders after
+// what is typed, and the length they replace (none).
+func (c completer) Do(line []rune, pos int) ([][]rune, int) {
+	typed := string(line[:pos])
+	var out [][]rune
+	for _, full := range c.r.Complete(typed) {
+		out = append(out, []rune(full[len(typed):]+" "))
+	}
+	return out, 0
+}

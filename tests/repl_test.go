@@ -1,0 +1,109 @@
+package tests
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// The interactive debugger, scripted: `hermit replay TRACE` with the
+// commands on stdin (not a terminal: no prompts), over a recording of the
+// multi-threaded C guest built with -g.
+
+// replScript is the session of TestREPLScript. Each command is preceded
+// by an `echo`-like marker, `when`, so that the transcript can be cut.
+var replScript = []string{
+	"step 20",
+	"break syscall write",
+	"continue",
+	"info threads",
+	"info regs",
+	"x/4gx $rsp",
+	"disas",
+	"delete 1",
+	"break func worker",
+	"continue",
+	"bt",
+	"list",
+	"print global",
+	"break syscall write",
+	"info regs",
+	"step",
+	"reverse-step",
+	"info regs",
+	"goto end",
+	"rc",
+	"quit",
+}
+
+// runREPLScript runs the script over dir and returns hermit's stdout.
+func runREPLScript(t *testing.T, dir string, script []string) testenv.Result {
+	t.Helper()
+	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Stdin: []byte(strings.Join(script, "\n") + "\n")},
+		testenv.Hermit(t), "replay", dir)
+	if r.Exit != 0 {
+		t.Fatalf("hermit replay (REPL): %s", describe(r))
+	}
+	return r
+}
+
+func TestREPLScript(t *testing.T) {
+	requireDebugging(t, "cc")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	first := runREPLScript(t, dir, replScript)
+	out := string(first.Stdout)
+
+	// The stop at a write: one line with the event, the thread and the
+	// decoded call.
+	writeStop := regexp.MustCompile(`(?m)^#(\d+) tid (\d+) write\(1, "[^"]*"(?:\.\.\.)?, \d+\)`)
+	stops := writeStop.FindAllStringSubmatch(out, -1)
+	if len(stops) < 2 {
+		t.Fatalf("the transcript shows %d stops at a write, want the continue's and the rc's:\n%s", len(stops), out)
+	}
+	// info threads: tids the program printed, the stop's thread current.
+	rows := regexp.MustCompile(`(?m)^([* ]) tid (\d+) +pid (\d+) `).FindAllStringSubmatch(out, -1)
+	if len(rows) == 0 {
+		t.Fatalf("info threads shows no thread:\n%s", out)
+	}
+	for _, row := range rows {
+		if !strings.Contains(g.tids(), row[2]) || row[3] != strconv.Itoa(g.pid) {
+			t.Errorf("info threads shows tid %s of pid %s; the program printed pid %d, tids %s", row[2], row[3], g.pid, g.tids())
+		}
+		if row[1] == "*" && row[2] != stops[0][2] {
+			t.Errorf("info threads marks tid %s current, the stop was thread %s's", row[2], stops[0][2])
+		}
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^rip +0x[0-9a-f]+ `),
+		regexp.MustCompile(`(?m)^0x7ff[0-9a-f]+:\t0x[0-9a-f]{16}\t0x[0-9a-f]{16}$`),  // x/4gx $rsp
+		regexp.MustCompile(`(?m)^=> 0x[0-9a-f]+ `),                                   // disas marks the pc
+		regexp.MustCompile(`(?m)^#\d+ +0x[0-9a-f]+ .*\b(worker|thread_main|main)\b`), // bt names the C functions
+		regexp.MustCompile(`(?m)^(=>|  ) \d+ +.*`),                                   // list
+		regexp.MustCompile(`(?m)^global = \d+$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("the transcript lacks %s:\n%s", want, out)
+		}
+	}
+	// reverse-step returns exactly to where step left from: the registers
+	// printed before the step and after the reverse-step are equal.
+	regs := regexp.MustCompile(`(?ms)^rax .*?^gs_base +0x[0-9a-f]+ *$`).FindAllString(out, -1)
+	if len(regs) < 3 || regs[1] != regs[2] {
+		t.Errorf("the registers after reverse-step differ from those before the step:\n%v", regs)
+	}
+	// rc from the end goes back to the last write of the recording: the
+	// program's last line, from main.
+	last := stops[len(stops)-1]
+	if !strings.Contains(last[0], `"global = `+g.final) || last[2] != strconv.Itoa(g.mainTid) {
+		t.Errorf("rc from the end stopped at %q, want main's write of \"global = %s\"", last[0], g.final)
+	}
+	// Two replays: byte-identical transcripts.
+	second := runREPLScript(t, dir, replScript)
+	if d := firstDiff(first.Stdout, second.Stdout); d != "" {
+		t.Errorf("two runs of the script differ: %s", d)
+	}
+}
