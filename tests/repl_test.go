@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -106,4 +108,53 @@ func TestREPLScript(t *testing.T) {
 	if d := firstDiff(first.Stdout, second.Stdout); d != "" {
 		t.Errorf("two runs of the script differ: %s", d)
 	}
+}
+
+// TestREPLGoAndPython: the stop at an openat shows its path decoded, in a
+// Go program (whose backtrace names the runtime's functions) and in
+// Python.
+func TestREPLGoAndPython(t *testing.T) {
+	requireDebugging(t, "go")
+	openatRE := func(path string) *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^#\d+ tid \d+ openat\(AT_FDCWD, "` + regexp.QuoteMeta(path) + `", O_RDONLY[^)]*\) = \?`)
+	}
+	t.Run("go", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		if rec := record(t, dir, nil, []string{testenv.BuildGo(t, "gochan")}); rec.Exit != 3 {
+			t.Fatalf("record gochan: %s", describe(rec))
+		}
+		out := string(runREPLScript(t, dir, []string{"break syscall openat", "continue", "bt", "quit"}).Stdout)
+		// The Go runtime's first open, at start-up.
+		if !openatRE("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").MatchString(out) {
+			t.Errorf("no decoded openat of the runtime's first file:\n%s", out)
+		}
+		if !regexp.MustCompile(`(?m)^#\d+ +0x[0-9a-f]+ runtime\.\S+ at \S+\.(s|go):\d+$`).MatchString(out) {
+			t.Errorf("bt names no runtime function with its source line:\n%s", out)
+		}
+	})
+	t.Run("python", func(t *testing.T) {
+		// The system's interpreter: a python3 on PATH may be a wrapper
+		// (pyenv's shim is a shell script) that opens far more first.
+		python := "/usr/bin/python3"
+		if _, err := os.Stat(python); err != nil {
+			python = testenv.Require(t, "python3")
+		}
+		data := filepath.Join(t.TempDir(), "data.txt")
+		if err := os.WriteFile(data, []byte("hello\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "trace")
+		if rec := record(t, dir, nil, []string{python, "-c", "print(open(" + strconv.Quote(data) + ").read().strip())"}); rec.Exit != 0 {
+			t.Fatalf("record python: %s", describe(rec))
+		}
+		// Python opens its modules first: continue until the script's file.
+		script := []string{"break syscall openat"}
+		for range 400 {
+			script = append(script, "continue")
+		}
+		out := string(runREPLScript(t, dir, append(script, "quit")).Stdout)
+		if !openatRE(data).MatchString(out) {
+			t.Errorf("no decoded openat of %s:\n%s", data, out)
+		}
+	})
 }
