@@ -113,6 +113,11 @@ func (s *session) resume(r *request, step bool, tid int) []byte {
 	if s.dead != nil {
 		return s.stopReply(*s.dead)
 	}
+	if s.holdStart && !step {
+		s.holdStart = false
+		return s.stopped(s.t.LastStop())
+	}
+	s.holdStart = false
 	st, err := s.run(r.seq, func() (Stop, error) {
 		if step {
 			return s.t.Step(tid)
@@ -122,6 +127,15 @@ func (s *session) resume(r *request, step bool, tid int) []byte {
 	if err != nil {
 		s.logf("gdbstub: resume: %v", err)
 		return errReply
+	}
+	return s.stopped(st)
+}
+
+// stopped answers a resume with its stop. The thread that stopped becomes
+// the current one for registers (Hg), as gdb assumes after a stop reply.
+func (s *session) stopped(st Stop) []byte {
+	if st.Tid > 0 {
+		s.gThread = st.Tid
 	}
 	return s.stopReply(st)
 }
@@ -236,6 +250,11 @@ func (s *session) vRun(r *request) []byte {
 	}
 	s.dead, s.killed = nil, false
 	s.gThread, s.cThread = 0, 0
+	// Delve (restart) sends "vRun;" and then, as rr needs it to, one
+	// vCont;c, after which it expects the program at its start: that
+	// continue does not run. gdb's vRun names the program, and its
+	// continue after it runs to the first breakpoint.
+	s.holdStart = strings.TrimPrefix(r.args, ";") == ""
 	return s.stopReply(st)
 }
 

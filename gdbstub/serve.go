@@ -81,6 +81,9 @@ type session struct {
 	files  map[int]fs.File // vFile descriptors
 	nextFD int
 
+	// holdStart: the next continue reports the start without running
+	// (after Delve's vRun; see vRun).
+	holdStart bool
 	// detached: the client sent D. It may still close the files it has
 	// open (gdb does) before it hangs up; run control is refused.
 	detached bool

@@ -427,3 +427,33 @@ func TestBinaryReadStartingWithE(t *testing.T) {
 	c.expect("x500000,4", "bE01x")
 	c.expect("x500000,0", "b")
 }
+
+// TestStopSelectsThread: after a stop reply, registers are the stopped
+// thread's, whatever Hg chose before (gdb asks with a bare g).
+func TestStopSelectsThread(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	c.expect("Hg1234", "OK")
+	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
+	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
+	c.expect("g", string(appendAllRegsHex(nil, ft.regs[0x1240])))
+}
+
+// TestDelveRestart: Delve's restart is "vRun;" and one vCont;c, after
+// which it wants the program at its start; gdb's run names the program
+// and its continue runs.
+func TestDelveRestart(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	start := "T05" + expedited(ft, 0x1234) + "thread:1234;"
+	c.expect("vRun;", start)
+	c.expect("vCont;c", start)
+	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
+	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
+	if n := strings.Count(strings.Join(ft.calls, " "), "continue"); n != 1 {
+		t.Errorf("the target continued %d times, want once (calls %q)", n, ft.calls)
+	}
+	c.expect("vRun;"+hexs("/usr/bin/prog")+";", start)
+	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
+	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
+}

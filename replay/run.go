@@ -45,7 +45,14 @@ type Options struct {
 	Warn func(string)
 	// Debug, when set, receives the engine's scheduling log.
 	Debug func(format string, args ...any)
+	// Started, when set, is called by Play once the guest runs, with a
+	// function that kills it (from any goroutine): Play then returns
+	// ErrStopped.
+	Started func(kill func())
 }
+
+// ErrStopped says Play's run was killed (Options.Started).
+var ErrStopped = errors.New("the replay was stopped")
 
 // Open opens the trace in dir and rebuilds the files its program used.
 func Open(dir string) (*Recording, error) {
@@ -182,8 +189,18 @@ func (rec *Recording) Play(opts Options) (detcore.Result, error) {
 		if err != nil {
 			return outcome{err: err}
 		}
+		var killed atomic.Bool
+		if opts.Started != nil {
+			opts.Started(func() {
+				killed.Store(true)
+				r.Kill()
+			})
+		}
 		res, err := r.Run()
-		if err == nil {
+		switch {
+		case killed.Load():
+			return outcome{res, ErrStopped}
+		case err == nil:
 			rec.progress.Store(rec.Events)
 		}
 		return outcome{res, err}
@@ -254,6 +271,9 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		Traced: append(detcore.InterceptedSyscalls(), recorder.Syscalls()...),
 		CPUs:   detcore.NumCPUs,
 		Stdin:  stdin, Stdout: out(opts.Stdout), Stderr: out(opts.Stderr),
+		// ^C at the terminal is for hermit or its debugger, never the
+		// guest's: the recording had no such signal.
+		OwnGroup: true,
 	})
 	if err != nil {
 		r.close()

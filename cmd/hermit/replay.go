@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/hermitdbg/hermit/replay"
 	"github.com/hermitdbg/hermit/trace"
@@ -161,7 +163,23 @@ Flags:
 	if debug == "sched" {
 		opts.Debug = schedLogger()
 	}
+	// The guest has a process group of its own (a signal from outside
+	// would take it off its recording): ^C stops the replay here.
+	ints := make(chan os.Signal, 1)
+	signal.Notify(ints, syscall.SIGINT)
+	defer signal.Stop(ints)
+	opts.Started = func(kill func()) {
+		go func() {
+			if _, ok := <-ints; ok {
+				kill()
+			}
+		}()
+	}
 	res, err := rec.Play(opts)
+	if errors.Is(err, replay.ErrStopped) {
+		fmt.Fprintf(os.Stderr, "hermit: replay stopped by ^C at event %d of %d\n", rec.Progress(), rec.Events)
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
 		return exitHermit

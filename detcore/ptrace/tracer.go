@@ -65,6 +65,11 @@ type Options struct {
 	Traced []int
 	// Stdin, Stdout and Stderr are the guest's; nil means hermit's own.
 	Stdin, Stdout, Stderr *os.File
+	// OwnGroup puts the guest in a process group of its own, out of the
+	// terminal's foreground group: the terminal's ^C and ^\ reach hermit
+	// (and a debugger sharing the terminal), not the guest. A replay needs
+	// it: a signal from outside would make the guest leave its recording.
+	OwnGroup bool
 }
 
 // ptrace options: every event the engine needs, nothing more.
@@ -134,6 +139,7 @@ func Start(o Options) (*Tracer, int, error) {
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWUTS,
 			Pdeathsig:  syscall.SIGKILL,
+			Setpgid:    o.OwnGroup,
 		},
 	}
 	if os.Geteuid() != 0 {
