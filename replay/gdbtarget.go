@@ -37,6 +37,20 @@ type GDBTarget struct {
 	watches map[gdbWatch]int
 	// intr is an Interrupt that came between two legs of a Continue.
 	intr atomic.Bool
+	// failure is why the last run ended early: the trace is damaged or
+	// the replay diverged (the debugger saw the end of the process).
+	failure error
+}
+
+// Failure returns why the replay ended before the recording did (a
+// damaged trace, a divergence), or nil.
+func (t *GDBTarget) Failure() error { return t.failure }
+
+// ended notes how a run that reached its end ended.
+func (t *GDBTarget) ended(st Stop, err error) {
+	if st.Reason == ReasonExited {
+		t.failure = err
+	}
 }
 
 type gdbWatch struct {
@@ -216,6 +230,7 @@ func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}
+		t.ended(st, err)
 		if g, ours := t.convert(st); ours || t.intr.Swap(false) {
 			return t.stopped(g), nil
 		}
@@ -233,6 +248,7 @@ func (t *GDBTarget) Step(vtid int) (gdbstub.Stop, error) {
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}
+		t.ended(st, err)
 		g, ours := t.convert(st)
 		if st.Reason == ReasonStep || st.Steps > 0 && st.Reason != ReasonExited && !ours {
 			// Done, though another process's stop came with it.
@@ -342,6 +358,7 @@ func (t *GDBTarget) Goto(n uint64) (gdbstub.Stop, error) {
 	if err != nil && st.Reason != ReasonExited {
 		return t.last, err
 	}
+	t.ended(st, err)
 	g, _ := t.convert(st)
 	if g.Kind != gdbstub.StopExited && g.Kind != gdbstub.StopKilled {
 		g.Kind = gdbstub.StopStart

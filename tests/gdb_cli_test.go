@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -185,5 +186,53 @@ func TestGDBHardwareBreakpoints(t *testing.T) {
 	checkGDBExit(t, tr, 2, g.pid, 3)
 	if res.Exit != 3 || !strings.Contains(string(res.Stdout), "global = "+g.final+"\n") {
 		t.Errorf("the replay under hardware breakpoints did not end as recorded: %s", describe(res))
+	}
+}
+
+// TestGDBTruncatedTrace: a replay that reaches the damage of a cut trace
+// ends the debugged process for gdb, and hermit says why and exits 125
+// instead of passing the end off as the program's.
+func TestGDBTruncatedTrace(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, cGuest("lines.c", "50000")(t)); rec.Exit != 0 {
+		t.Fatalf("record: %s", describe(rec))
+	}
+	start := lastBlockStart(t, dir)
+	cutEvents(t, dir, start+(eventsSize(t, dir)-start)/2)
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue")
+	res := s.wait(t)
+	if res.Exit != replayExit || !damageRE.Match(res.Stderr) {
+		t.Errorf("hermit replay --gdb-port of a cut trace: want exit %d saying the trace is damaged; %s\ngdb:\n%s", replayExit, describe(res), tr.text)
+	}
+}
+
+// TestGDBSecondDebuggerRefused: while one debugger is attached, another
+// is turned away at once with a line on stderr, not left hanging.
+func TestGDBSecondDebuggerRefused(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, _ := recordThreads(t)
+	s := startReplay(t, dir)
+	first, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Write([]byte("$qSupported#37")); err != nil {
+		t.Fatal(err)
+	}
+	second, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if n, err := second.Read(make([]byte, 64)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the second debugger's connection: read %d bytes, %v; want it closed at once", n, err)
+	}
+	second.Close()
+	first.Close()
+	res := s.wait(t)
+	if !strings.Contains(string(res.Stderr), "refused a debugger from 127.0.0.1:") {
+		t.Errorf("hermit's stderr does not say it refused the second debugger:\n%s", res.Stderr)
 	}
 }

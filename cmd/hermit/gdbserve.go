@@ -119,22 +119,24 @@ func serveGDB(cfg serveConfig) int {
 			ln.Close() // the debugger is gone: serve no more
 		}()
 	}
+	conns, free, acceptErr := acceptOneAtATime(ln)
 	for {
-		conn, err := ln.Accept()
-		if err != nil {
+		conn, ok := <-conns
+		if !ok {
 			if readyDone != nil {
 				break
 			}
-			if errors.Is(err, net.ErrClosed) {
-				fmt.Fprintln(os.Stderr, "hermit replay: stopped before a debugger ended the replay")
-				return exitHermit
+			if err := *acceptErr; !errors.Is(err, net.ErrClosed) {
+				return fail("%v", err)
 			}
-			return fail("%v", err)
+			fmt.Fprintln(os.Stderr, "hermit replay: stopped before a debugger ended the replay")
+			return exitHermit
 		}
 		end, err := gdbstub.Serve(conn, t, opts)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "hermit replay: the debugger's connection: %v\n", err)
 		}
+		free <- struct{}{} // the next connection may be served
 		if end == gdbstub.EndDetached && cfg.keepListening {
 			fmt.Fprintf(os.Stderr, "hermit: the debugger detached at event %d; listening again on %s\n", t.When(), addr)
 			continue
@@ -146,6 +148,11 @@ func serveGDB(cfg serveConfig) int {
 			return code
 		}
 	}
+	if err := t.Failure(); err != nil {
+		// The debugger was told the process ended; here is why.
+		fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
+		return exitHermit
+	}
 	switch st := t.LastStop(); st.Kind {
 	case gdbstub.StopExited:
 		return st.ExitCode
@@ -153,6 +160,41 @@ func serveGDB(cfg serveConfig) int {
 		return 128 + st.Signal
 	}
 	return 0
+}
+
+// acceptOneAtATime accepts connections on ln and hands them over one at
+// a time: while one is served, another is refused at once (closed, with
+// a line on stderr) rather than left waiting unanswered. The server sends
+// on free when it is done with a connection. The channel of connections
+// closes when ln does; *err says why.
+func acceptOneAtATime(ln net.Listener) (<-chan net.Conn, chan<- struct{}, *error) {
+	conns := make(chan net.Conn)
+	free := make(chan struct{}, 1)
+	var err error
+	go func() {
+		defer close(conns)
+		busy := false
+		for {
+			c, aerr := ln.Accept()
+			if aerr != nil {
+				err = aerr
+				return
+			}
+			select {
+			case <-free:
+				busy = false
+			default:
+			}
+			if busy {
+				fmt.Fprintf(os.Stderr, "hermit: refused a debugger from %s: one is attached already\n", c.RemoteAddr())
+				c.Close()
+				continue
+			}
+			busy = true
+			conns <- c
+		}
+	}()
+	return conns, free, &err
 }
 
 // announceGDB prints where the stub listens and how to attach to it.
@@ -187,14 +229,22 @@ func closeOnSignal(ln net.Listener, ignoreInt bool) func() {
 	return func() { signal.Stop(c); close(done) }
 }
 
-// targetProcess finds the process --onprocess names.
+// targetProcess finds the process --onprocess names; by default the
+// first process, from its last exec on: a program started through env or
+// a wrapper script (pyenv's python3) is debugged as itself.
 func targetProcess(rec *replay.Recording, sel string) (replay.TargetProcess, error) {
+	var p replay.ProcessInfo
 	if sel == "" {
-		return replay.TargetProcess{}, nil
-	}
-	p, err := rec.FindProcess(sel)
-	if err != nil {
-		return replay.TargetProcess{}, err
+		ps, err := rec.Processes()
+		if err != nil || len(ps) == 0 || ps[0].ExecEvent == 0 {
+			return replay.TargetProcess{}, nil // from the very start
+		}
+		p = ps[0]
+	} else {
+		var err error
+		if p, err = rec.FindProcess(sel); err != nil {
+			return replay.TargetProcess{}, err
+		}
 	}
 	return replay.TargetProcess{Vpid: p.Vpid, Event: p.ExecEvent, Exe: p.ExecPath, Exited: p.Exited, Status: p.ExitStatus}, nil
 }
