@@ -502,6 +502,14 @@ func classifyTrap(f trapFacts, look func() (afterSyscall, atBreak bool)) trapCla
 // Resume implements detcore.Tracer.Resume.
 func (l *layer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 	if l.killed {
+		// The thread dies before it does anything more: a syscall it is
+		// stopped at (a write of the recorded output) is skipped, not made
+		// a second time by the next run.
+		for _, t := range l.list() {
+			if t.Tid == tid {
+				_ = l.inner.Signal(t.Pid, tid, abi.SIGKILL, nil)
+			}
+		}
 		return l.inner.Resume(tid, mode, sig)
 	}
 	th := l.thread(tid)

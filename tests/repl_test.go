@@ -158,3 +158,19 @@ func TestREPLGoAndPython(t *testing.T) {
 		}
 	})
 }
+
+// TestREPLGoingBackRepeatsNothing: going back replays from the start; the
+// run left behind must not make the call it was stopped at, so the
+// program's first line, whose write the replay stopped before, is never
+// printed.
+func TestREPLGoingBackRepeatsNothing(t *testing.T) {
+	requireDebugging(t, "cc")
+	dir, _ := recordThreads(t)
+	out := string(runREPLScript(t, dir, []string{"break syscall write", "continue", "reverse-step", "continue", "quit"}).Stdout)
+	if n := strings.Count(out, "write(1, \"main pid"); n != 2 {
+		t.Fatalf("want the stop at main's first write twice, got %d:\n%s", n, out)
+	}
+	if strings.Contains(out, "\nmain pid ") || strings.HasPrefix(out, "main pid ") {
+		t.Errorf("the program's first line was written, though every run stopped before its write:\n%s", out)
+	}
+}
