@@ -121,7 +121,8 @@ func (f *fakeSession) Stepi(tid, n int) (Stop, error) {
 	}
 	return f.at, nil
 }
-func (f *fakeSession) Interrupt() {}
+func (f *fakeSession) Interrupt()       {}
+func (f *fakeSession) Progress() uint64 { return f.at.Event }
 func (f *fakeSession) Threads() []Thread {
 	if f.at.Kind == StopExited {
 		return nil

@@ -34,9 +34,6 @@ type REPL struct {
 	pos position
 	// quit is set by the quit command.
 	quit bool
-	// Progress, when set, is told how far a long command is (done of
-	// total events); the terminal front end shows it.
-	Progress func(done, total uint64)
 }
 
 // New returns a REPL over s that writes to out.

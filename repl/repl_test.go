@@ -58,6 +58,17 @@ func TestErrors(t *testing.T) {
 		{"print $nosuch", `print: no register $nosuch`},
 		{"help frob", `unknown command "frob"`},
 		{"reverse-step", `reverse-step: at the start of the recording`},
+		// Symbols: the fake's mappings have no file to read them from.
+		{"print nosuch", `print: no symbol`},
+		{"break func nosuch", `break func: no symbol`},
+		{"watch nosuch", `watch: no symbol`},
+		{"disas zz", `disas: no symbol`},
+		{"disas 0x401000 0", `disas: "0" is not a count`},
+		{"disas 0x700000", `cannot read code at 0x700000`},
+		{"list nofile.c:x", `list: "nofile.c:x" is not FILE:LINE`},
+		{"list nofile.c:3", `list: `},
+		{"x/s zz", `x: no symbol`},
+		{"bt 0", `bt: "0" is not a count`},
 		{"rc", `reverse-continue: at the start of the recording`},
 	}
 	for _, c := range cases {

@@ -182,9 +182,6 @@ func (r *REPL) lastCodeStop(at Stop, target position) (int, stopKey, bool, error
 			}
 		}
 		bestN, best, have = i, k, true
-		if r.Progress != nil {
-			r.Progress(st.Event, at.Event)
-		}
 	}
 	return bestN, best, have, nil
 }

@@ -36,6 +36,10 @@ type Session interface {
 	// Interrupt makes a running Goto, Continue or Stepi stop soon with
 	// StopInterrupt.
 	Interrupt()
+	// Progress is how many events the replay has consumed so far, also
+	// while Goto, Continue or Stepi runs (it may be called from any
+	// goroutine).
+	Progress() uint64
 
 	// Threads lists the live threads.
 	Threads() []Thread

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 )
@@ -75,7 +76,41 @@ func (r *REPL) interruptible(f func() bool) bool {
 		signal.Stop(c)
 		close(done)
 	}()
+	defer r.showProgress()()
 	return f()
+}
+
+// showProgress shows, once a command has run for half a second, how far
+// the replay is, on one line of stderr that it rewrites; the function it
+// returns stops and erases it.
+func (r *REPL) showProgress() func() {
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		shown := false
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-stop:
+				if shown {
+					fmt.Fprint(os.Stderr, "\r\033[K")
+				}
+				return
+			case <-tick.C:
+				if time.Since(start) >= 500*time.Millisecond {
+					fmt.Fprintf(os.Stderr, "\r[replaying: event %d of %d; Ctrl-C stops]\033[K", r.s.Progress(), r.s.Len())
+					shown = true
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+	}
 }
 
 // completer adapts Complete to readline.

@@ -202,6 +202,9 @@ func (rs *REPLSession) Stepi(vtid, n int) (repl.Stop, error) {
 // Interrupt implements repl.Session.Interrupt.
 func (rs *REPLSession) Interrupt() { rs.s.Interrupt() }
 
+// Progress implements repl.Session.Progress.
+func (rs *REPLSession) Progress() uint64 { return rs.rec.Progress() }
+
 func (rs *REPLSession) thread(vtid int) (detcore.ThreadInfo, error) {
 	for _, th := range rs.s.Threads() {
 		if th.Vtid == vtid {
