@@ -14,6 +14,7 @@ const usage = `hermit: deterministic record/replay debugger for x86-64 Linux
 Usage:
   hermit run [flags] -- PROG [ARGS...]      run PROG deterministically
   hermit record [-o DIR] [flags] -- PROG ARGS record PROG into a trace
+  hermit replay [TRACE]                     step through a recording, forwards and backwards
   hermit replay --autopilot [TRACE]         replay a trace to the end
   hermit replay --gdb-port N [TRACE]        serve a replay to gdb, lldb or Delve
   hermit replay --gdb [TRACE] [-- GDB-ARGS] debug a replay in gdb
