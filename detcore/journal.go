@@ -84,6 +84,11 @@ type ThreadInfo struct {
 	State string
 }
 
+// Clock is the guest's logical time in nanoseconds since the run began
+// (every clock the guest reads derives from it). Call it only from the
+// Run goroutine.
+func (e *Engine) Clock() int64 { return e.clock }
+
 // Threads lists the live guest threads in creation order. Call it only
 // from the Run goroutine (a Tracer method or a Journal hook).
 func (e *Engine) Threads() []ThreadInfo {

@@ -85,14 +85,14 @@ func TestStepAndBack(t *testing.T) {
 	f := newFakeSession()
 	out := outputOf(run(t, f, "step\nstep 2\nwhen\nreverse-step\nwhen\nnext\nwhen\ngoto end\nstep\nwhen\ngoto start\n"))
 	want := []string{
-		`^#0 tid 2 `,                         // step: boundary 0
-		`^#2 tid 3 `,                         // step 2: boundaries 1, 2
-		`^event 2 of 8, thread 3 \(event\)$`, // when
-		`^#1 tid 2 `,                         // reverse-step
-		`^event 1 of 8, thread 2 \(event\)$`, // when
-		`^#5 tid 2 `,                         // next: thread 2's next event after 1 (4 is... 5 in the table)
-		`^event 5 of 8, thread 2 \(event\)$`, // when
-		`^#7 tid 2 `,                         // goto end: the last boundary
+		`^#0 tid 2 `, // step: boundary 0
+		`^#2 tid 3 `, // step 2: boundaries 1, 2
+		`^event 2 of 8, thread 3, time 0\.000000000s \(event\)$`, // when
+		`^#1 tid 2 `, // reverse-step
+		`^event 1 of 8, thread 2, time 0\.000000000s \(event\)$`, // when
+		`^#5 tid 2 `, // next: thread 2's next event after 1 (4 is... 5 in the table)
+		`^event 5 of 8, thread 2, time 0\.000000000s \(event\)$`, // when
+		`^#7 tid 2 `, // goto end: the last boundary
 		`^#8 the recording ends: the program exited with status 3$`, // step past the end
 		`^event 8 of 8 \(end\)$`,                                    // when
 		`^#0 tid 2 the start`,                                       // goto start

@@ -199,7 +199,7 @@ func (r *REPL) cmdWhen(args []string) error {
 	if st.Tid != 0 {
 		r.printf(", thread %d", st.Tid)
 	}
-	if st.Time != 0 {
+	if st.Kind != StopExited {
 		r.printf(", time %d.%09ds", st.Time/1e9, st.Time%1e9)
 	}
 	r.printf(" (%s)\n", stopName(st.Kind))

@@ -127,7 +127,8 @@ type Stop struct {
 	Signal int
 	// ExitCode is the recorded status, when StopExited.
 	ExitCode int
-	// Time is the guest's virtual time, in nanoseconds, if known.
+	// Time is the guest's virtual time, in nanoseconds since the run
+	// began (Where fills it in).
 	Time int64
 }
 

@@ -61,8 +61,10 @@ type layer struct {
 	// dr reaches the debug registers; nil when inner cannot (no
 	// watchpoints, no single-steps).
 	dr DebugRegs
-	// list lists the live guest threads (Engine.Threads).
-	list func() []detcore.ThreadInfo
+	// list lists the live guest threads (Engine.Threads); clock is the
+	// guest's logical time (Engine.Clock).
+	list  func() []detcore.ThreadInfo
+	clock func() int64
 	// stop pauses the run: it returns when the Session resumes it.
 	stop func(Stop)
 	// intr is set by Session.Interrupt.

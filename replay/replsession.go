@@ -169,7 +169,13 @@ func (rs *REPLSession) convert(st Stop) repl.Stop {
 }
 
 // Where implements repl.Session.Where.
-func (rs *REPLSession) Where() repl.Stop { return rs.convert(rs.s.LastStop()) }
+func (rs *REPLSession) Where() repl.Stop {
+	st := rs.convert(rs.s.LastStop())
+	if t, err := rs.s.Time(); err == nil {
+		st.Time = t
+	}
+	return st
+}
 
 // Restart implements repl.Session.Restart.
 func (rs *REPLSession) Restart() (repl.Stop, error) {

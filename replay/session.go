@@ -141,6 +141,7 @@ func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, focus int, bps 
 		return
 	}
 	l.list = runner.Engine().Threads
+	l.clock = runner.Engine().Clock
 	st := Stop{Reason: ReasonStart}
 	if ts := l.list(); len(ts) > 0 {
 		st.Tid = ts[0].Tid

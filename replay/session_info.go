@@ -26,6 +26,21 @@ func (s *Session) FPRegs(tid int) ([512]byte, error) {
 	return b, err
 }
 
+// Time returns the guest's logical time at the stop, in nanoseconds since
+// the run began.
+func (s *Session) Time() (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t int64
+	err := s.do(func(l *layer) error {
+		if l.clock != nil {
+			t = l.clock()
+		}
+		return nil
+	})
+	return t, err
+}
+
 // Siginfo returns the siginfo_t of the signal thread tid is stopped with
 // (a ReasonSignal stop).
 func (s *Session) Siginfo(tid int) ([]byte, error) {

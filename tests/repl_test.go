@@ -19,6 +19,7 @@ import (
 // by an `echo`-like marker, `when`, so that the transcript can be cut.
 var replScript = []string{
 	"step 20",
+	"when",
 	"break syscall write",
 	"continue",
 	"info threads",
@@ -86,6 +87,7 @@ func TestREPLScript(t *testing.T) {
 		regexp.MustCompile(`(?m)^#\d+ +0x[0-9a-f]+ .*\b(worker|thread_main|main)\b`), // bt names the C functions
 		regexp.MustCompile(`(?m)^(=>|  ) \d+ +.*`),                                   // list
 		regexp.MustCompile(`(?m)^global = \d+$`),
+		regexp.MustCompile(`(?m)^event \d+ of \d+, thread \d+, time \d+\.\d{9}s \(event\)$`), // when
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("the transcript lacks %s:\n%s", want, out)
