@@ -63,7 +63,10 @@ func (r *REPL) eventText(st Stop, g *Regs) string {
 	if ev.Kind != EventSyscall {
 		return ev.Text
 	}
-	c := strace.Call{Nr: ev.Nr, Args: [6]uint64{g.Rdi, g.Rsi, g.Rdx, g.R10, g.R8, g.R9}}
+	// The stop is before the call: its result shows when the recording
+	// holds it (a call on the outside world); its outputs are not there
+	// yet.
+	c := strace.Call{Nr: ev.Nr, Args: [6]uint64{g.Rdi, g.Rsi, g.Rdx, g.R10, g.R8, g.R9}, Done: ev.HasResult, Result: ev.Result}
 	return strace.Format(c, func(addr uint64, b []byte) (int, error) { return r.s.ReadMem(st.Tid, addr, b) }, strace.Options{})
 }
 

@@ -88,6 +88,11 @@ type Event struct {
 	Boundary bool
 	// Nr is the syscall number (EventSyscall, EventHost results).
 	Nr int
+	// Result is an EventSyscall's result when the recording holds it
+	// (HasResult): that of a call on the outside world, which replay
+	// gives from the trace.
+	Result    int64
+	HasResult bool
 	// Signal is the signal of EventSignal.
 	Signal int
 	// Child is the new thread or process of EventClone.

@@ -34,8 +34,10 @@ type replEvent struct {
 	boundary bool
 	tid, pid int32
 	nr       int32 // syscall number, or signal
-	aux      int64 // child, status
+	aux      int64 // child, status, a syscall's recorded result
 	group    bool
+	// result: a syscall entry whose recorded result (aux) follows it.
+	result bool
 }
 
 // NewREPLSession reads rec's events and debugs s, a Session of its runs.
@@ -48,6 +50,9 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 	defer r.Close()
 	rs := &REPLSession{s: s, rec: rec, evs: make([]replEvent, 0, r.Count()), files: map[string]openFile{}}
 	pidOf := map[int32]int32{}
+	// open maps a thread to its last syscall entry, until a recorded
+	// result of the same call comes.
+	open := map[int32]int{}
 	for n, ev := range r.Events() {
 		if n >= rec.Events {
 			break
@@ -57,10 +62,18 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 		case trace.KindSyscall:
 			e.nr = ev.Sysno
 			e.aux = ev.Result
-			if ev.Sysno < 0 || ev.External {
+			switch {
+			case ev.Sysno >= 0 && ev.External:
 				e.kind = repl.EventHost
-			} else {
+				if i, ok := open[ev.Tid]; ok && rs.evs[i].nr == ev.Sysno {
+					rs.evs[i].aux, rs.evs[i].result = ev.Result, true
+					delete(open, ev.Tid)
+				}
+			case ev.Sysno < 0:
+				e.kind = repl.EventHost
+			default:
 				e.kind, e.boundary = repl.EventSyscall, true
+				open[ev.Tid] = len(rs.evs)
 			}
 		case trace.KindSignal:
 			e.kind, e.nr = repl.EventSignal, ev.Signo
@@ -100,6 +113,7 @@ func (rs *REPLSession) Event(n uint64) (repl.Event, error) {
 	case repl.EventSyscall:
 		ev.Nr = int(e.nr)
 		ev.Text = abi.SyscallName(ev.Nr)
+		ev.Result, ev.HasResult = e.aux, e.result
 	case repl.EventHost:
 		if e.nr < 0 {
 			ev.Text = "the host's answer to a " + recorder.QueryName(e.nr) + " question"
