@@ -237,7 +237,7 @@ func TestStopLineDecodes(t *testing.T) {
 	f.events[1].HasResult, f.events[1].Result = true, 5
 	out := outputOf(run(t, f, "goto 1\ngoto 2\n"))
 	expectLines(t, out, []string{
-		`^#1 tid 2 write\(1, "hello", 5\) = 5$`, // the recorded result
+		`^#1 tid 2 write\(1, "hello", 5\) = 5$`,  // the recorded result
 		`^#2 tid 3 write\(1, "hello", 5\) = \?$`, // none recorded: before the call
 	})
 }
