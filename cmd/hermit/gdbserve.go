@@ -13,7 +13,6 @@ import (
 
 	"github.com/hermitdbg/hermit/gdbstub"
 	"github.com/hermitdbg/hermit/replay"
-	"github.com/hermitdbg/hermit/trace"
 )
 
 // serveConfig says how to serve a replay to a remote debugger.
@@ -52,27 +51,17 @@ type serveConfig struct {
 // hermit's exit status: the recorded program's status if the debugger ran
 // it to its end, 0 if it detached or killed it first.
 func serveGDB(cfg serveConfig) int {
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(os.Stderr, "hermit replay: "+format+"\n", args...)
-		return exitHermit
-	}
-	dir, err := trace.Resolve(trace.DefaultDir(), cfg.trace)
+	fail := replayFail
+	rec, err := openRecording(cfg.trace)
 	if err != nil {
 		return fail("%v", err)
-	}
-	rec, err := replay.Open(dir)
-	if err != nil {
-		return fail("%s: %v", dir, err)
 	}
 	defer rec.Close()
 	proc, err := targetProcess(rec, cfg.onProcess)
 	if err != nil {
 		return fail("--onprocess %s: %v", cfg.onProcess, err)
 	}
-	s, err := replay.NewSession(rec.Starter(replay.Options{
-		Stdout: os.Stdout, Stderr: os.Stderr, CPU: cfg.cpu,
-		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
-	}))
+	s, err := newSession(rec, cfg.cpu)
 	if err != nil {
 		return fail("%v", err)
 	}

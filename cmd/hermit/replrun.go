@@ -23,30 +23,20 @@ type replConfig struct {
 // terminal with a prompt, history and completion; otherwise it runs the
 // commands from --ex, --batch or stdin, without prompts, and exits.
 func runREPL(cfg replConfig) int {
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(os.Stderr, "hermit replay: "+format+"\n", args...)
-		return exitHermit
-	}
-	dir, err := trace.Resolve(trace.DefaultDir(), cfg.trace)
+	rec, err := openRecording(cfg.trace)
 	if err != nil {
-		return fail("%v", err)
-	}
-	rec, err := replay.Open(dir)
-	if err != nil {
-		return fail("%s: %v", dir, err)
+		return replayFail("%v", err)
 	}
 	defer rec.Close()
-	s, err := replay.NewSession(rec.Starter(replay.Options{
-		Stdout: os.Stdout, Stderr: os.Stderr, CPU: cfg.cpu,
-		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
-	}))
+	dir := rec.Dir
+	s, err := newSession(rec, cfg.cpu)
 	if err != nil {
-		return fail("%v", err)
+		return replayFail("%v", err)
 	}
 	defer s.Close()
 	rs, err := replay.NewREPLSession(rec, s)
 	if err != nil {
-		return fail("%s: %v", dir, err)
+		return replayFail("%s: %v", dir, err)
 	}
 	defer rs.Close()
 	r := repl.New(rs, os.Stdout)
@@ -65,11 +55,11 @@ func runREPL(cfg replConfig) int {
 	case cfg.batch != "":
 		f, err := os.Open(cfg.batch)
 		if err != nil {
-			return fail("--batch: %v", err)
+			return replayFail("--batch: %v", err)
 		}
 		defer f.Close()
 		if err := r.Run(f, false); err != nil {
-			return fail("--batch %s: %v", cfg.batch, err)
+			return replayFail("--batch %s: %v", cfg.batch, err)
 		}
 	case interactive:
 		hist := filepath.Join(trace.DefaultDir(), "repl_history")
@@ -77,12 +67,42 @@ func runREPL(cfg replConfig) int {
 			hist = ""
 		}
 		if err := r.Terminal(os.Stdin, os.Stdout, hist); err != nil {
-			return fail("%v", err)
+			return replayFail("%v", err)
 		}
 	default:
 		if err := r.Run(os.Stdin, false); err != nil {
-			return fail("reading commands: %v", err)
+			return replayFail("reading commands: %v", err)
 		}
 	}
 	return 0
+}
+
+// replayFail prints one line about a failed replay and returns hermit's
+// failure status.
+func replayFail(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "hermit replay: "+format+"\n", args...)
+	return exitHermit
+}
+
+// openRecording opens the trace a TRACE argument names ("" for the
+// latest), for a debugger.
+func openRecording(arg string) (*replay.Recording, error) {
+	dir, err := trace.Resolve(trace.DefaultDir(), arg)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := replay.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return rec, nil
+}
+
+// newSession starts a debugger's Session over rec's runs, the guest's
+// output going to hermit's.
+func newSession(rec *replay.Recording, cpu int) (*replay.Session, error) {
+	return replay.NewSession(rec.Starter(replay.Options{
+		Stdout: os.Stdout, Stderr: os.Stderr, CPU: cpu,
+		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+	}))
 }
