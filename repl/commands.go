@@ -28,6 +28,7 @@ func init() {
 		{name: "reverse-step", aliases: []string{"rs"}, args: "[N]", help: "go back N stops: events, and breakpoint hits between them (default 1)", run: (*REPL).cmdReverseStep},
 		{name: "reverse-continue", aliases: []string{"rc"}, help: "go back to the previous breakpoint or watchpoint hit, or the start", run: (*REPL).cmdReverseContinue},
 		{name: "goto", args: "N|start|end", help: "replay to event N (forwards or backwards)", run: (*REPL).cmdGoto},
+		{name: "events", aliases: []string{"e"}, args: "[N] [COUNT]", help: "list COUNT recorded events (default 20) from N (default the stop's): syscalls, host answers, threads and processes starting and ending, thread switches", run: (*REPL).cmdEvents},
 		{name: "when", help: "show the event number, thread and time of the stop", run: (*REPL).cmdWhen},
 		{name: "stepi", aliases: []string{"si"}, args: "[N]", help: "execute N instructions of the current thread (default 1)", run: (*REPL).cmdStepi},
 		{name: "thread", aliases: []string{"t"}, args: "[TID]", help: "show or choose the current thread", run: (*REPL).cmdThread},

@@ -27,6 +27,8 @@ type fakeSession struct {
 	mem map[uint64]byte
 	// calls logs the Session calls that move the replay.
 	calls []string
+	// results are the calls' results the replay learns.
+	results map[uint64]int64
 }
 
 func newFakeSession() *fakeSession {
@@ -123,6 +125,10 @@ func (f *fakeSession) Stepi(tid, n int) (Stop, error) {
 }
 func (f *fakeSession) Interrupt()       {}
 func (f *fakeSession) Progress() uint64 { return f.at.Event }
+func (f *fakeSession) Result(n uint64) (int64, bool) {
+	v, ok := f.results[n]
+	return v, ok
+}
 func (f *fakeSession) Threads() []Thread {
 	if f.at.Kind == StopExited {
 		return nil

@@ -32,6 +32,9 @@ type REPL struct {
 	// pos is where the replay is among the stops of a forward run, so
 	// that reverse-continue can find the stop before it (breaks.go).
 	pos position
+	// before is the syscall event the last stop stood before (its result
+	// is not in the recording), whose result the next stop reports.
+	before *Event
 	// quit is set by the quit command.
 	quit bool
 }

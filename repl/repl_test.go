@@ -241,3 +241,33 @@ func TestStopLineDecodes(t *testing.T) {
 		`^#2 tid 3 write\(1, "hello", 5\) = \?$`, // none recorded: before the call
 	})
 }
+
+func TestResultOfTheCallStoodBefore(t *testing.T) {
+	f := newFakeSession()
+	f.results = map[uint64]int64{1: 5, 2: -2}
+	out := outputOf(run(t, f, "goto 1\nstep\nstep\nstep\n"))
+	expectLines(t, out, []string{
+		`^#1 tid 2 write\(1, "hello", 5\) = \?$`,
+		`^#1 write returned 5$`, // learnt once the replay made the call
+		`^#2 tid 3 write`,
+		`^#2 write returned -1 ENOENT \(No such file or directory\)$`,
+		`^#4 tid 3 openat`, // event 3 is the host's: no boundary
+		`^#5 tid 2 `,       // event 4's result is not known: no line
+	})
+}
+
+func TestEvents(t *testing.T) {
+	out := outputOf(run(t, newFakeSession(), "events 0 6\nevents 99\nevents x\n"))
+	expectLines(t, out, []string{
+		`^#0    tid 2    read$`,
+		`^#1    tid 2    write$`,
+		`^     --- thread 3 runs \(was 2\) ---$`,
+		`^#2    tid 3    write$`,
+		`^#3    tid 3    a host answer$`,
+		`^#4    tid 3    openat$`,
+		`^     --- thread 2 runs \(was 3\) ---$`,
+		`^#5    tid 2    read$`,
+		`^events: the recording has events 0 to 7$`,
+		`^events: "x" is not a number$`,
+	})
+}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/repl/strace"
 )
 
 // Running forwards and backwards. Positions: at event boundary n the
@@ -70,10 +73,21 @@ func (r *REPL) boundaryBefore(before uint64, nth int, ok func(Event) bool) (uint
 	return 0, false
 }
 
-// report prints a stop and remembers its thread as current.
+// report prints a stop and remembers its thread as current. The call the
+// replay stood before at the last stop, if it has been made since, gets a
+// line with its result first.
 func (r *REPL) report(st Stop, err error) error {
 	if err != nil {
 		return err
+	}
+	if b := r.before; b != nil && (st.Event != b.N || st.Kind != StopEvent) {
+		if v, ok := r.s.Result(b.N); ok {
+			r.printf("#%d %s returned %s\n", b.N, abi.SyscallName(b.Nr), strace.FormatResult(strace.Call{Nr: b.Nr, Done: true, Result: v}))
+		}
+	}
+	r.before = nil
+	if ev, err := r.s.Event(st.Event); err == nil && st.Kind == StopEvent && ev.Kind == EventSyscall && !ev.HasResult {
+		r.before = &ev
 	}
 	r.cur = st.Tid
 	r.printStop(st)
@@ -258,4 +272,72 @@ func (r *REPL) cmdThread(args []string) error {
 		}
 	}
 	return fmt.Errorf("thread: no live thread %d (\"info threads\" lists them)", tid)
+}
+
+func (r *REPL) cmdEvents(args []string) error {
+	if err := wantArgs("events", args, 0, 2); err != nil {
+		return err
+	}
+	from, n := r.s.Where().Event, uint64(20)
+	for i, a := range args {
+		v, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return fmt.Errorf("events: %q is not a number", a)
+		}
+		if i == 0 {
+			from = v
+		} else {
+			n = v
+		}
+	}
+	if from >= r.s.Len() {
+		return fmt.Errorf("events: the recording has events 0 to %d", r.s.Len()-1)
+	}
+	// The thread that ran before from: a switch is a boundary of another.
+	prev := 0
+	if b, ok := r.boundaryBefore(from, 1, nil); ok {
+		if ev, err := r.s.Event(b); err == nil {
+			prev = ev.Tid
+		}
+	}
+	for i := from; i < r.s.Len() && i < from+n; i++ {
+		ev, err := r.s.Event(i)
+		if err != nil {
+			return err
+		}
+		if ev.Boundary && prev != 0 && ev.Tid != prev {
+			r.printf("     --- thread %d runs (was %d) ---\n", ev.Tid, prev)
+		}
+		if ev.Boundary {
+			prev = ev.Tid
+		}
+		who := fmt.Sprintf("tid %-4d", ev.Tid)
+		if ev.Tid == 0 {
+			who = "host    "
+		}
+		r.printf("#%-4d %s %s\n", i, who, eventSummary(ev))
+	}
+	return nil
+}
+
+// eventSummary describes a recorded event in a few words.
+func eventSummary(ev Event) string {
+	switch ev.Kind {
+	case EventSyscall:
+		s := abi.SyscallName(ev.Nr)
+		if ev.HasResult {
+			s += " = " + strace.FormatResult(strace.Call{Nr: ev.Nr, Done: true, Result: ev.Result})
+		}
+		return s
+	case EventSignal:
+		return "--- " + strace.Signal(ev.Signal) + " ---"
+	case EventClone:
+		return fmt.Sprintf("+++ thread %d created +++", ev.Child)
+	case EventExit:
+		if ev.Group {
+			return fmt.Sprintf("+++ process %d exited, status %#x +++", ev.Pid, ev.Status)
+		}
+		return "+++ thread exited +++"
+	}
+	return ev.Text
 }

@@ -36,6 +36,9 @@ type Session interface {
 	// Interrupt makes a running Goto, Continue or Stepi stop soon with
 	// StopInterrupt.
 	Interrupt()
+	// Result is the result of event n's syscall, once the replay has
+	// made the call after stopping before it; false if not known.
+	Result(n uint64) (int64, bool)
 	// Progress is how many events the replay has consumed so far, also
 	// while Goto, Continue or Stepi runs (it may be called from any
 	// goroutine).

@@ -97,6 +97,9 @@ type layer struct {
 	// engine's next Wait returns it.
 	err error
 
+	// results, when set (Session.CaptureResults), receives the result of
+	// each call the run paused before, by event number.
+	results map[uint64]int64
 	// focus is the guest pid of the process whose program breakpoints
 	// are meant for (Session.Focus); 0 for none.
 	focus int
@@ -128,6 +131,11 @@ type lthread struct {
 	// needOver is the breakpoint the thread stopped at and must step over
 	// when it next runs.
 	needOver uint64
+	// resultOf is 1 + the event whose call the thread makes next and
+	// whose result the layer wants; exitForResult says the thread was
+	// resumed to that call's exit for it.
+	resultOf      uint64
+	exitForResult bool
 	// drGen is the wpGen the thread's debug registers reflect; drSet says
 	// they hold a watchpoint.
 	drGen int
@@ -262,11 +270,19 @@ func (l *layer) onEvent(n uint64) {
 	l.event, l.boundary = n, true
 	if !l.killed {
 		l.retryPending()
+		paused := true
 		switch {
 		case l.goal.toEvent && n >= l.goal.event:
 			l.pause(Stop{Reason: ReasonEvent, Tid: l.last})
 		case l.intr.Load():
 			l.pause(Stop{Reason: ReasonInterrupt, Tid: l.last})
+		default:
+			paused = false
+		}
+		if paused && l.results != nil && !l.killed {
+			// The debugger saw this call before it was made: learn its
+			// result at its exit (one more stop, this call only).
+			l.thread(l.last).resultOf = n + 1
 		}
 	}
 	l.event, l.boundary = n+1, false
@@ -349,6 +365,18 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	over, ourStep, sigStep, inSys := th.over, th.ourStep, th.sigStep, th.inSyscall
 	th.over, th.ourStep, th.sigStep = 0, false, false
 	switch {
+	case st.Kind == detcore.StopSyscallExit && th.exitForResult:
+		// The exit the layer asked for (resume): the call's result.
+		th.exitForResult = false
+		var r abi.Regs
+		if l.inner.GetRegs(th.tid, &r) == nil {
+			l.results[th.resultOf-1] = int64(r.Rax)
+		}
+		th.resultOf = 0
+		if err := l.resume(th, 0); err != nil {
+			return l.failed(err)
+		}
+		return true
 	case st.Kind == detcore.StopSyscallExit:
 		// A syscall instruction of the stepped thread completed.
 		if l.count(th) {
@@ -543,9 +571,17 @@ func (l *layer) resume(th *lthread, sig int) error {
 		}
 	}
 	mode := th.intent
-	if mode == detcore.ResumeCont && l.goal.stepTid == th.tid {
+	switch {
+	case mode == detcore.ResumeCont && l.goal.stepTid == th.tid:
 		mode = detcore.ResumeStep
 		th.ourStep, th.sigStep = true, sig != 0
+		th.resultOf = 0
+	case mode == detcore.ResumeCont && th.resultOf != 0:
+		// Through the call to its exit, for its result (see onEvent).
+		mode = detcore.ResumeSyscall
+		th.exitForResult = true
+	default:
+		th.resultOf = 0
 	}
 	return l.inner.Resume(th.tid, mode, sig)
 }

@@ -96,6 +96,7 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 		rs.evs = append(rs.evs, e)
 	}
 	s.StopAtSignals(true)
+	s.CaptureResults()
 	return rs, nil
 }
 
@@ -221,6 +222,9 @@ func (rs *REPLSession) Stepi(vtid, n int) (repl.Stop, error) {
 
 // Interrupt implements repl.Session.Interrupt.
 func (rs *REPLSession) Interrupt() { rs.s.Interrupt() }
+
+// Result implements repl.Session.Result.
+func (rs *REPLSession) Result(n uint64) (int64, bool) { return rs.s.Result(n) }
 
 // Progress implements repl.Session.Progress.
 func (rs *REPLSession) Progress() uint64 { return rs.rec.Progress() }

@@ -39,6 +39,10 @@ type Session struct {
 	// focus is the process Focus names, which every run gets. Protected
 	// by mu.
 	focus int
+	// results are the calls' results CaptureResults collects, shared by
+	// every run (they are all the same) and touched only by the run
+	// goroutine, or under mu with no run. nil: not collected.
+	results map[uint64]int64
 
 	mu sync.Mutex
 	// r is the current run; nil once closed. Protected by mu.
@@ -107,7 +111,7 @@ func (s *Session) launch() error {
 		bps = append(bps, a)
 	}
 	slices.Sort(bps)
-	go r.main(s.start, &s.intr, &s.signals, s.focus, bps, s.wps)
+	go r.main(s.start, &s.intr, &s.signals, s.focus, s.results, bps, s.wps)
 	rep := <-r.reports
 	if rep.failed {
 		<-r.done
@@ -118,13 +122,13 @@ func (s *Session) launch() error {
 }
 
 // main is the run's goroutine.
-func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, focus int, bps []uint64, wps [4]watch) {
+func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, focus int, results map[uint64]int64, bps []uint64, wps [4]watch) {
 	defer close(r.done)
 	// ptrace binds the guest to this thread, which exits with the
 	// goroutine (never unlocked).
 	runtime.LockOSThread()
 	l := newLayer(intr, signals)
-	l.focus = focus
+	l.focus, l.results = focus, results
 	l.stop = r.pause
 	r.l = l
 	runner, err := start(Hooks{Wrap: l.wrap, OnEvent: l.onEvent})

@@ -26,6 +26,40 @@ func (s *Session) FPRegs(tid int) ([512]byte, error) {
 	return b, err
 }
 
+// CaptureResults makes the Session learn the result of each call a run
+// stops before at an event boundary, once the run goes on: the thread is
+// resumed to that call's exit (one more ptrace stop, for that call
+// only). Result then has it. Call it before the first run goes on.
+func (s *Session) CaptureResults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.results != nil {
+		return
+	}
+	s.results = map[uint64]int64{}
+	_ = s.do(func(l *layer) error {
+		l.results = s.results
+		return nil
+	})
+}
+
+// Result returns the result of the call of event n, if a run has made it
+// since stopping before it (CaptureResults).
+func (s *Session) Result(n uint64) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var v int64
+	var ok bool
+	look := func(*layer) error {
+		v, ok = s.results[n]
+		return nil
+	}
+	if s.do(look) != nil {
+		_ = look(nil) // no run goroutine: nothing else touches the map
+	}
+	return v, ok
+}
+
 // Time returns the guest's logical time at the stop, in nanoseconds since
 // the run began.
 func (s *Session) Time() (int64, error) {
