@@ -87,7 +87,7 @@ func TestREPLScript(t *testing.T) {
 		regexp.MustCompile(`(?m)^#\d+ +0x[0-9a-f]+ .*\b(worker|thread_main|main)\b`), // bt names the C functions
 		regexp.MustCompile(`(?m)^(=>|  ) \d+ +.*`),                                   // list
 		regexp.MustCompile(`(?m)^global = \d+$`),
-		regexp.MustCompile(`(?m)^#\d+ write returned \d+$`), // the stop's call, once made
+		regexp.MustCompile(`(?m)^#\d+ write returned \d+$`),                                  // the stop's call, once made
 		regexp.MustCompile(`(?m)^event \d+ of \d+, thread \d+, time \d+\.\d{9}s \(event\)$`), // when
 	} {
 		if !want.MatchString(out) {
