@@ -205,3 +205,35 @@ func TestListIntercepted(t *testing.T) {
 		}
 	})
 }
+
+// TestBadFlagValues: out-of-range values and unknown flags get one line
+// (pointing to --help for an unknown flag) and status 2, before anything
+// runs; --help prints the usage on stdout and exits 0.
+func TestBadFlagValues(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--timeslice", "0", "--", "true"}, "--timeslice 0: want 1 or more"},
+		{[]string{"run", "--watchdog", "-1s", "--", "true"}, "--watchdog -1s: want a duration of 0 (never) or more"},
+		{[]string{"run", "--cpu", "99", "--", "true"}, "--cpu 99: this machine has CPUs 0 to"},
+		{[]string{"run", "--cpu", "x", "--", "true"}, `--cpu "x": want auto, none or a CPU number`},
+		{[]string{"run", "--bogus", "--", "true"}, "flag provided but not defined: -bogus (see hermit run --help)"},
+		{[]string{"record", "--timeslice", "-3", "--", "true"}, "--timeslice -3: want 1 or more"},
+		{[]string{"record", "--bogus", "--", "true"}, "(see hermit record --help)"},
+		{[]string{"replay", "--cpu", "99", "--autopilot"}, "--cpu 99: this machine has CPUs 0 to"},
+	} {
+		r := testenv.Run(t, runTimeout, hermit, c.args...)
+		lines := strings.Split(strings.TrimSpace(string(r.Stderr)), "\n")
+		if r.Exit != 2 || len(lines) != 1 || !strings.Contains(lines[0], c.want) || len(r.Stdout) > 0 {
+			t.Errorf("hermit %s: want status 2 and one line with %q; %s", strings.Join(c.args, " "), c.want, describe(r))
+		}
+	}
+	for _, cmd := range []string{"run", "record", "replay"} {
+		r := testenv.Run(t, runTimeout, hermit, cmd, "--help")
+		if r.Exit != 0 || !strings.HasPrefix(string(r.Stdout), "Usage: hermit "+cmd) || len(r.Stderr) > 0 {
+			t.Errorf("hermit %s --help: want the usage on stdout and status 0; %s", cmd, describe(r))
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,11 +51,8 @@ Flags:
 	var progress bool
 	fs.StringVar(&out, "o", "", "write the trace to directory `DIR` (new or empty)")
 	fs.BoolVar(&progress, "progress", false, "show events and bytes recorded so far on stderr")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", 0
-		}
-		return "", 2
+	if done, code := parseFlags(fs, args); done {
+		return "", code
 	}
 	argv := fs.Args()
 	path, code := f.check("record", argv)

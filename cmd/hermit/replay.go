@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -75,15 +74,8 @@ Flags:
 	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr (with --autopilot)")
 	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
 	fs.StringVar(&cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto`, a CPU number, or none")
-	fs.SetOutput(io.Discard) // one line for a bad flag, the whole usage for --help
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stdout)
-			fs.Usage()
-			return 0
-		}
-		fmt.Fprintf(os.Stderr, "hermit replay: %v (see hermit replay --help)\n", err)
-		return 2
+	if done, code := parseFlags(fs, args); done {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,11 +81,8 @@ Flags:
 	f.register(fs)
 	fs.BoolVar(&f.verify, "verify", false, "run twice and fail (status 125) showing the first difference if stdout, stderr, exit status or schedule digest differ")
 	fs.BoolVar(&f.listTrace, "list-intercepted", false, "print the syscalls the seccomp filter sends to hermit, comma-separated, and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if done, code := parseFlags(fs, args); done {
+		return code
 	}
 	if f.listTrace {
 		fmt.Println(abi.SyscallNames(detcore.InterceptedSyscalls()))
@@ -120,6 +118,14 @@ func (f *runFlags) check(cmd string, argv []string) (string, int) {
 		return "", 2
 	}
 	f.epochTime = epoch
+	switch {
+	case f.timeslice < 1:
+		fmt.Fprintf(os.Stderr, "hermit %s: --timeslice %d: want 1 or more intercepted syscalls\n", cmd, f.timeslice)
+		return "", 2
+	case f.watchdog < 0:
+		fmt.Fprintf(os.Stderr, "hermit %s: --watchdog %v: want a duration of 0 (never) or more\n", cmd, f.watchdog)
+		return "", 2
+	}
 	if _, err := cpuFlag(f.cpu); err != nil {
 		fmt.Fprintf(os.Stderr, "hermit %s: %v\n", cmd, err)
 		return "", 2
@@ -311,7 +317,28 @@ func cpuFlag(v string) (int, error) {
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", v)
 	}
+	if max := runtime.NumCPU(); n >= max {
+		return 0, fmt.Errorf("--cpu %d: this machine has CPUs 0 to %d", n, max-1)
+	}
 	return n, nil
+}
+
+// parseFlags parses a command's flags. --help prints the usage on stdout;
+// a bad flag gets one line and a pointer to --help. done says the command
+// ends there, with status code.
+func parseFlags(fs *flag.FlagSet, args []string) (done bool, code int) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(os.Stdout)
+		fs.Usage()
+		return true, 0
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
+		return true, 2
+	}
+	return false, 0
 }
 
 func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
