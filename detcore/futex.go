@@ -100,12 +100,12 @@ func sysFutex(e *Engine, t *thread) {
 				return
 			}
 		}
+		// Both return the waiters woken plus those requeued, as the
+		// kernel's futex_requeue does (futex(2) says only the woken for
+		// FUTEX_REQUEUE; the kernel counts both).
 		woken := e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY)
 		moved := e.futexRequeue(key, key2, int(int32(r.R10)))
-		if cmd == abi.FUTEX_CMP_REQUEUE {
-			woken += moved
-		}
-		t.emulate(int64(woken))
+		t.emulate(int64(woken + moved))
 	case abi.FUTEX_WAKE_OP:
 		t.emulate(e.futexWakeOp(t, key, key2, r.R8, int(val), int(int32(r.R10)), uint32(r.R9)))
 	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI:
