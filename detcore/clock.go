@@ -116,3 +116,57 @@ func sysTime(e *Engine, t *thread) {
 	}
 	t.emulate(sec)
 }
+
+// struct timex (<sys/timex.h>, x86-64): the fields adjtimex reads and
+// fills, at their offsets, and its status and return values.
+const (
+	timexSize      = 208
+	timexStatus    = 40 // int status
+	timexMaxerror  = 24 // long maxerror (µs)
+	timexEsterror  = 32 // long esterror (µs)
+	timexConstant  = 48 // long constant
+	timexPrecision = 56 // long precision (µs)
+	timexTolerance = 64 // long tolerance
+	timexTime      = 72 // struct timeval time
+	timexTick      = 88 // long tick (µs)
+	staUnsync      = 0x0040
+	timeError      = 5 // TIME_ERROR: the clock is not synchronized
+	eOpNotSupp     = 95
+)
+
+// sysAdjtimex answers adjtimex and clock_adjtime for CLOCK_REALTIME from
+// the virtual clock: a read (modes 0) gets the virtual time, as clock_gettime
+// shows it, on a clock that says it is not synchronized (fixed values, the
+// same every run); changing the clock is refused (EPERM), as for a process
+// without CAP_SYS_TIME: the guest's time is hermit's.
+func sysAdjtimex(e *Engine, t *thread) {
+	buf := t.regs.Rdi
+	if t.nr == abi.SYS_CLOCK_ADJTIME {
+		if clk := int32(t.regs.Rdi); clk != clockRealtime {
+			t.emulate(-eOpNotSupp)
+			return
+		}
+		buf = t.regs.Rsi
+	}
+	modes, ok := e.readU32(t, buf)
+	switch {
+	case !ok:
+		t.emulate(-abi.EFAULT)
+		return
+	case modes != 0:
+		t.emulate(-abi.EPERM)
+		return
+	}
+	ns, _ := e.now(clockRealtime)
+	b := make([]byte, timexSize)
+	putLE64(b[timexMaxerror:], 16000000)
+	putLE64(b[timexEsterror:], 16000000)
+	putLE64(b[timexStatus:], staUnsync)
+	putLE64(b[timexConstant:], 2)
+	putLE64(b[timexPrecision:], 1)
+	putLE64(b[timexTolerance:], 32768000)
+	putLE64(b[timexTime:], uint64(ns/1e9))
+	putLE64(b[timexTime+8:], uint64(ns%1e9/1000))
+	putLE64(b[timexTick:], 10000)
+	e.reply(t, buf, b, timeError)
+}

@@ -32,6 +32,8 @@ var policy = map[int]handler{
 	abi.SYS_CLOCK_GETTIME: sysClockGettime,
 	abi.SYS_GETTIMEOFDAY:  sysGettimeofday,
 	abi.SYS_TIME:          sysTime,
+	abi.SYS_ADJTIMEX:      sysAdjtimex,
+	abi.SYS_CLOCK_ADJTIME: sysAdjtimex,
 
 	// Timers, in virtual time.
 	abi.SYS_ALARM:            sysAlarm,

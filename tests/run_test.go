@@ -2,9 +2,11 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
@@ -33,6 +35,7 @@ func TestDeterminism(t *testing.T) {
 		{name: "sh background jobs", argv: tool("sh", "-c", shellJobs)},
 		{name: "go goroutines channels select", argv: goGuest("goroutines")},
 		{name: "python threading", argv: pyGuest("threads.py")},
+		{name: "adjtimex reads the virtual clock", argv: cGuest("adjtime.c")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,5 +132,18 @@ func TestCompletion(t *testing.T) {
 				t.Logf("hermit run: %s", describe(got))
 			}
 		})
+	}
+}
+
+// TestAdjtimexIsVirtual: adjtimex and clock_adjtime read the same virtual
+// time as clock_gettime under hermit, from the virtual epoch (before, they
+// ran natively and showed the host's clock).
+func TestAdjtimexIsVirtual(t *testing.T) {
+	r := hermitRun(t, nil, cGuest("adjtime.c")(t))
+	out := string(r.Stdout)
+	epoch := fmt.Sprintf("adjtimex %d.", detcore.DefaultEpoch.Unix())
+	if r.Exit != 0 || !strings.Contains(out, epoch) ||
+		!strings.Contains(out, "agrees with clock_gettime: yes\nclock_adjtime agrees with clock_gettime: yes\n") {
+		t.Errorf("hermit run adjtime: want both reads at the virtual epoch (%q...) agreeing with clock_gettime; %s", epoch, describe(r))
 	}
 }
