@@ -31,6 +31,9 @@ type blocker struct {
 	// wakeMask, when set, returns the signals that end this wait given the
 	// thread's blocked mask; by default every unblocked signal does.
 	wakeMask func(blocked uint64) uint64
+	// rem, for a relative sleep, is where the call writes the time left
+	// when a signal interrupts it.
+	rem uint64
 }
 
 // emulate makes t skip its syscall and return ret.
@@ -128,9 +131,26 @@ func (e *Engine) wake(t *thread) bool {
 		t.act = actCont
 		// A rewound syscall meets its seccomp stop again first.
 		t.sigWoken = b.kind == bkChild && b.check == nil
+		if b.kind == bkSleep && b.rem != 0 {
+			// The kernel writes the time left of its own, native sleep;
+			// the guest must see the virtual time left of its wait.
+			t.act = actExitStop
+			t.onExit = remainingSleep(b.rem, b.deadline)
+		}
 		return true
 	}
 	return false
+}
+
+// remainingSleep writes, at the exit of a sleep a signal interrupted, the
+// virtual time left until deadline into the timespec at rem.
+func remainingSleep(rem uint64, deadline int64) func(e *Engine, t *thread) {
+	return func(e *Engine, t *thread) {
+		switch ret := int64(t.regs.Rax); ret {
+		case -abi.EINTR, -abi.ERESTART_RESTARTBLOCK:
+			_ = e.t.WriteMem(t.tid, rem, timespecBytes(max(0, deadline-e.clock)))
+		}
+	}
 }
 
 // signalEnds reports whether t has a pending signal that ends wait b: one

@@ -186,17 +186,22 @@ func sysNanosleep(e *Engine, t *thread) {
 		t.emulate(-abi.EFAULT)
 		return
 	}
-	e.blockOn(t, &blocker{kind: bkSleep, deadline: d, onTimeout: emulateResult(0)})
+	e.blockOn(t, &blocker{kind: bkSleep, deadline: d, onTimeout: emulateResult(0), rem: t.regs.Rsi})
 }
 
 func sysClockNanosleep(e *Engine, t *thread) {
 	r := &t.regs
-	d, ok := e.readDeadline(t, r.Rdx, r.Rsi&abi.TIMER_ABSTIME != 0, int(r.Rdi))
+	abs := r.Rsi&abi.TIMER_ABSTIME != 0
+	d, ok := e.readDeadline(t, r.Rdx, abs, int(r.Rdi))
 	if !ok {
 		t.emulate(-abi.EFAULT)
 		return
 	}
-	e.blockOn(t, &blocker{kind: bkSleep, deadline: d, onTimeout: emulateResult(0)})
+	b := &blocker{kind: bkSleep, deadline: d, onTimeout: emulateResult(0)}
+	if !abs {
+		b.rem = r.R10
+	}
+	e.blockOn(t, b)
 }
 
 // sysPause handles pause, rt_sigsuspend and rt_sigtimedwait: the thread

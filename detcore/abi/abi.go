@@ -52,6 +52,11 @@ const (
 	EINVAL    = 22
 	ENOSYS    = 38
 	ETIMEDOUT = 110
+
+	// ERESTART_RESTARTBLOCK (<linux/errno.h>, kernel-internal): a sleep
+	// a signal interrupted, restarted by restart_syscall if no handler
+	// runs, else EINTR.
+	ERESTART_RESTARTBLOCK = 516
 )
 
 // Futex operations from <linux/futex.h>.
