@@ -20,6 +20,12 @@ import (
 // rebuilding, and no removal at the end. Their regular files are hard
 // links into files/, one per content and mode, shared by every root.
 
+// A replay holds a shared lock on its root until the process ends
+// (trace.HoldCachedRoot), so that a trim of the cache (trace.TrimCache)
+// by any hermit leaves it alone; a root being built is locked from its
+// creation, under its temporary name. Using a root marks it used (its
+// modification time), for the trim's least-recently-used order.
+
 // cachedRoot returns the root of files in the cache, building it the
 // first time. It returns "" (and no error) when there is no usable cache.
 func cachedRoot(files []trace.File, open func(trace.BlobID) (io.ReadCloser, error)) (string, error) {
@@ -31,30 +37,36 @@ func cachedRoot(files []trace.File, open func(trace.BlobID) (io.ReadCloser, erro
 		}
 	}
 	final := filepath.Join(roots, rootKey(files))
-	if _, err := os.Stat(final); err == nil {
-		return final, nil
-	}
-	tmp, err := os.MkdirTemp(roots, ".tmp-")
-	if err != nil {
-		return "", nil
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return "", nil
-	}
-	if err := BuildRootCached(tmp, files, open, contents); err != nil {
-		os.RemoveAll(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		// Another hermit built the same root meanwhile.
-		os.RemoveAll(tmp)
-		if errors.Is(err, fs.ErrExist) || errors.Is(err, os.ErrExist) || dirExists(final) {
+	// A trim may remove the root between a look and the lock; then it
+	// is built again. Three rounds are plenty: a trim removes a root only
+	// if it is older than every root it keeps.
+	for range 3 {
+		if _, err := os.Stat(final); err == nil && trace.HoldCachedRoot(final) {
 			return final, nil
 		}
-		return "", nil
+		tmp, err := os.MkdirTemp(roots, ".tmp-")
+		if err != nil {
+			return "", nil
+		}
+		if !trace.HoldCachedRoot(tmp) || os.Chmod(tmp, 0o755) != nil {
+			os.RemoveAll(tmp)
+			return "", nil
+		}
+		if err := BuildRootCached(tmp, files, open, contents); err != nil {
+			os.RemoveAll(tmp)
+			return "", err
+		}
+		err = os.Rename(tmp, final)
+		if err == nil {
+			return final, nil // held since it was made
+		}
+		// Another hermit built the same root meanwhile: use that one.
+		os.RemoveAll(tmp)
+		if !errors.Is(err, fs.ErrExist) && !dirExists(final) {
+			return "", nil
+		}
 	}
-	return final, nil
+	return "", nil
 }
 
 func dirExists(p string) bool {

@@ -79,11 +79,17 @@ func (w *Writer) PutFile(f *os.File, c *BlobCache) (BlobID, error) {
 		if id, ok := c.lookup(key); ok && c.has(id) {
 			// Linking the blob into the trace is left to another
 			// goroutine (Close waits for it): it is a journaled metadata
-			// operation, slow enough to matter at every file.
+			// operation, slow enough to matter at every file. A trim by
+			// another hermit may remove the blob meanwhile; then it is
+			// stored again from a duplicate of f.
+			dup := dupFile(f)
 			w.exports.Add(1)
 			go func() {
 				defer w.exports.Done()
-				if err := c.export(id, w.dir); err != nil {
+				if dup != nil {
+					defer dup.Close()
+				}
+				if err := c.reuse(id, w.dir, dup, size); err != nil {
 					w.setErr(fmt.Errorf("blob cache: %w", err))
 				}
 			}()
@@ -111,6 +117,42 @@ func (c *BlobCache) lookup(key string) (BlobID, bool) {
 	}
 	id, err := ParseBlobID(target)
 	return id, err == nil
+}
+
+// reuse marks cached blob id used (for TrimCache) and puts it into the
+// trace in dir. If the cache lost it, the blob is stored from f (of
+// size bytes), if not nil.
+func (c *BlobCache) reuse(id BlobID, dir string, f *os.File, size int64) error {
+	now := time.Now()
+	os.Chtimes(filepath.Join(c.dir, "blobs", id.String()), now, now)
+	err := c.export(id, dir)
+	if err == nil || f == nil || c.has(id) {
+		return err
+	}
+	got, err := putBlob(dir, io.NewSectionReader(f, 0, max(size, 0)+1<<40))
+	if err == nil && got != id {
+		err = fmt.Errorf("%s changed while it was recorded", f.Name())
+	}
+	return err
+}
+
+// dupFile returns a close-on-exec duplicate of f, or nil.
+func dupFile(f *os.File) *os.File {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	nfd := -1
+	rc.Control(func(fd uintptr) {
+		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0)
+		if errno == 0 {
+			nfd = int(r)
+		}
+	})
+	if nfd < 0 {
+		return nil
+	}
+	return os.NewFile(uintptr(nfd), f.Name())
 }
 
 // export puts cached blob id into the trace in dir: one hard link (a

@@ -19,6 +19,7 @@ Usage:
   hermit replay --gdb-port N [TRACE]        serve a replay to gdb, lldb or Delve
   hermit replay --gdb [TRACE] [-- GDB-ARGS] debug a replay in gdb
   hermit trace ls|info|dump|ps|rm [TRACE]   inspect traces
+  hermit cache info|clean                   show or empty hermit's cache
   hermit rr-shim DIR                        let Delve (dlv replay) use hermit as rr
   hermit version
 
@@ -64,9 +65,11 @@ func hermitMain(args []string) int {
 	case "trace":
 		return traceMain(args[1:])
 	case "record":
-		return recordMain(args[1:])
+		return trimmed(recordMain(args[1:]))
 	case "replay":
-		return replayMain(args[1:])
+		return trimmed(replayMain(args[1:]))
+	case "cache":
+		return cacheMain(args[1:])
 	case "rr-shim":
 		return rrShimMain(args[1:])
 	case "version", "--version":
