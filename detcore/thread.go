@@ -40,6 +40,8 @@ type thread struct {
 	nr   int
 	act  parkAction
 	ret  int64
+	// tscMode is the PR_SET_TSC mode the guest asked for (prctl.go).
+	tscMode int
 	// onExit runs at the syscall-exit stop of an actExitStop resume.
 	onExit func(e *Engine, t *thread)
 	// atSyscall is set while the thread is stopped at an intercepted
@@ -86,6 +88,8 @@ type process struct {
 	// vforkParent is the thread suspended in vfork until this process
 	// execs or exits.
 	vforkParent *thread
+	// noNewPrivs: the guest itself set no_new_privs (prctl.go).
+	noNewPrivs bool
 }
 
 // addrSpace identifies an address space for private futex keys. Processes

@@ -148,3 +148,13 @@ func TestAdjtimexIsVirtual(t *testing.T) {
 		t.Errorf("hermit run adjtime: want both reads at the virtual epoch (%q...) agreeing with clock_gettime; %s", epoch, describe(r))
 	}
 }
+
+// TestPrctlHidesHermit: prctl tells the guest what it would tell an
+// unconfined process, not about hermit's seccomp filter, rdtsc trap and
+// no_new_privs; the guest's own settings are reported back.
+func TestPrctlHidesHermit(t *testing.T) {
+	r := hermitRun(t, nil, cGuest("prctl_self.c")(t))
+	if want := "seccomp 0, tsc 1, no_new_privs 0\nafter setting: tsc 1, no_new_privs 1\n"; r.Exit != 0 || string(r.Stdout) != want {
+		t.Errorf("hermit run prctl_self: want %q; %s", want, describe(r))
+	}
+}

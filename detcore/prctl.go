@@ -1,0 +1,60 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// prctl options (<linux/prctl.h>) that would show hermit's own
+// machinery: its seccomp filter, its rdtsc trap and no_new_privs, which
+// the launcher sets. The guest is told what an unconfined process is
+// told; every other option runs natively.
+const (
+	prGetSeccomp     = 21
+	prGetTSC         = 25
+	prSetTSC         = 26
+	prGetNoNewPrivs  = 39
+	prTSCEnable      = 1
+	prTSCSigsegv     = 2
+	prSetNoNewPrivs  = 38
+	seccompModeNone  = 0
+	noNewPrivsUnset  = 0
+	tscModeUnchanged = 0
+)
+
+func sysPrctl(e *Engine, t *thread) {
+	switch r := &t.regs; r.Rdi {
+	case prGetSeccomp:
+		t.emulate(seccompModeNone)
+	case prGetNoNewPrivs:
+		if t.proc.noNewPrivs {
+			t.emulate(1)
+			return
+		}
+		t.emulate(noNewPrivsUnset)
+	case prSetNoNewPrivs:
+		// Already set by the launcher: remember that the guest asked.
+		if r.Rsi != 1 || r.Rdx|r.R10|r.R8 != 0 {
+			t.emulate(-abi.EINVAL)
+			return
+		}
+		t.proc.noNewPrivs = true
+		t.emulate(0)
+	case prGetTSC:
+		mode := t.tscMode
+		if mode == tscModeUnchanged {
+			mode = prTSCEnable
+		}
+		if !e.writeU32(t, r.Rsi, uint32(mode)) {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		t.emulate(0)
+	case prSetTSC:
+		// rdtsc stays hermit's (trapped and answered from the virtual
+		// clock); the guest's setting is what PR_GET_TSC reports.
+		if r.Rsi != prTSCEnable && r.Rsi != prTSCSigsegv {
+			t.emulate(-abi.EINVAL)
+			return
+		}
+		t.tscMode = int(r.Rsi)
+		t.emulate(0)
+	}
+}
