@@ -66,24 +66,29 @@ func Open(dir string) (*Recording, error) {
 		return nil, err
 	}
 	var ev trace.Event
+	var damage error // reported when the replay reaches it
 	for {
 		if err := r.Next(&ev); err != nil {
-			break // damage is reported when the replay reaches it
+			if err != io.EOF {
+				damage = err
+			}
+			break
 		}
 		if ev.Kind == trace.KindFile && ev.File != nil {
 			rec.files = append(rec.files, *ev.File)
 		}
 	}
 	rec.Events = r.Pos()
-	if err := rec.build(r); err != nil {
+	if err := rec.build(r, damage); err != nil {
 		rec.Close()
 		return nil, err
 	}
 	return rec, nil
 }
 
-// build makes the root directory and the stdin file.
-func (rec *Recording) build(r *trace.Reader) error {
+// build makes the root directory and the stdin file. damage is what ended
+// the events early, if anything.
+func (rec *Recording) build(r *trace.Reader, damage error) error {
 	// This replay's own directory, made only when needed.
 	ownDir := func() (string, error) {
 		if rec.tmp == "" {
@@ -127,6 +132,10 @@ func (rec *Recording) build(r *trace.Reader) error {
 		return errors.New("the recording virtualized cpuid (--virtualize-cpuid), which needs CPUID faulting, and this machine has none")
 	}
 	if _, err := os.Stat(path.Join(rec.root, rec.Settings.Path)); err != nil {
+		if damage != nil {
+			// The program's file event is lost with the rest.
+			return programLost(damage, rec.Events, rec.Settings.Path)
+		}
 		return fmt.Errorf("the trace does not hold the program %s (was it recorded by this hermit?)", rec.Settings.Path)
 	}
 	rec.stdin = os.DevNull
@@ -152,6 +161,15 @@ func (rec *Recording) build(r *trace.Reader) error {
 		return err
 	}
 	return nil
+}
+
+// programLost says that damage to the trace, after n intact events, took
+// the program's file with it.
+func programLost(damage error, n uint64, program string) error {
+	if n == 0 {
+		return fmt.Errorf("%s; no event is readable, so neither is the program %s", trace.Explain(damage), program)
+	}
+	return fmt.Errorf("%s; the %d events before the damage do not hold the program %s", trace.Explain(damage), n, program)
 }
 
 // stdinFile finds the captured regular-file stdin.

@@ -52,10 +52,15 @@
 // (32768 events or 128 KiB by default), on Flush, and at most one second
 // after a block's first event (then also fsync; Options.NoSync drops the
 // fsyncs at creation and Close, not these). If the recorder dies, every
-// block written before survives; the last block may be partial. A trace
-// without an index was not closed: Open walks the block headers, and the
-// reader yields every event of the intact blocks and then reports a
-// *TruncatedError naming the first missing event and block. Damage inside
+// block written before survives; the last block may be partial. The index
+// only speeds reading up, and Open checks its block table against the
+// block headers: without a usable one, Open walks the block headers. If
+// every block is intact and the last event is the root's exit (which
+// hermit record writes last, just before the index), the trace is
+// complete and Reader.IndexError says why the index was not used;
+// otherwise the trace was not closed, and the reader yields every event of
+// the intact blocks and then reports a *TruncatedError naming the first
+// missing event and block. Damage inside
 // the file is reported as a *ChecksumError for the first bad block; events
 // before it remain readable.
 //

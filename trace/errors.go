@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. Every error the Reader returns for a damaged or foreign
@@ -28,6 +29,9 @@ var (
 	ErrMissingBlob = errors.New("missing blob")
 	// ErrClosed is returned by a Writer after Close.
 	ErrClosed = errors.New("trace writer closed")
+	// ErrNoIndex is what Reader.IndexError returns for a complete trace
+	// whose index file is missing.
+	ErrNoIndex = errors.New("index missing")
 )
 
 // VersionError reports a trace written in a format version this build does
@@ -48,6 +52,9 @@ func (e *VersionError) Is(target error) bool { return target == ErrUnsupportedVe
 type TruncatedError struct {
 	Event uint64 // number of intact events, which is the first missing event
 	Block uint64 // first missing or partial block
+	// Off is where block Block starts in the events file, and Size the
+	// file's size: Size > Off means the file is cut inside the block.
+	Off, Size int64
 }
 
 func (e *TruncatedError) Error() string {
@@ -64,6 +71,7 @@ type ChecksumError struct {
 	Part  string // "events", "header", "index" or "blob <id>"
 	Block uint64
 	Event uint64
+	Off   int64 // for Part "events": where the block starts in the file
 }
 
 func (e *ChecksumError) Error() string {
@@ -82,6 +90,7 @@ type CorruptError struct {
 	Part  string // "events", "header", "index" or "blob <id>"
 	Block uint64 // for Part "events"
 	Event uint64 // for Part "events": the first event of the block
+	Off   int64  // for Part "events": where the block starts in the file
 	Msg   string
 }
 
@@ -106,3 +115,65 @@ func (e *MissingBlobError) Error() string { return "missing blob " + e.ID.String
 func (e *MissingBlobError) Is(target error) bool { return target == ErrMissingBlob }
 
 const partEvents = "events"
+
+// DamagedFile returns the file of a trace directory that err, an error from Open
+// or a Reader, is about: "events", "header", "index" or a blob's path
+// ("blobs/ab/cdef…"). It returns "" if err names no file of the trace.
+func DamagedFile(err error) string {
+	var (
+		te *TruncatedError
+		ce *ChecksumError
+		co *CorruptError
+		mb *MissingBlobError
+	)
+	part := ""
+	switch {
+	case errors.As(err, &te):
+		return eventsFile
+	case errors.As(err, &ce):
+		part = ce.Part
+	case errors.As(err, &co):
+		part = co.Part
+	case errors.As(err, &mb):
+		return blobPath("", mb.ID)
+	case errors.Is(err, ErrNoIndex):
+		return indexFile
+	}
+	if id, ok := strings.CutPrefix(part, "blob "); ok {
+		if b, err := ParseBlobID(id); err == nil {
+			return blobPath("", b)
+		}
+	}
+	switch part {
+	case partEvents, headerFile, indexFile:
+		return part
+	}
+	return ""
+}
+
+// Explain returns err's message and, for damage to the events file, where
+// in the file it is: "truncated at event 0 (block 0): the events file is
+// cut at byte 731, inside block 0, which starts at byte 0".
+func Explain(err error) string {
+	var (
+		te *TruncatedError
+		ce *ChecksumError
+		co *CorruptError
+	)
+	switch {
+	case errors.As(err, &te):
+		switch {
+		case te.Size > te.Off:
+			return fmt.Sprintf("%v: the events file is cut at byte %d, inside block %d, which starts at byte %d",
+				err, te.Size, te.Block, te.Off)
+		case te.Block == 0:
+			return fmt.Sprintf("%v: the events file is empty", err)
+		}
+		return fmt.Sprintf("%v: the events file ends at byte %d, after block %d", err, te.Off, te.Block-1)
+	case errors.As(err, &ce) && ce.Part == partEvents:
+		return fmt.Sprintf("%v, at byte %d of the events file", err, ce.Off)
+	case errors.As(err, &co) && co.Part == partEvents:
+		return fmt.Sprintf("corrupt block %d (event %d), at byte %d of the events file: %s", co.Block, co.Event, co.Off, co.Msg)
+	}
+	return err.Error()
+}

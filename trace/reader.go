@@ -27,9 +27,12 @@ type Reader struct {
 	stats *Stats     // from the index; nil when there is none
 	count uint64     // events the trace claims
 	end   error      // what follows event count: nil, *TruncatedError, ...
-	hbuf  [blockHeaderSize]byte
-	zbuf  []byte // stored payload of the current block
-	ubuf  []byte // uncompressed payload of the current block
+	// noIndex is why the index was not used although the events are
+	// complete (IndexError); nil if it was used or the trace is damaged.
+	noIndex error
+	hbuf    [blockHeaderSize]byte
+	zbuf    []byte // stored payload of the current block
+	ubuf    []byte // uncompressed payload of the current block
 
 	// Cursor. The current block, if loaded, holds events blk.first to
 	// blk.first+blk.count-1; pos is the next event Next returns.
@@ -43,10 +46,14 @@ type Reader struct {
 	evSize int   // encoded size of the event Next returned last
 }
 
-// Open opens the trace in directory dir. It reads the header and the index;
-// without a usable index it walks the block headers (cheap: it decompresses
-// nothing) to find the events. Damage found here does not fail Open: it is
-// reported by Truncation and by Next once the intact events are read.
+// Open opens the trace in directory dir. It reads the header and the index,
+// and checks the index's block table against the block headers of the
+// events file. The index only speeds reading up: without a usable one
+// (missing, damaged, or not matching the events), Open walks the block
+// headers (cheap: it decompresses nothing) to find the events, and the
+// events file alone says whether the trace is complete (see IndexError).
+// Damage found here does not fail Open: it is reported by Truncation and by
+// Next once the intact events are read.
 //
 // Open fails with ErrNotTrace, a *VersionError, a *ChecksumError or
 // *CorruptError for the header file, or an I/O error.
@@ -111,14 +118,59 @@ func (r *Reader) loadIndex() error {
 	if size != r.size {
 		return errIndexSize
 	}
+	if err := r.checkTable(stats, table); err != nil {
+		return err
+	}
 	r.stats, r.table, r.count = stats, *table, stats.Events
 	return nil
 }
 
+// checkTable checks an index's block table against the events file: every
+// block it lists must start where it says, with the event it says, and the
+// blocks from the last one listed must end the file after the index's
+// count of blocks and events. It reads one block header per table entry
+// and at most stride-1 more.
+func (r *Reader) checkTable(s *Stats, t *blockTable) error {
+	if len(t.refs) == 0 {
+		if r.size != 0 {
+			return errIndexTable
+		}
+		return nil
+	}
+	for i, ref := range t.refs {
+		if _, err := r.readHeader(ref.Off, uint64(i)*t.stride, ref.First); err != nil {
+			return errIndexTable
+		}
+	}
+	b := uint64(len(t.refs)-1) * t.stride
+	last := t.refs[len(t.refs)-1]
+	off, first := last.Off, last.First
+	for {
+		h, err := r.readHeader(off, b, first)
+		if err == io.EOF {
+			break
+		}
+		if err != nil || b-uint64(len(t.refs)-1)*t.stride >= t.stride {
+			return errIndexTable
+		}
+		off += h.size()
+		first += uint64(h.count)
+		b++
+	}
+	if b != s.Blocks || first != s.Events {
+		return errIndexTable
+	}
+	return nil
+}
+
 // walkHeaders finds the blocks by reading each block header in turn. Called
-// when the index is unusable, for the reason why.
+// when the index is unusable, for the reason why. Damage to a block header
+// ends the events there. If every block is intact and the events end as a
+// finished recording does (complete), the trace is complete and why is
+// only a warning (IndexError); otherwise the trace was never closed (the
+// recorder died, or is still running), or the events file lost its end.
 func (r *Reader) walkHeaders(why error) {
-	r.stats, r.table, r.count = nil, blockTable{}, 0
+	r.stats, r.table, r.count, r.end, r.noIndex = nil, blockTable{}, 0, nil, nil
 	var off int64
 	var b uint64
 	for {
@@ -135,11 +187,13 @@ func (r *Reader) walkHeaders(why error) {
 		off += h.size()
 		b++
 	}
+	if r.complete() {
+		r.noIndex = indexProblem(why)
+		return
+	}
 	switch {
-	case errors.Is(why, fs.ErrNotExist) || why == errIndexSize:
-		// Never closed (the recorder died, or is still running), or the
-		// events file lost its end.
-		r.end = &TruncatedError{Event: r.count, Block: b}
+	case errors.Is(why, fs.ErrNotExist) || why == errIndexSize || why == errIndexTable:
+		r.end = &TruncatedError{Event: r.count, Block: b, Off: off, Size: r.size}
 	case errors.Is(why, ErrChecksum) || errors.Is(why, ErrCorrupt):
 		r.end = why
 	default:
@@ -147,7 +201,54 @@ func (r *Reader) walkHeaders(why error) {
 	}
 }
 
-var errIndexSize = errors.New("index and events file disagree in size")
+// indexProblem turns why the index was not used into the error IndexError
+// returns.
+func indexProblem(why error) error {
+	switch {
+	case errors.Is(why, fs.ErrNotExist):
+		return ErrNoIndex
+	case errors.Is(why, ErrChecksum) || errors.Is(why, ErrCorrupt):
+		return why
+	}
+	return &CorruptError{Part: "index", Msg: why.Error()}
+}
+
+// complete reports whether the events Open found end as every finished
+// recording does: with the exit of the root process (a KindExit with Group
+// set, for the first process of the trace or, as older recordings wrote
+// it, for tid 0), which hermit record writes last, just before the index.
+// It decodes the first and the last block, and leaves no block loaded.
+func (r *Reader) complete() bool {
+	if r.count == 0 {
+		return false
+	}
+	defer func() { r.loaded, r.pos, r.err = false, 0, nil }()
+	var ev Event
+	pt := NewProcessTable(r.hdr)
+	if r.Seek(0) != nil {
+		return false
+	}
+	for len(pt.procs) == 0 && r.pos < r.blk.first+uint64(r.blk.count) {
+		n := r.pos
+		if r.Next(&ev) != nil {
+			return false
+		}
+		pt.Add(n, &ev)
+	}
+	var root int32
+	if len(pt.procs) > 0 {
+		root = pt.procs[0].Vpid
+	}
+	if r.Seek(r.count-1) != nil || r.Next(&ev) != nil {
+		return false
+	}
+	return ev.Kind == KindExit && ev.Group && (ev.Tid == 0 || ev.Tid == root)
+}
+
+var (
+	errIndexSize  = errors.New("index and events file disagree in size")
+	errIndexTable = errors.New("index block table does not match the events file")
+)
 
 // readHeader reads the header of block b at off, whose first event must be
 // first. It returns io.EOF when off is the end of the file.
@@ -156,31 +257,36 @@ func (r *Reader) readHeader(off int64, b, first uint64) (blockHeader, error) {
 		return blockHeader{}, io.EOF
 	}
 	if r.size-off < blockHeaderSize {
-		return blockHeader{}, &TruncatedError{Event: first, Block: b}
+		return blockHeader{}, r.truncated(off, b, first)
 	}
 	if _, err := r.f.ReadAt(r.hbuf[:], off); err != nil {
-		return blockHeader{}, r.ioError(err, first, b)
+		return blockHeader{}, r.ioError(err, off, first, b)
 	}
 	h, err := parseBlockHeader(r.hbuf[:])
 	switch {
 	case err == errBlockCRC:
-		return h, &ChecksumError{Part: partEvents, Block: b, Event: first}
+		return h, &ChecksumError{Part: partEvents, Block: b, Event: first, Off: off}
 	case err != nil:
-		return h, &CorruptError{Part: partEvents, Block: b, Event: first, Msg: err.Error()}
+		return h, &CorruptError{Part: partEvents, Block: b, Event: first, Off: off, Msg: err.Error()}
 	case h.first != first:
-		return h, &CorruptError{Part: partEvents, Block: b, Event: first,
+		return h, &CorruptError{Part: partEvents, Block: b, Event: first, Off: off,
 			Msg: fmt.Sprintf("block starts at event %d", h.first)}
 	case h.size() > r.size-off:
-		return h, &TruncatedError{Event: first, Block: b}
+		return h, r.truncated(off, b, first)
 	}
 	return h, nil
 }
 
+// truncated reports the events file ending in or before block b at off.
+func (r *Reader) truncated(off int64, b, first uint64) *TruncatedError {
+	return &TruncatedError{Event: first, Block: b, Off: off, Size: r.size}
+}
+
 // ioError turns an error reading the events file into a truncation if the
 // file shrank under us.
-func (r *Reader) ioError(err error, first, b uint64) error {
+func (r *Reader) ioError(err error, off int64, first, b uint64) error {
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &TruncatedError{Event: first, Block: b}
+		return r.truncated(off, b, first)
 	}
 	return fmt.Errorf("read events: %w", err)
 }
@@ -198,11 +304,22 @@ func (r *Reader) Header() *Header { return r.hdr }
 // the number before the damage Open found (reading may find more damage).
 func (r *Reader) Count() uint64 { return r.count }
 
-// Truncation returns nil if the trace was closed and its index matches its
-// events. Otherwise it returns the error Next will return after event
-// Count()-1: a *TruncatedError when the recorder did not finish or the file
-// was cut, or a *ChecksumError or *CorruptError for a damaged block header.
+// Truncation returns nil if the trace is complete: it was closed and its
+// index matches its events, or without a usable index its events end as a
+// finished recording does (see IndexError). Otherwise it returns the error
+// Next will return after event Count()-1: a *TruncatedError when the
+// recorder did not finish or the file was cut, or a *ChecksumError or
+// *CorruptError for a damaged block header or index.
 func (r *Reader) Truncation() error { return r.end }
+
+// IndexError returns why the index was not used for a trace whose events
+// file is complete without it: ErrNoIndex if there is none, or a
+// *ChecksumError or *CorruptError (Part "index") if it is damaged or does
+// not match the events (found by Open, or by Scan comparing its
+// statistics). That is a warning: every event is readable. IndexError is
+// nil when the index was used, or when the trace is damaged or truncated
+// (then Truncation or the reading says so).
+func (r *Reader) IndexError() error { return r.noIndex }
 
 // IndexStats returns the statistics stored in the index, and false if the
 // trace has no usable index (then Scan computes them).
@@ -236,7 +353,7 @@ func (r *Reader) Seek(n uint64) error {
 	for {
 		h, err := r.readHeader(off, b, first)
 		if err == io.EOF {
-			err = &TruncatedError{Event: first, Block: b}
+			err = r.truncated(off, b, first)
 		}
 		if err != nil {
 			r.err = err
@@ -270,7 +387,7 @@ func (r *Reader) skip(n uint64) error {
 func (r *Reader) load(off int64, b, first uint64) error {
 	h, err := r.readHeader(off, b, first)
 	if err == io.EOF {
-		err = &TruncatedError{Event: first, Block: b}
+		err = r.truncated(off, b, first)
 	}
 	if err != nil {
 		r.err = err
@@ -281,7 +398,7 @@ func (r *Reader) load(off int64, b, first uint64) error {
 	}
 	stored := r.zbuf[:h.clen]
 	if _, err := r.f.ReadAt(stored, off+blockHeaderSize); err != nil {
-		r.err = r.ioError(err, first, b)
+		r.err = r.ioError(err, off, first, b)
 		return r.err
 	}
 	payload, err := openPayload(&h, stored, r.ubuf)
@@ -289,11 +406,11 @@ func (r *Reader) load(off int64, b, first uint64) error {
 		r.ubuf = payload
 	}
 	if errors.Is(err, ErrChecksum) {
-		r.err = &ChecksumError{Part: partEvents, Block: b, Event: first}
+		r.err = &ChecksumError{Part: partEvents, Block: b, Event: first, Off: off}
 		return r.err
 	}
 	if err != nil {
-		r.err = &CorruptError{Part: partEvents, Block: b, Event: first, Msg: err.Error()}
+		r.err = &CorruptError{Part: partEvents, Block: b, Event: first, Off: off, Msg: err.Error()}
 		return r.err
 	}
 	r.loaded, r.blkNo, r.blkOff, r.blk, r.pos = true, b, off, h, first
@@ -338,7 +455,7 @@ func (r *Reader) Next(ev *Event) error {
 }
 
 func (r *Reader) corrupt(msg string) error {
-	r.err = &CorruptError{Part: partEvents, Block: r.blkNo, Event: r.blk.first, Msg: msg}
+	r.err = &CorruptError{Part: partEvents, Block: r.blkNo, Event: r.blk.first, Off: r.blkOff, Msg: msg}
 	return r.err
 }
 
@@ -448,7 +565,10 @@ func (r *Reader) ScanWith(visit func(n uint64, ev *Event)) (Stats, error) {
 	}
 	s.Blocks = blocks
 	if r.stats != nil && !sameCounts(r.stats, &s) {
-		return s, &CorruptError{Part: "index", Msg: "statistics do not match the events"}
+		// The events are the truth: the index is not to be trusted, but
+		// nothing is lost.
+		r.stats = nil
+		r.noIndex = &CorruptError{Part: "index", Msg: "statistics do not match the events"}
 	}
 	ids := make([]BlobID, 0, len(blobs))
 	for id := range blobs {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -105,6 +106,7 @@ type traceCmd struct {
 	base   string // the trace directory
 	stdout io.Writer
 	stderr io.Writer
+	warned bool // warnIndex has said the index was not used
 }
 
 // fail prints a one-line error and returns exit status 1.
@@ -165,7 +167,27 @@ func (c *traceCmd) open(arg string) (*trace.Reader, int) {
 	if err != nil {
 		return nil, c.fail("%s: %v", dir, err)
 	}
+	c.warnIndex(r)
 	return r, 0
+}
+
+// warnIndex says, in one line, that the index of r was not used, if so
+// and not said yet: the events file alone was read, and is complete.
+func (c *traceCmd) warnIndex(r *trace.Reader) {
+	err := r.IndexError()
+	if err == nil || c.warned {
+		return
+	}
+	c.warned = true
+	fmt.Fprintf(c.stderr, "%s: warning: %s: %v; read the events file alone, which is complete\n", c.name, r.Dir(), err)
+}
+
+// damagedPath names the file of trace dir that err is about, or dir.
+func damagedPath(dir string, err error) string {
+	if f := trace.DamagedFile(err); f != "" {
+		return filepath.Join(dir, f)
+	}
+	return dir
 }
 
 func (c *traceCmd) ls(args []string) int {
@@ -239,6 +261,7 @@ func (c *traceCmd) info(args []string) int {
 	h := r.Header()
 	pt := trace.NewProcessTable(h)
 	st, damage := r.ScanWith(pt.Add)
+	c.warnIndex(r) // the scan may find the index's statistics wrong
 
 	tw := tabwriter.NewWriter(c.stdout, 0, 8, 1, ' ', 0)
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, a...)) }
@@ -261,7 +284,7 @@ func (c *traceCmd) info(args []string) int {
 		blobs, humanBytes(blobBytes))
 	status := "complete, all blocks and blobs intact"
 	if damage != nil {
-		status = damage.Error()
+		status = trace.Explain(damage)
 	}
 	row("status", "%s", status)
 	tw.Flush()
@@ -280,7 +303,7 @@ func (c *traceCmd) info(args []string) int {
 		printProcesses(c.stdout, procs, infoProcesses)
 	}
 	if damage != nil {
-		return c.fail("%s: %v", r.Dir(), damage)
+		return c.fail("%s: %v", damagedPath(r.Dir(), damage), damage)
 	}
 	return 0
 }
