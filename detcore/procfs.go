@@ -2,6 +2,7 @@ package detcore
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strconv"
 
@@ -29,6 +30,26 @@ type ProcTracer interface {
 
 var procStatPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
 
+// /proc/uptime and /proc/loadavg tell the host's uptime, idle time and
+// load: they are answered whole, from the virtual clock (CLOCK_BOOTTIME)
+// and the guest's own threads.
+var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg)$`)
+
+// procGlobal is the content of /proc/uptime or /proc/loadavg.
+func (e *Engine) procGlobal(name string) []byte {
+	if name == "uptime" {
+		up, _ := e.now(clockBoottime)
+		cs := up / 1e7 // centiseconds
+		idle := cs * NumCPUs
+		return fmt.Appendf(nil, "%d.%02d %d.%02d\n", cs/100, cs%100, idle/100, idle%100)
+	}
+	last := 0
+	for _, t := range e.ordered() {
+		last = max(last, t.vtid)
+	}
+	return fmt.Appendf(nil, "0.00 0.00 0.00 1/%d %d\n", len(e.ordered()), last)
+}
+
 // readProc emulates a read of a /proc stat or status file; it reports
 // false when fd is not one (the read then runs natively).
 func (e *Engine) readProc(t *thread, fd int) bool {
@@ -37,21 +58,26 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	path, err := pt.FdPath(t.tid, fd)
-	m := procStatPath.FindStringSubmatch(path)
-	if err != nil || m == nil {
+	if err != nil {
+		return false
+	}
+	m, g := procStatPath.FindStringSubmatch(path), procGlobalPath.FindStringSubmatch(path)
+	if m == nil && g == nil {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
 	if err != nil {
 		return false
 	}
-	// Every other thread is stopped by hermit; natively the reader runs
-	// and the others would most likely be asleep.
-	self := m[1] == "self" || m[1] == "thread-self" || m[1] == strconv.Itoa(t.proc.vpid)
-	if m[3] == "stat" {
-		content = e.normalizeStat(content, self)
-	} else {
-		content = normalizeStatus(content, self)
+	switch {
+	case g != nil:
+		content = e.procGlobal(g[1])
+	case m[3] == "stat":
+		// Every other thread is stopped by hermit; natively the reader
+		// runs and the others would most likely be asleep.
+		content = e.normalizeStat(content, isSelf(m[1], t))
+	default:
+		content = normalizeStatus(content, isSelf(m[1], t))
 	}
 	n := 0
 	if off < int64(len(content)) {
@@ -66,6 +92,11 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	}
 	t.emulate(int64(n))
 	return true
+}
+
+// isSelf says whether a /proc path's pid part names t's own process.
+func isSelf(pid string, t *thread) bool {
+	return pid == "self" || pid == "thread-self" || pid == strconv.Itoa(t.proc.vpid)
 }
 
 // Fields of /proc/PID/stat, counted from 1 (pid) as in proc(5), that
