@@ -30,24 +30,72 @@ type ProcTracer interface {
 
 var procStatPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
 
-// /proc/uptime and /proc/loadavg tell the host's uptime, idle time and
-// load: they are answered whole, from the virtual clock (CLOCK_BOOTTIME)
-// and the guest's own threads.
-var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg)$`)
+// /proc/uptime, /proc/loadavg, /proc/stat and /proc/meminfo tell the
+// host's uptime, load, CPU times, boot time and free memory: they are
+// answered from the virtual clock (CLOCK_BOOTTIME, the epoch), the
+// guest's own threads, and the machine sysinfo describes (NumCPUs CPUs,
+// GuestMemory of memory, half of it free).
+var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg|stat|meminfo)$`)
 
-// procGlobal is the content of /proc/uptime or /proc/loadavg.
-func (e *Engine) procGlobal(name string) []byte {
-	if name == "uptime" {
-		up, _ := e.now(clockBoottime)
-		cs := up / 1e7 // centiseconds
+// procGlobal is the content of one of those files; host is the host's,
+// whose layout /proc/meminfo keeps.
+func (e *Engine) procGlobal(name string, host []byte) []byte {
+	up, _ := e.now(clockBoottime)
+	cs := up / 1e7 // centiseconds: the clock ticks of /proc (USER_HZ 100)
+	switch name {
+	case "uptime":
 		idle := cs * NumCPUs
 		return fmt.Appendf(nil, "%d.%02d %d.%02d\n", cs/100, cs%100, idle/100, idle%100)
+	case "stat":
+		var b []byte
+		for i := -1; i < NumCPUs; i++ {
+			name := "cpu "
+			if i >= 0 {
+				name = "cpu" + strconv.Itoa(i)
+			}
+			mult := int64(1)
+			if i < 0 {
+				mult = NumCPUs
+			}
+			b = fmt.Appendf(b, "%s %d 0 0 %d 0 0 0 0 0 0\n", name, 0, cs*mult)
+		}
+		boot := (e.epoch() - up) / 1e9
+		return fmt.Appendf(b, "intr 0\nctxt 0\nbtime %d\nprocesses %d\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n", boot, len(e.procs))
+	case "meminfo":
+		return virtualMeminfo(host)
 	}
 	last := 0
 	for _, t := range e.ordered() {
 		last = max(last, t.vtid)
 	}
 	return fmt.Appendf(nil, "0.00 0.00 0.00 1/%d %d\n", len(e.ordered()), last)
+}
+
+// virtualMeminfo keeps the host's /proc/meminfo lines, each with the
+// virtual machine's value: GuestMemory in all, half of it free and
+// available, nothing else used.
+func virtualMeminfo(host []byte) []byte {
+	total := uint64(GuestMemory) / 1024
+	var b []byte
+	for _, line := range bytes.SplitAfter(host, []byte("\n")) {
+		key, _, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		v := uint64(0)
+		switch string(key) {
+		case "MemTotal":
+			v = total
+		case "MemFree", "MemAvailable":
+			v = total / 2
+		}
+		unit := ""
+		if bytes.HasSuffix(bytes.TrimSpace(line), []byte("kB")) {
+			unit = " kB"
+		}
+		b = fmt.Appendf(b, "%-15s %8d%s\n", string(key)+":", v, unit)
+	}
+	return b
 }
 
 // readProc emulates a read of a /proc stat or status file; it reports
@@ -71,7 +119,7 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	}
 	switch {
 	case g != nil:
-		content = e.procGlobal(g[1])
+		content = e.procGlobal(g[1], content)
 	case m[3] == "stat":
 		// Every other thread is stopped by hermit; natively the reader
 		// runs and the others would most likely be asleep.

@@ -3,7 +3,10 @@ package tests
 import (
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/hermitdbg/hermit/detcore"
 )
 
 // procGlobalScript reads /proc/uptime and /proc/loadavg before and after a
@@ -28,6 +31,39 @@ func TestProcUptimeLoadavg(t *testing.T) {
 		if r := hermitRun(t, nil, argv); string(r.Stdout) != string(first.Stdout) {
 			t.Errorf("hermit run %d: %q, run 1 printed %q", i, r.Stdout, first.Stdout)
 		}
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, argv)
+	if got := replay(t, dir); string(got.Stdout) != string(rec.Stdout) || got.Exit != rec.Exit {
+		t.Errorf("replay: %s; recorded %s", describe(got), describe(rec))
+	}
+}
+
+// TestProcStatMeminfo: /proc/stat and /proc/meminfo describe the virtual
+// machine (4 CPUs, 4 GiB, booted at the epoch less the uptime), the same
+// on every run and in replay.
+func TestProcStatMeminfo(t *testing.T) {
+	argv := tool("sh", "-c", "cat /proc/uptime /proc/stat; grep -E '^(MemTotal|MemFree|MemAvailable|Cached):' /proc/meminfo")(t)
+	first := hermitRun(t, nil, argv)
+	out := string(first.Stdout)
+	up := regexp.MustCompile(`\A(\d+)\.\d\d `).FindStringSubmatch(out)
+	boot := regexp.MustCompile(`(?m)^btime (\d+)$`).FindStringSubmatch(out)
+	if first.Exit != 0 || up == nil || boot == nil {
+		t.Fatalf("hermit run: want the uptime and a btime line; %s", describe(first))
+	}
+	if got, want := atoi(t, []byte(boot[1])), int(detcore.DefaultEpoch.Unix())-atoi(t, []byte(up[1]))-1; got != want && got != want+1 {
+		t.Errorf("btime %d, want the virtual epoch less the uptime (%d)", got, want)
+	}
+	for _, want := range []string{"\ncpu0 ", "\ncpu3 ", "MemTotal:        4194304 kB\n", "MemAvailable:    2097152 kB\n", "Cached:                0 kB\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\ncpu4 ") {
+		t.Errorf("/proc/stat shows more CPUs than the guest's 4:\n%s", out)
+	}
+	if r := hermitRun(t, nil, argv); string(r.Stdout) != out {
+		t.Errorf("hermit run 2 printed %q, run 1 %q", r.Stdout, out)
 	}
 	dir := filepath.Join(t.TempDir(), "trace")
 	rec := record(t, dir, nil, argv)
