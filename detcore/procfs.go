@@ -30,6 +30,46 @@ type ProcTracer interface {
 
 var procStatPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
 
+// /proc/PID/mountinfo numbers mounts with ids the kernel hands out
+// host-wide (another namespace made meanwhile shifts them), and shows the
+// temporary directory of hermit's machine files: the ids are renumbered in
+// order of appearance and the directory is given one name.
+var procMountinfoPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/mountinfo$`)
+
+var machineDir = regexp.MustCompile(`\S*/hermit-machine-\d+/`)
+
+// normalizeMountinfo renumbers the mount and parent ids of mountinfo
+// lines (a parent outside the list, the namespace's root's, becomes 1).
+func normalizeMountinfo(b []byte) []byte {
+	ids := map[string]int{}
+	id := func(s string, add bool) string {
+		if n, ok := ids[s]; ok {
+			return strconv.Itoa(n)
+		}
+		if !add {
+			return "1"
+		}
+		ids[s] = len(ids) + 2
+		return strconv.Itoa(ids[s])
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	for _, l := range lines {
+		if f := bytes.Fields(l); len(f) > 1 {
+			id(string(f[0]), true)
+		}
+	}
+	var out []byte
+	for _, l := range lines {
+		f := bytes.SplitN(l, []byte(" "), 3)
+		if len(f) < 3 {
+			out = append(out, l...)
+			continue
+		}
+		out = fmt.Appendf(out, "%s %s %s", id(string(f[0]), false), id(string(f[1]), false), machineDir.ReplaceAll(f[2], []byte("/hermit-machine/")))
+	}
+	return out
+}
+
 // /proc/uptime, /proc/loadavg, /proc/stat and /proc/meminfo tell the
 // host's uptime, load, CPU times, boot time and free memory: they are
 // answered from the virtual clock (CLOCK_BOOTTIME, the epoch), the
@@ -110,7 +150,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	m, g := procStatPath.FindStringSubmatch(path), procGlobalPath.FindStringSubmatch(path)
-	if m == nil && g == nil {
+	mi := procMountinfoPath.MatchString(path)
+	if m == nil && g == nil && !mi {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -118,6 +159,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	switch {
+	case mi:
+		content = normalizeMountinfo(content)
 	case g != nil:
 		content = e.procGlobal(g[1], content)
 	case m[3] == "stat":

@@ -71,3 +71,19 @@ func TestProcStatMeminfo(t *testing.T) {
 		t.Errorf("replay: %s; recorded %s", describe(got), describe(rec))
 	}
 }
+
+// TestProcMountinfoStable: /proc/self/mountinfo is the same on every run:
+// mount ids renumbered (the kernel's are host-wide), and no path of
+// hermit's own temporary files.
+func TestProcMountinfoStable(t *testing.T) {
+	argv := tool("cat", "/proc/self/mountinfo")(t)
+	first := hermitRun(t, nil, argv)
+	if first.Exit != 0 || !strings.HasPrefix(string(first.Stdout), "2 1 ") || strings.Contains(string(first.Stdout), "hermit-machine-") {
+		t.Fatalf("hermit run: want mounts numbered from 2 (parent 1) and no hermit-machine-N path; %s", describe(first))
+	}
+	for i := 2; i <= 3; i++ {
+		if r := hermitRun(t, nil, argv); string(r.Stdout) != string(first.Stdout) {
+			t.Errorf("hermit run %d differs from run 1 at %s", i, firstDiff(first.Stdout, r.Stdout))
+		}
+	}
+}
