@@ -456,7 +456,17 @@ func (e *Engine) handleStop(st Stop) error {
 			e.sigAfter = false
 			e.sigEpoch++
 		}
-		return e.syscall(t)
+		if err := e.syscall(t); err != nil {
+			return err
+		}
+		if policy[t.nr] == nil && t.state == tsReady && t.act == actCont && t.sig == 0 {
+			// A call intercepted only for the journal (a recording, a
+			// replay) is no scheduling point, takes no turn and moves no
+			// clock, as in a run, where it is not intercepted at all:
+			// the same flags give the same schedule in run and record.
+			return e.resume(t)
+		}
+		return nil
 	case StopSyscallExit:
 		e.park(t)
 		if err := e.t.GetRegs(t.tid, &t.regs); err != nil {

@@ -29,12 +29,13 @@ const StdinPath = "/.hermit-stdin"
 
 // JournalVersion numbers what a recording logs and how (the query codes,
 // the result codes, which calls are kept): a replay needs one it knows.
-// Version 2 adds the process events (processes.go), which replay skips:
-// this hermit replays versions 1 and 2 alike.
-const JournalVersion = "2"
+// Version 2 adds the process events (processes.go), which replay skips.
+// Version 3: a call intercepted only for the journal is no scheduling
+// point (the schedule is run's), so earlier recordings would not replay.
+const JournalVersion = "3"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"1": true, JournalVersion: true}
+var replayable = map[string]bool{JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -71,7 +72,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 		if v == "" {
 			v = "none"
 		}
-		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 1 to %s (record it again with this hermit)", v, JournalVersion)
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays version %s only (record it again with this hermit)", v, JournalVersion)
 	}
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)

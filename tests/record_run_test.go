@@ -1,0 +1,60 @@
+package tests
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// TestRecordIsRun: `hermit record` runs a program exactly as `hermit run`
+// with the same flags: the calls record intercepts only to log them are no
+// scheduling points, so the schedule digest, stdout and stderr are run's,
+// under an unusual seed and timeslice too; and the replay shows the same.
+func TestRecordIsRun(t *testing.T) {
+	digestRE := regexp.MustCompile(`(?m)^  schedule digest: ([0-9a-f]{16})$`)
+	cases := []struct {
+		name string
+		argv argvFunc
+	}{
+		{"pthreads racy counter", cGuest("racy_counter.c")},
+		{"go goroutines and timers", goGuest("gotimers")},
+		{"python threading", pyGuest("threads.py")},
+		{"shell pipeline", tool("sh", "-c", "seq 1 200 | sort -r | head -3; "+shellJobs)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			for _, flags := range [][]string{{"--summary"}, {"--summary", "--seed", "14", "--timeslice", "1"}} {
+				run := hermitRun(t, flags, argv)
+				dir := filepath.Join(t.TempDir(), "trace")
+				args := append(append(append([]string{"record", "-o", dir}, flags...), "--"), argv...)
+				rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), args...)
+				dr, dc := digestRE.FindSubmatch(run.Stderr), digestRE.FindSubmatch(rec.Stderr)
+				switch {
+				case dr == nil || dc == nil:
+					t.Fatalf("%v: no schedule digest in run's or record's summary:\nrun: %s\nrecord: %s", flags, run.Stderr, rec.Stderr)
+				case string(dr[1]) != string(dc[1]):
+					t.Errorf("%v: run's schedule digest %s, record's %s", flags, dr[1], dc[1])
+				}
+				if d := firstDiff(run.Stdout, rec.Stdout); d != "" || run.Exit != rec.Exit {
+					t.Errorf("%v: record's stdout differs from run's at %s (exit %d vs %d)", flags, d, rec.Exit, run.Exit)
+				}
+				if d := firstDiff(hermitLinesOut(run.Stderr), hermitLinesOut(rec.Stderr)); d != "" {
+					t.Errorf("%v: record's stderr differs from run's at %s", flags, d)
+				}
+				rec.Stderr = hermitLinesOut(rec.Stderr)
+				sameRun(t, "replay", rec, replay(t, dir))
+			}
+		})
+	}
+}
+
+// hermitOwnRE matches the lines hermit writes itself: "hermit: ..." and
+// the --summary block.
+var hermitOwnRE = regexp.MustCompile(`(?m)^(hermit[ :].*|  [a-z ()/-]+: .*)\n`)
+
+// hermitLinesOut drops hermit's own lines from stderr, leaving the guest's.
+func hermitLinesOut(stderr []byte) []byte { return hermitOwnRE.ReplaceAll(stderr, nil) }
