@@ -7,22 +7,30 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // the launcher sets. The guest is told what an unconfined process is
 // told; every other option runs natively.
 const (
-	prGetSeccomp     = 21
-	prGetTSC         = 25
-	prSetTSC         = 26
-	prGetNoNewPrivs  = 39
-	prTSCEnable      = 1
-	prTSCSigsegv     = 2
-	prSetNoNewPrivs  = 38
-	seccompModeNone  = 0
-	noNewPrivsUnset  = 0
-	tscModeUnchanged = 0
+	prGetSeccomp      = 21
+	prSetSeccomp      = 22
+	seccompSetStrict  = 0 // seccomp(2) operations (<linux/seccomp.h>)
+	seccompSetFilter  = 1
+	seccompModeStrict = 1
+	seccompModeFilter = 2
+	prGetTSC          = 25
+	prSetTSC          = 26
+	prGetNoNewPrivs   = 39
+	prTSCEnable       = 1
+	prTSCSigsegv      = 2
+	prSetNoNewPrivs   = 38
+	noNewPrivsUnset   = 0
+	tscModeUnchanged  = 0
 )
 
 func sysPrctl(e *Engine, t *thread) {
 	switch r := &t.regs; r.Rdi {
 	case prGetSeccomp:
-		t.emulate(seccompModeNone)
+		t.emulate(int64(t.proc.seccompMode))
+	case prSetSeccomp:
+		// The guest's own filter goes on top of hermit's (the kernel
+		// runs both); PR_GET_SECCOMP then tells its mode.
+		noteSeccomp(t, int(r.Rsi))
 	case prGetNoNewPrivs:
 		if t.proc.noNewPrivs {
 			t.emulate(1)
@@ -56,5 +64,30 @@ func sysPrctl(e *Engine, t *thread) {
 		}
 		t.tscMode = int(r.Rsi)
 		t.emulate(0)
+	}
+}
+
+// noteSeccomp lets the guest's own seccomp call run and, if it succeeds,
+// remembers the mode it set (at its exit: one more stop, for this call).
+func noteSeccomp(t *thread, mode int) {
+	if mode != seccompModeStrict && mode != seccompModeFilter {
+		return
+	}
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		if t.regs.Rax == 0 {
+			t.proc.seccompMode = mode
+		}
+	}
+}
+
+// sysSeccomp is seccomp(2): SECCOMP_SET_MODE_STRICT and _FILTER are
+// noted as prctl's PR_SET_SECCOMP is.
+func sysSeccomp(e *Engine, t *thread) {
+	switch t.regs.Rdi {
+	case seccompSetStrict:
+		noteSeccomp(t, seccompModeStrict)
+	case seccompSetFilter:
+		noteSeccomp(t, seccompModeFilter)
 	}
 }

@@ -88,8 +88,10 @@ type process struct {
 	// vforkParent is the thread suspended in vfork until this process
 	// execs or exits.
 	vforkParent *thread
-	// noNewPrivs: the guest itself set no_new_privs (prctl.go).
-	noNewPrivs bool
+	// noNewPrivs: the guest itself set no_new_privs; seccompMode is the
+	// seccomp mode it put itself in (prctl.go).
+	noNewPrivs  bool
+	seccompMode int
 }
 
 // addrSpace identifies an address space for private futex keys. Processes
