@@ -38,6 +38,20 @@ var procMountinfoPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/
 
 var machineDir = regexp.MustCompile(`\S*/hermit-machine-\d+/`)
 
+// /proc/PID/sched and /proc/PID/schedstat are the host scheduler's
+// accounting: schedstat becomes the virtual run time, no wait and no
+// slices; every value of sched becomes 0, its names kept.
+var procSchedPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(sched|schedstat)$`)
+
+var schedValue = regexp.MustCompile(`(?m)^([a-zA-Z_.\[\]>-]+ +:) +\S+$`)
+
+func (e *Engine) normalizeSched(name string, b []byte) []byte {
+	if name == "schedstat" {
+		return fmt.Appendf(nil, "%d 0 0\n", e.clock)
+	}
+	return schedValue.ReplaceAll(b, []byte("$1 0"))
+}
+
 // normalizeMountinfo renumbers the mount and parent ids of mountinfo
 // lines (a parent outside the list, the namespace's root's, becomes 1).
 func normalizeMountinfo(b []byte) []byte {
@@ -151,7 +165,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	}
 	m, g := procStatPath.FindStringSubmatch(path), procGlobalPath.FindStringSubmatch(path)
 	mi := procMountinfoPath.MatchString(path)
-	if m == nil && g == nil && !mi {
+	sc := procSchedPath.FindStringSubmatch(path)
+	if m == nil && g == nil && !mi && sc == nil {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -159,6 +174,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	switch {
+	case sc != nil:
+		content = e.normalizeSched(sc[3], content)
 	case mi:
 		content = normalizeMountinfo(content)
 	case g != nil:

@@ -87,3 +87,18 @@ func TestProcMountinfoStable(t *testing.T) {
 		}
 	}
 }
+
+// TestProcSchedStable: /proc/self/sched and /proc/self/schedstat, the
+// host scheduler's accounting, read the same on every run.
+func TestProcSchedStable(t *testing.T) {
+	argv := tool("sh", "-c", "cat /proc/self/schedstat /proc/self/sched")(t)
+	first := hermitRun(t, nil, argv)
+	if first.Exit != 0 || !regexp.MustCompile(`\A\d+ 0 0\n`).Match(first.Stdout) || !strings.Contains(string(first.Stdout), "nr_switches") {
+		t.Fatalf("hermit run: want schedstat in virtual time, then sched; %s", describe(first))
+	}
+	for i := 2; i <= 3; i++ {
+		if r := hermitRun(t, nil, argv); string(r.Stdout) != string(first.Stdout) {
+			t.Errorf("hermit run %d differs from run 1 at %s", i, firstDiff(first.Stdout, r.Stdout))
+		}
+	}
+}
