@@ -103,7 +103,9 @@ var policy = map[int]handler{
 	abi.SYS_FUTEX_REQUEUE:  unsupported,
 }
 
-// syscall handles thread t stopped at an intercepted syscall.
+// syscall handles thread t stopped at an intercepted syscall. t.policy
+// says whether the engine's policy has the call (else it is intercepted
+// only for the journal).
 func (e *Engine) syscall(t *thread) error {
 	if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
 		return e.gone(t, err)
@@ -120,7 +122,9 @@ func (e *Engine) syscall(t *thread) error {
 			return err
 		}
 	}
-	if h := policy[t.nr]; h != nil {
+	h := policy[t.nr]
+	t.policy = h != nil
+	if h != nil {
 		h(e, t)
 	}
 	return nil

@@ -44,6 +44,8 @@ type thread struct {
 	tscMode int
 	// onExit runs at the syscall-exit stop of an actExitStop resume.
 	onExit func(e *Engine, t *thread)
+	// policy: the engine's policy handles the syscall t is stopped at.
+	policy bool
 	// atSyscall is set while the thread is stopped at an intercepted
 	// syscall that has not run yet.
 	atSyscall bool

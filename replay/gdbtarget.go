@@ -392,15 +392,10 @@ func (t *GDBTarget) ExecFile() (string, error) {
 func guestExe(pid int) (string, bool) {
 	exe, err1 := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	root, err2 := os.Readlink(fmt.Sprintf("/proc/%d/root", pid))
-	switch {
-	case err1 != nil || err2 != nil || strings.HasSuffix(exe, " (deleted)"):
+	if err1 != nil || err2 != nil || strings.HasSuffix(exe, " (deleted)") {
 		return "", false
-	case root == "/":
-		return exe, true
-	case strings.HasPrefix(exe, root+"/"):
-		return exe[len(root):], true
 	}
-	return "", false
+	return guestPath(root, exe)
 }
 
 // Open implements gdbstub.Target.Open: the files of the recording, and

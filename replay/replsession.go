@@ -284,20 +284,6 @@ func (rs *REPLSession) process(vpid int) (detcore.ThreadInfo, error) {
 	return detcore.ThreadInfo{}, fmt.Errorf("no live process %d", vpid)
 }
 
-// guestPath turns a path the kernel shows hermit into the guest's, given
-// the guest's root as hermit sees it.
-func guestPath(root, p string) string {
-	switch {
-	case root == "/" || root == "":
-		return p
-	case p == root:
-		return "/"
-	case strings.HasPrefix(p, root+"/"):
-		return p[len(root):]
-	}
-	return p
-}
-
 // Maps implements repl.Session.Maps: the paths as the guest names them.
 func (rs *REPLSession) Maps(vpid int) (string, error) {
 	th, err := rs.process(vpid)
@@ -312,7 +298,7 @@ func (rs *REPLSession) Maps(vpid int) (string, error) {
 	lines := strings.SplitAfter(string(b), "\n")
 	for i, l := range lines {
 		if j := strings.Index(l, " /"); j >= 0 {
-			lines[i] = l[:j+1] + guestPath(root, strings.TrimSpace(l[j+1:])) + "\n"
+			lines[i] = l[:j+1] + guestPathOr(root, strings.TrimSpace(l[j+1:])) + "\n"
 		}
 	}
 	return strings.Join(lines, ""), nil
@@ -340,7 +326,7 @@ func (rs *REPLSession) Fds(vpid int) ([]repl.Fd, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, repl.Fd{Fd: fd, What: guestPath(root, target)})
+		out = append(out, repl.Fd{Fd: fd, What: guestPathOr(root, target)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Fd < out[j].Fd })
 	return out, nil

@@ -110,3 +110,24 @@ func ThreadName(th detcore.ThreadInfo) string {
 	}
 	return strings.TrimSuffix(string(b), "\n")
 }
+
+// guestPath turns a path the kernel shows hermit into the guest's own,
+// given the guest's root as hermit sees it (readlink /proc/PID/root):
+// false when the path is not under that root.
+func guestPath(root, p string) (string, bool) {
+	switch {
+	case root == "/" || root == "":
+		return p, true
+	case p == root:
+		return "/", true
+	case strings.HasPrefix(p, root+"/"):
+		return p[len(root):], true
+	}
+	return p, false
+}
+
+// guestPathOr is guestPath, leaving a path outside the root as it is.
+func guestPathOr(root, p string) string {
+	g, _ := guestPath(root, p)
+	return g
+}
