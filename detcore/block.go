@@ -10,6 +10,7 @@ const (
 	bkChild                   // wait4/waitid: retried when a child changes state
 	bkSleep                   // waits for its deadline only
 	bkSignal                  // pause, sigsuspend, sigtimedwait
+	bkRetry                   // retries its call after another thread's turn (kwait.go)
 )
 
 // blocker describes what a blocked thread waits for.
@@ -26,7 +27,8 @@ type blocker struct {
 	// check, for bkChild, says whether the wait is over; nil means the
 	// thread was rewound and retries its call whenever a child changes.
 	check func(e *Engine) bool
-	// onReady, when set, prepares a bkChild thread whose wait is over.
+	// onReady, when set, prepares a bkChild or bkFd thread whose wait is
+	// over.
 	onReady func(e *Engine, t *thread)
 	// wakeMask, when set, returns the signals that end this wait given the
 	// thread's blocked mask; by default every unblocked signal does.
@@ -34,6 +36,9 @@ type blocker struct {
 	// rem, for a relative sleep, is where the call writes the time left
 	// when a signal interrupts it.
 	rem uint64
+	// onSignal, when set, prepares the thread when a signal ends its wait
+	// (instead of letting its syscall run natively).
+	onSignal func(e *Engine, t *thread)
 }
 
 // emulate makes t skip its syscall and return ret.
@@ -107,8 +112,17 @@ func (e *Engine) wake(t *thread) bool {
 			if r {
 				e.unblock(t)
 				t.act = actCont
+				if b.onReady != nil {
+					b.onReady(e, t)
+				}
 				return true
 			}
+		}
+	case bkRetry:
+		if uint64(e.result.Stats.Turns) != b.epoch {
+			e.unblock(t)
+			t.act = actCont
+			return true
 		}
 	case bkChild:
 		if e.childEpoch != b.epoch {
@@ -123,12 +137,26 @@ func (e *Engine) wake(t *thread) bool {
 			}
 		}
 	}
-	if e.signalEnds(t, b) {
+	if pending := e.signalEnds(t, b); pending != 0 {
+		if pending&^stopSignals == 0 && t.atSyscall {
+			// Only a stop is pending: the threads of the process join
+			// it without their calls, which they make again once
+			// continued. All of them at once: which one takes the
+			// signal is then the kernel's affair, not the schedule's.
+			for _, o := range t.proc.threads {
+				e.joinStop(o)
+			}
+			return false
+		}
 		// The call runs natively and the kernel interrupts it. This
 		// happens at once, before any other thread can take a signal
 		// meant for the whole process.
 		e.unblock(t)
 		t.act = actCont
+		if b.onSignal != nil {
+			b.onSignal(e, t)
+			return true
+		}
 		// A rewound syscall meets its seccomp stop again first.
 		t.sigWoken = b.kind == bkChild && b.check == nil
 		if b.kind == bkSleep && b.rem != 0 {
@@ -153,24 +181,27 @@ func remainingSleep(rem uint64, deadline int64) func(e *Engine, t *thread) {
 	}
 }
 
-// signalEnds reports whether t has a pending signal that ends wait b: one
+// stopSignals are the signals that stop a process by default.
+const stopSignals = 1<<(abi.SIGSTOP-1) | 1<<(abi.SIGTSTP-1) | 1<<(abi.SIGTTIN-1) | 1<<(abi.SIGTTOU-1)
+
+// signalEnds returns t's pending signals that end wait b (0: none): one
 // for t itself or, since a thread resumed from a ptrace stop recomputes
 // its pending state, one for its process. It reads the thread's signal
 // state only when a signal may have been sent since it last looked.
-func (e *Engine) signalEnds(t *thread, b *blocker) bool {
+func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 	if t.sigChecked == e.sigEpoch+1 {
-		return false
+		return 0
 	}
 	t.sigChecked = e.sigEpoch + 1
 	own, shared, blocked, err := e.t.Signals(t.tid)
 	if err != nil || own|shared == 0 {
-		return false
+		return 0
 	}
 	wake := ^blocked
 	if b.wakeMask != nil {
 		wake = b.wakeMask(blocked)
 	}
-	return (own|shared)&wake != 0
+	return (own | shared) & (wake | 1<<(abi.SIGSTOP-1))
 }
 
 // nextDeadline returns the earliest deadline of a blocked thread or timer.

@@ -114,8 +114,9 @@ type Tracer interface {
 	WriteMem(tid int, addr uint64, b []byte) error
 	// FdKind classifies file descriptor fd of tid's process.
 	FdKind(tid, fd int) FdKind
-	// PipeSpace returns how many bytes a write to fd can take without
-	// blocking, or -1 when fd is not a pipe or the space is unknown.
+	// PipeSpace returns how many bytes a write to fd, a pipe or a Unix
+	// stream socket, can take without blocking, or -1 when fd is neither
+	// or the space is unknown.
 	PipeSpace(tid, fd int) int
 	// Poll polls the given guest descriptors from outside the guest,
 	// waiting at most timeout (0: do not wait), and reports which are ready.
@@ -208,9 +209,12 @@ type Stats struct {
 	Turns        int64 // scheduling decisions
 	Nondet       int64 // points where the outside world decided
 	Preemptions  int64 // watchdog preemptions (nondeterministic)
-	TSCReads     int64 // rdtsc and rdtscp answered from the virtual clock
-	CPUIDs       int64 // cpuid instructions answered
-	Digest       uint64
+	// Retries counts calls that would have blocked in the kernel (a
+	// lock, a semaphore) and waited in the engine to be tried again.
+	Retries  int64
+	TSCReads int64 // rdtsc and rdtscp answered from the virtual clock
+	CPUIDs   int64 // cpuid instructions answered
+	Digest   uint64
 	// BySyscall counts intercepted syscalls by number.
 	BySyscall map[int]int64
 }

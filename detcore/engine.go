@@ -40,6 +40,8 @@ type Engine struct {
 	running *thread
 	// dying counts threads whose exit report the engine waits for.
 	dying int
+	// stopping counts threads resumed to join a group stop (jobctl.go).
+	stopping int
 
 	futexes map[futexKey][]*thread
 	// timers are the guest's timers, all in virtual time.
@@ -198,7 +200,7 @@ func (e *Engine) Run() (Result, error) {
 	stopWatch := e.startWatchdog()
 	defer stopWatch()
 	for len(e.threads) > 0 {
-		if e.running != nil || e.dying > 0 {
+		if e.running != nil || e.dying > 0 || e.stopping > 0 {
 			if e.running != nil {
 				e.waitTid.Store(int64(e.running.tid))
 				e.others.Store(int64(e.countWaiting()))
@@ -300,6 +302,9 @@ func (e *Engine) picked(t *thread) *thread {
 func (e *Engine) forget(t *thread) {
 	if t.state == tsDying {
 		e.dying--
+	}
+	if t.state == tsStopping {
+		e.stopping--
 	}
 	if t.state == tsBlocked {
 		e.unblock(t)
@@ -448,6 +453,13 @@ func (e *Engine) handleStop(st Stop) error {
 	}
 	if !t.started {
 		e.noteFirstStop(t, st)
+		return nil
+	}
+	if st.Kind == StopEvent && isStopSignal(st.Sig) {
+		e.groupStop(t)
+		return nil
+	}
+	if t.state == tsStopping && e.stoppedOther(t, st) {
 		return nil
 	}
 	switch st.Kind {
@@ -638,6 +650,12 @@ func (e *Engine) allBlocked() error {
 				e.result.Stats.Nondet++
 				return nil
 			}
+		}
+		if e.retryAll() {
+			// Only the outside world (a process outside the guest that
+			// holds the lock, say) can let them through now.
+			e.result.Stats.Nondet++
+			return nil
 		}
 		if time.Since(start) > 5*time.Second {
 			e.warnOnce("allblocked", "all guest threads have been blocked for 5s: "+e.describeBlocked())

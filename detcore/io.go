@@ -61,15 +61,30 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	e.blockOn(t, &blocker{kind: bkFd, fds: w, deadline: -1})
 }
 
-// sysWrite is ioOut plus one rule for pipes: a write larger than the space
-// left in the pipe is cut to that space, so it never blocks half done (a
-// short write, which callers of write(2) handle). The length register is
-// restored when the call returns.
+// sysWrite is ioOut plus one rule for pipes and Unix stream sockets: a
+// write larger than the space left is cut to that space, so it never
+// blocks half done in the kernel while the reader is parked (a short
+// write, which callers of write(2) handle). The length register is
+// restored when the call returns. sendto (without MSG_DONTWAIT) has its
+// length in the same register.
 func sysWrite(e *Engine, t *thread) {
-	e.ioWait(t, POLLOUT)
-	if t.state != tsReady || t.act != actCont {
+	if t.nr == abi.SYS_SENDTO && t.regs.R10&msgDontwait != 0 {
 		return
 	}
+	e.ioWait(t, POLLOUT)
+	switch {
+	case t.state == tsBlocked:
+		// Once writable, it takes what fits then.
+		t.block.onReady = cutWrite
+		return
+	case t.state != tsReady || t.act != actCont:
+		return
+	}
+	cutWrite(e, t)
+}
+
+// cutWrite cuts t's write to the space its descriptor has.
+func cutWrite(e *Engine, t *thread) {
 	r := &t.regs
 	fd, count := int(int32(r.Rdi)), r.Rdx
 	space := e.t.PipeSpace(t.tid, fd)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -72,17 +73,32 @@ func normalizeMountinfo(b []byte) []byte {
 			id(string(f[0]), true)
 		}
 	}
+	// Filesystems without a device (proc, tmpfs, ...) get their minor
+	// numbers from the host, in the order mounts happen machine-wide:
+	// number them in order of appearance too.
+	anon := map[string]int{}
 	var out []byte
 	for _, l := range lines {
-		f := bytes.SplitN(l, []byte(" "), 3)
-		if len(f) < 3 {
+		f := bytes.SplitN(l, []byte(" "), 4)
+		if len(f) < 4 {
 			out = append(out, l...)
 			continue
 		}
-		out = fmt.Appendf(out, "%s %s %s", id(string(f[0]), false), id(string(f[1]), false), machineDir.ReplaceAll(f[2], []byte("/hermit-machine/")))
+		dev := string(f[2])
+		if strings.HasPrefix(dev, "0:") {
+			if _, ok := anon[dev]; !ok {
+				anon[dev] = len(anon) + anonMinorBase
+			}
+			dev = "0:" + strconv.Itoa(anon[dev])
+		}
+		out = fmt.Appendf(out, "%s %s %s %s", id(string(f[0]), false), id(string(f[1]), false), dev, machineDir.ReplaceAll(f[3], []byte("/hermit-machine/")))
 	}
 	return out
 }
+
+// anonMinorBase is the first minor number mountinfo shows for a
+// filesystem without a device.
+const anonMinorBase = 20
 
 // /proc/uptime, /proc/loadavg, /proc/stat and /proc/meminfo tell the
 // host's uptime, load, CPU times, boot time and free memory: they are

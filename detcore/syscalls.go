@@ -73,7 +73,7 @@ var policy = map[int]handler{
 	abi.SYS_ACCEPT4:      ioIn,
 	abi.SYS_WRITE:        sysWrite,
 	abi.SYS_WRITEV:       ioOut,
-	abi.SYS_SENDTO:       ioOut,
+	abi.SYS_SENDTO:       sysWrite,
 	abi.SYS_SENDMSG:      ioOut,
 	abi.SYS_SENDMMSG:     ioOut,
 	abi.SYS_POLL:         sysPoll,
@@ -147,7 +147,17 @@ func sysSetTidAddress(e *Engine, t *thread) { t.clearTid = t.regs.Rdi }
 // (when they died would otherwise depend on the host's timing).
 func sysKill(e *Engine, t *thread) {
 	e.sigAfter = true
-	if killSignal(t) != abi.SIGKILL {
+	switch killSignal(t) {
+	case abi.SIGKILL:
+	case abi.SIGCONT:
+		t.act = actExitStop
+		t.onExit = func(e *Engine, t *thread) {
+			if int64(t.regs.Rax) == 0 {
+				e.continueStopped(t)
+			}
+		}
+		return
+	default:
 		return
 	}
 	t.act = actExitStop

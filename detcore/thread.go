@@ -6,12 +6,14 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 type tstate int
 
 const (
-	tsNew     tstate = iota // created, waiting for its first turn
-	tsReady                 // stopped, can run when picked
-	tsBlocked               // stopped at a syscall that must wait
-	tsRunning               // resumed; the engine waits for its next stop
-	tsDying                 // killed or exiting; the engine waits for its exit report
-	tsZombie                // a leader that exited before its threads; reported last
+	tsNew      tstate = iota // created, waiting for its first turn
+	tsReady                  // stopped, can run when picked
+	tsBlocked                // stopped at a syscall that must wait
+	tsRunning                // resumed; the engine waits for its next stop
+	tsDying                  // killed or exiting; the engine waits for its exit report
+	tsZombie                 // a leader that exited before its threads; reported last
+	tsStopping               // resumed to join its process's group stop (jobctl.go)
+	tsStopped                // in a group stop: runs again after a SIGCONT
 )
 
 // parkAction says how to resume a stopped thread when it is picked.
@@ -75,6 +77,8 @@ type thread struct {
 	rng uint64
 	// sigChecked is the signal epoch at which pending signals were last read.
 	sigChecked uint64
+	// retry is the call the thread retries from a retry wait (kwait.go).
+	retry *retryState
 }
 
 // process is one guest thread group.

@@ -51,7 +51,16 @@ const (
 	EFAULT    = 14
 	EINVAL    = 22
 	ENOSYS    = 38
+	ENOMSG    = 42
 	ETIMEDOUT = 110
+	EACCES    = 13
+
+	// ERESTARTSYS and ERESTARTNOHAND (<linux/errno.h>, kernel-internal):
+	// a call a signal interrupted; the kernel restarts it if no handler
+	// runs (and, for ERESTARTSYS, if the handler has SA_RESTART), else
+	// it returns EINTR.
+	ERESTARTSYS    = 512
+	ERESTARTNOHAND = 514
 
 	// ERESTART_RESTARTBLOCK (<linux/errno.h>, kernel-internal): a sleep
 	// a signal interrupted, restarted by restart_syscall if no handler

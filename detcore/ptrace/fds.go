@@ -102,10 +102,31 @@ func (t *Tracer) PipeSpace(tid, fd int) int {
 	}
 	defer unix.Close(c)
 	var st unix.Stat_t
-	if unix.Fstat(c, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	if unix.Fstat(c, &st) != nil {
 		return -1
 	}
-	return pipeSpace(c)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return pipeSpace(c)
+	case unix.S_IFSOCK:
+		return unixStreamSpace(c)
+	}
+	return -1
+}
+
+// unixStreamSpace returns how much a write to a writable Unix stream
+// socket takes without blocking: the kernel queues a write in buffers of
+// at most half the send buffer (less 64) and 32 KiB plus a page's head,
+// and takes the first without waiting while the socket is writable (its
+// queued bytes under the send buffer). Other sockets: -1.
+func unixStreamSpace(c int) int {
+	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	typ, err2 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_TYPE)
+	buf, err3 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_SNDBUF)
+	if err1 != nil || err2 != nil || err3 != nil || dom != unix.AF_UNIX || typ != unix.SOCK_STREAM {
+		return -1
+	}
+	return max(1, min(buf/2-64, 32<<10))
 }
 
 // Poll implements detcore.Tracer.Poll. A descriptor that cannot be copied

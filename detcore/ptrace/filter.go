@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,6 +14,7 @@ import (
 const (
 	offNr   = 0
 	offArch = 4
+	offArgs = 16 // args[6], 8 bytes each; the low half first
 )
 
 // buildFilter returns a seccomp program that sends the syscalls in traced
@@ -44,6 +46,9 @@ func tree(nrs []int) []unix.SockFilter {
 	case 0:
 		return []unix.SockFilter{allow}
 	case 1:
+		if c, ok := detcore.TracedWhen(nrs[0]); ok {
+			return condLeaf(nrs[0], c)
+		}
 		return []unix.SockFilter{
 			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nrs[0]), 0, 1),
 			trace, allow,
@@ -64,6 +69,22 @@ func tree(nrs []int) []unix.SockFilter {
 	}
 	out = append(out, left...)
 	return append(out, right...)
+}
+
+// condLeaf traces syscall nr only when the low 32 bits of its argument
+// c.Arg are one of c.Values.
+func condLeaf(nr int, c detcore.ArgCondition) []unix.SockFilter {
+	n := len(c.Values)
+	out := []unix.SockFilter{
+		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nr), 0, uint8(n+1)),
+		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*c.Arg)),
+	}
+	for i, v := range c.Values {
+		out = append(out, jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, v, uint8(n-i), 0))
+	}
+	return append(out,
+		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
+		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE))
 }
 
 func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }

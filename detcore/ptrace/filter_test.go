@@ -7,7 +7,7 @@ import (
 )
 
 // runFilter interprets the subset of classic BPF that buildFilter emits.
-func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32) uint32 {
+func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, args ...uint32) uint32 {
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
@@ -19,6 +19,13 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32) uin
 			case offNr:
 				a = nr
 			default:
+				if i := (int(in.K) - offArgs) / 8; in.K >= offArgs && in.K%8 == 0 && i < 6 {
+					a = 0
+					if i < len(args) {
+						a = args[i]
+					}
+					break
+				}
 				t.Fatalf("load of offset %d", in.K)
 			}
 		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
@@ -60,7 +67,7 @@ func TestFilterLarge(t *testing.T) {
 			t.Fatalf("%d syscalls: %d instructions, over the kernel's limit", n, len(prog))
 		}
 		for nr := 0; nr < 470; nr++ {
-			got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, uint32(nr))
+			got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, uint32(nr), 0, unix.F_SETLKW)
 			want := uint32(unix.SECCOMP_RET_ALLOW)
 			if traced[nr] {
 				want = unix.SECCOMP_RET_TRACE
@@ -68,6 +75,28 @@ func TestFilterLarge(t *testing.T) {
 			if got != want {
 				t.Fatalf("%d syscalls: syscall %d gets %#x, want %#x", n, nr, got, want)
 			}
+		}
+	}
+}
+
+// TestFilterArgCondition: fcntl stops only for its waiting lock commands
+// (F_SETLKW, F_OFD_SETLKW), and the syscalls around it are unaffected.
+func TestFilterArgCondition(t *testing.T) {
+	prog := buildFilter([]int{unix.SYS_FCNTL, unix.SYS_FLOCK, unix.SYS_READ})
+	for _, c := range []struct {
+		nr, cmd uint32
+		want    uint32
+	}{
+		{unix.SYS_FCNTL, unix.F_SETLKW, unix.SECCOMP_RET_TRACE},
+		{unix.SYS_FCNTL, unix.F_OFD_SETLKW, unix.SECCOMP_RET_TRACE},
+		{unix.SYS_FCNTL, unix.F_SETLK, unix.SECCOMP_RET_ALLOW},
+		{unix.SYS_FCNTL, unix.F_GETFL, unix.SECCOMP_RET_ALLOW},
+		{unix.SYS_FLOCK, unix.F_GETFL, unix.SECCOMP_RET_TRACE},
+		{unix.SYS_READ, 0, unix.SECCOMP_RET_TRACE},
+		{unix.SYS_WRITE, unix.F_SETLKW, unix.SECCOMP_RET_ALLOW},
+	} {
+		if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, c.nr, 3, c.cmd); got != c.want {
+			t.Errorf("syscall %d with argument %d: %#x, want %#x", c.nr, c.cmd, got, c.want)
 		}
 	}
 }

@@ -137,7 +137,9 @@ func Start(o Options) (*Tracer, int, error) {
 		Stderr:     orFile(o.Stderr, os.Stderr),
 		ExtraFiles: []*os.File{errW},
 		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWUTS,
+			// A fresh IPC namespace: System V IPC ids are then the
+			// same on every run (they count up machine-wide otherwise).
+			Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC,
 			Pdeathsig:  syscall.SIGKILL,
 			Setpgid:    o.OwnGroup,
 		},

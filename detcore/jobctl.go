@@ -1,0 +1,203 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// Job control. A process stopped by a signal (SIGSTOP, or SIGTSTP, SIGTTIN
+// or SIGTTOU with their default action) must stay stopped until a SIGCONT,
+// and its parent's wait must see it stopped; hermit must not resume it at
+// its next turn. The kernel completes a group stop only when every thread
+// of the process has stopped, but threads hermit parks at their ptrace
+// stops would never get there: when the first thread of a process reports
+// its group stop, the engine lets the others reach theirs at once (a
+// thread parked at a syscall entry gives up its call and makes it again
+// once continued). Stopped threads are not scheduled until a guest thread
+// sends their process SIGCONT; the engine then lets them run again. All
+// of this is driven by the guest's own calls, so it is deterministic.
+
+// isStopSignal reports whether sig stops a process by default.
+func isStopSignal(sig int) bool {
+	switch sig {
+	case abi.SIGSTOP, abi.SIGTSTP, abi.SIGTTIN, abi.SIGTTOU:
+		return true
+	}
+	return false
+}
+
+// groupStop handles the report that thread t entered a group stop.
+func (e *Engine) groupStop(t *thread) {
+	if e.running == t {
+		e.running = nil
+	}
+	if t.state == tsStopping {
+		e.stopping--
+	}
+	if t.state == tsDying {
+		return
+	}
+	if t.state == tsBlocked {
+		e.unblock(t)
+	}
+	t.state = tsStopped
+	t.act = actCont
+	e.childEpoch++
+	for _, o := range t.proc.threads {
+		if o != t {
+			e.joinStop(o)
+		}
+	}
+}
+
+// joinStop resumes o, a parked thread of a process in a group stop, so
+// that it reaches its own. It has the stop pending, so it runs no code of
+// the guest's before it stops.
+func (e *Engine) joinStop(o *thread) {
+	switch o.state {
+	case tsReady, tsBlocked:
+	default:
+		return
+	}
+	if !o.started || e.running == o {
+		return
+	}
+	if o.state == tsBlocked {
+		e.unblock(o)
+	}
+	if o.atSyscall && !e.skipCall(o) {
+		return
+	}
+	o.act = actCont
+	o.onExit = nil
+	o.state = tsStopping
+	e.stopping++
+	if err := e.t.Resume(o.tid, ResumeCont, 0); err != nil {
+		e.stopping--
+		o.state = tsReady
+		_ = e.gone(o, err)
+	}
+}
+
+// stoppedOther handles a stop other than its group stop from a thread
+// the engine resumed to join one, and reports whether that is all: a
+// signal to deliver (the stop signal was caught, say) waits for the
+// thread's next turn.
+func (e *Engine) stoppedOther(t *thread, st Stop) bool {
+	switch {
+	case st.Kind == StopSignal && st.Sig == abi.SIGSTOP:
+		// The thread that takes the SIGSTOP: deliver it, and it stops.
+		if err := e.t.Resume(t.tid, ResumeCont, st.Sig); err != nil {
+			e.stopping--
+			_ = e.gone(t, err)
+		}
+		return true
+	case st.Kind == StopSeccomp:
+		// It found nothing to take (another thread took the signal and
+		// has not started the group stop yet) and made its call again:
+		// skip it again until the stop reaches it, so that no thread
+		// runs a call while its process stops, whichever thread took
+		// the signal.
+		if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
+			e.stopping--
+			_ = e.gone(t, err)
+			return true
+		}
+		t.nr = int(int32(t.regs.OrigRax))
+		t.atSyscall = true
+		e.skipCall(t)
+		if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+			e.stopping--
+			_ = e.gone(t, err)
+		}
+		return true
+	}
+	e.stopping--
+	t.state = tsRunning
+	if st.Kind != StopSignal {
+		return false
+	}
+	t.state = tsReady
+	t.act = actCont
+	t.sig = st.Sig
+	return true
+}
+
+// continueStopped makes the stopped threads of the processes a SIGCONT
+// from t reached runnable again, once the kill call has succeeded.
+func (e *Engine) continueStopped(t *thread) {
+	for _, p := range e.signalTargets(t) {
+		for _, o := range p.threads {
+			if o.state == tsStopped {
+				o.state = tsReady
+				o.act = actCont
+			}
+		}
+	}
+	e.childEpoch++
+}
+
+// signalTargets returns the guest processes a signal-sending call of t
+// reaches (kill's pid rules; the thread-directed calls reach the thread's
+// process).
+func (e *Engine) signalTargets(t *thread) []*process {
+	r := &t.regs
+	switch t.nr {
+	case abi.SYS_TKILL:
+		return e.procsWhere(func(p *process) bool { return p.hasVtid(int(int32(r.Rdi))) })
+	case abi.SYS_TGKILL, abi.SYS_RT_TGSIGQUEUEINFO, abi.SYS_RT_SIGQUEUEINFO:
+		return e.procsWhere(func(p *process) bool { return p.vpid == int(int32(r.Rdi)) })
+	case abi.SYS_PIDFD_SEND_SIGNAL:
+		// The target is a descriptor: take every stopped process.
+		return e.procsWhere(func(*process) bool { return true })
+	}
+	switch pid := int(int32(r.Rdi)); {
+	case pid > 0:
+		return e.procsWhere(func(p *process) bool { return p.vpid == pid })
+	case pid == -1:
+		return e.procsWhere(func(p *process) bool { return p != t.proc })
+	case pid == 0:
+		sel, ok := e.groupSel(t.tid)
+		if !ok {
+			return nil
+		}
+		return e.procsWhere(func(p *process) bool { return e.matches(p, sel) })
+	default:
+		sel, ok := e.guestGroupSel(-pid)
+		if !ok {
+			return nil
+		}
+		return e.procsWhere(func(p *process) bool { return e.matches(p, sel) })
+	}
+}
+
+func (e *Engine) procsWhere(f func(p *process) bool) []*process {
+	var ps []*process
+	for _, p := range e.procs {
+		if f(p) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func (p *process) hasVtid(vtid int) bool {
+	for _, t := range p.threads {
+		if t.vtid == vtid {
+			return true
+		}
+	}
+	return false
+}
+
+// skipCall makes t, stopped at a syscall that has not run, skip it and
+// come back to its syscall instruction: it makes the call again when it
+// next runs.
+func (e *Engine) skipCall(t *thread) bool {
+	t.regs.OrigRax = ^uint64(0)
+	t.regs.Rax = uint64(t.nr)
+	t.regs.Rip -= abi.SyscallInsnLen
+	if err := e.t.SetRegs(t.tid, &t.regs); err != nil {
+		_ = e.gone(t, err)
+		return false
+	}
+	t.atSyscall = false
+	return true
+}

@@ -1,0 +1,110 @@
+package tests
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// compatRuns is how many `hermit run`s of a compatibility guest must agree.
+const compatRuns = 3
+
+// compatCase is a guest whose native output is the same on every run.
+type compatCase struct {
+	name string
+	argv argvFunc
+	want string // its whole stdout, natively and under hermit
+}
+
+// checkCompat runs each case natively (stdout must be want, exit 0), under
+// `hermit run` compatRuns times (the native output every time, so no
+// hang, no lost or changed line), and records and replays it (the replay
+// must show the recording). Each command is bounded by runTimeout: a hang
+// fails the case.
+func checkCompat(t *testing.T, cases []compatCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			nat := native(t, argv)
+			if nat.Exit != 0 || string(nat.Stdout) != c.want {
+				t.Fatalf("native run: want exit 0 and stdout\n%s\ngot %s", c.want, describe(nat))
+			}
+			for i := 1; i <= compatRuns; i++ {
+				r := hermitRun(t, nil, argv)
+				if d := firstDiff(nat.Stdout, r.Stdout); d != "" || r.Exit != 0 {
+					t.Fatalf("hermit run %d: stdout differs from native at %s; %s", i, d, describe(r))
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "trace")
+			rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+			if d := firstDiff(nat.Stdout, rec.Stdout); d != "" || rec.Exit != 0 {
+				t.Fatalf("hermit record: stdout differs from native at %s; %s", d, describe(rec))
+			}
+			rec.Stderr = guestStderr(rec.Stderr)
+			rep := replay(t, dir)
+			rep.Stderr = guestStderr(rep.Stderr)
+			sameRun(t, "replay", rec, rep)
+		})
+	}
+}
+
+// TestKernelWaits: calls that block in the kernel until another guest
+// process acts (file locks, System V queues and semaphores, a write to a
+// full socket or pipe) end as natively: the engine turns them into waits
+// of its own, so the process that releases them gets to run.
+func TestKernelWaits(t *testing.T) {
+	checkCompat(t, []compatCase{{
+		name: "locks, queues, semaphores, full socket and pipe",
+		argv: cGuest("kernel_waits.c"),
+		want: `flock: parent lets go
+flock: child done waiting
+fcntl: parent lets go
+fcntl: child done waiting
+ofd: parent lets go
+ofd: child done waiting
+msgrcv: parent lets go
+child: received "hello"
+msgrcv: child done waiting
+msgsnd: parent lets go
+msgsnd: child done waiting
+parent: then received "second"
+semop: parent lets go
+semop: child done waiting
+semtimedop: parent lets go
+semtimedop: child done waiting
+socket: parent lets go
+socket: child done waiting
+pipe: parent lets go
+pipe: child done waiting
+semop with a SIGALRM handler: EINTR
+semtimedop of 300 ms: EAGAIN
+flock with an SA_RESTART handler: restarted, got the lock
+all waits ended
+`,
+	}})
+}
+
+// TestJobControl: a process stopped by SIGSTOP stays stopped (it writes
+// nothing) until SIGCONT, its parent's waitpid sees it stopped and
+// continued, also with five threads, and when it stops itself; a SIGKILL
+// ends it while stopped.
+func TestJobControl(t *testing.T) {
+	const stopCont = `SIGSTOP: stopped by signal 19
+written while stopped: 0 bytes
+SIGCONT: continued
+the child writes again
+SIGSTOP again: stopped by signal 19
+SIGKILL while stopped: killed by signal 9
+`
+	checkCompat(t, []compatCase{
+		{"stop and continue a child", cGuest("jobctl.c"), stopCont},
+		{"stop and continue a child with threads", cGuest("jobctl.c", "threads"), stopCont},
+		{"a child stops itself", cGuest("jobctl.c", "self"), `raise(SIGSTOP): stopped by signal 19
+SIGCONT: continued
+child: goes on after its own SIGSTOP
+child: exited 4
+`},
+	})
+}
