@@ -607,6 +607,10 @@ type OutsideTracer interface {
 	WaitsOutside(ws []FdWait) bool
 }
 
+// deadlockGrace is how long, in real time, the engine lets a guest whose
+// threads all wait on each other sit before it reports the deadlock.
+const deadlockGrace = 2 * time.Second
+
 // maxOutsideWait bounds how long, in real time, the engine waits for the
 // outside world before letting virtual time reach a deadline.
 const maxOutsideWait = 10 * time.Second
@@ -640,6 +644,14 @@ func (e *Engine) allBlocked() error {
 		return err
 	}
 	start := time.Now()
+	outside := false
+	if ot, can := e.t.(OutsideTracer); !can || (len(ws) > 0 && ot.WaitsOutside(ws)) {
+		outside = true
+	}
+	for _, t := range e.ordered() {
+		// A signal from outside ends a pause; a lock may be held outside.
+		outside = outside || t.state == tsNew || (t.state == tsBlocked && (t.block.kind == bkSignal || t.block.kind == bkRetry))
+	}
 	for {
 		ready, err := e.pollOutside(ws, 100*time.Millisecond)
 		if ready || err != nil {
@@ -656,6 +668,9 @@ func (e *Engine) allBlocked() error {
 			// holds the lock, say) can let them through now.
 			e.result.Stats.Nondet++
 			return nil
+		}
+		if !outside && time.Since(start) > deadlockGrace {
+			return fmt.Errorf("the guest is deadlocked: every thread waits for another, and nothing outside the guest can end the waits (%s)", e.describeBlocked())
 		}
 		if time.Since(start) > 5*time.Second {
 			e.warnOnce("allblocked", "all guest threads have been blocked for 5s: "+e.describeBlocked())
@@ -686,13 +701,16 @@ func (e *Engine) describeBlocked() string {
 	var parts []string
 	for _, t := range e.ordered() {
 		desc := "ready"
+		if t.state == tsStopped {
+			desc = "stopped by a signal"
+		}
 		if t.state == tsBlocked {
 			desc = abi.SyscallName(t.nr)
 			if t.block.kind == bkFutex {
 				desc += fmt.Sprintf("(%#x)", t.block.key.addr)
 			}
 		}
-		parts = append(parts, fmt.Sprintf("tid %d %s", t.tid, desc))
+		parts = append(parts, fmt.Sprintf("thread %d %s", t.vtid, desc))
 	}
 	return strings.Join(parts, ", ")
 }

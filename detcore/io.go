@@ -58,6 +58,15 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	if ready, err := e.t.Poll(w, 0); err != nil || ready[0] {
 		return
 	}
+	if pt, ok := e.t.(ProcTracer); ok && events == POLLIN {
+		if path, err := pt.FdPath(t.tid, fd); err == nil && path == "anon_inode:[signalfd]" {
+			// hermit's poll would ask about its own signals: the read
+			// waits for a signal of the guest's (any: one the descriptor
+			// does not take is delivered, or ends the read, as natively).
+			e.blockOn(t, &blocker{kind: bkSignal, deadline: -1, wakeMask: func(uint64) uint64 { return ^uint64(0) }})
+			return
+		}
+	}
 	e.blockOn(t, &blocker{kind: bkFd, fds: w, deadline: -1})
 }
 

@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"fmt"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // Calls that block in the kernel until another guest thread acts (a file
 // lock, a System V semaphore or message queue) would leave the engine
@@ -31,14 +35,20 @@ const (
 type ArgCondition struct {
 	Arg    int
 	Values []uint32
+	// Mask, if not 0, is a set of flags instead: the call needs a stop
+	// when the argument has one of them.
+	Mask uint32
 }
 
 // TracedWhen returns the condition under which the engine needs to see
 // syscall nr, if it needs it only sometimes. (fcntl is common, and only
 // its waiting lock commands concern the engine.)
 func TracedWhen(nr int) (ArgCondition, bool) {
-	if nr == abi.SYS_FCNTL {
+	switch nr {
+	case abi.SYS_FCNTL:
 		return ArgCondition{Arg: 1, Values: []uint32{fSetlkw, fOfdSetlkw}}, true
+	case abi.SYS_CLONE:
+		return ArgCondition{Arg: 0, Mask: cloneUntraced}, true
 	}
 	return ArgCondition{}, false
 }
@@ -50,6 +60,40 @@ func init() {
 	policy[abi.SYS_MSGSND] = sysMsgq
 	policy[abi.SYS_SEMOP] = sysSemop
 	policy[abi.SYS_SEMTIMEDOP] = sysSemop
+	policy[abi.SYS_CLONE] = sysCloneUntraced
+	policy[abi.SYS_PTRACE] = sysPtrace
+}
+
+// cloneUntraced is CLONE_UNTRACED, with which a child would escape the
+// tracer: hermit would lose it (it ran free, and hermit waited for no
+// exit of it). The flag is dropped; a guest cannot tell.
+const cloneUntraced = 0x00800000
+
+func sysCloneUntraced(e *Engine, t *thread) {
+	if t.regs.Rdi&cloneUntraced == 0 {
+		return
+	}
+	t.regs.Rdi &^= cloneUntraced
+	_ = e.t.SetRegs(t.tid, &t.regs)
+}
+
+// sysPtrace refuses a guest's ptrace: its programs are hermit's own
+// tracees, and hermit does not yet pass their ptrace stops on to a
+// tracer inside the guest. The kernel would say EPERM with no reason;
+// hermit says why, once.
+func sysPtrace(e *Engine, t *thread) {
+	req := ptraceRequests[t.regs.Rdi]
+	if req == "" {
+		req = fmt.Sprintf("request %#x", t.regs.Rdi)
+	}
+	e.warnOnce("ptrace", fmt.Sprintf("the guest called ptrace(%s): hermit does not emulate ptrace for the programs it runs (they are its own tracees), so the call fails with EPERM", req))
+	t.emulate(-abi.EPERM)
+}
+
+var ptraceRequests = map[uint64]string{
+	0: "PTRACE_TRACEME", 1: "PTRACE_PEEKTEXT", 2: "PTRACE_PEEKDATA", 7: "PTRACE_CONT", 8: "PTRACE_KILL",
+	9: "PTRACE_SINGLESTEP", 12: "PTRACE_GETREGS", 16: "PTRACE_ATTACH", 17: "PTRACE_DETACH",
+	24: "PTRACE_SYSCALL", 0x4200: "PTRACE_SETOPTIONS", 0x4206: "PTRACE_SEIZE", 0x4207: "PTRACE_INTERRUPT",
 }
 
 // retryState is the deadline of a call that is retried, kept across its

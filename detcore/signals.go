@@ -31,7 +31,42 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 	}
 	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
+	if e.faultAgain(t, st.Sig) {
+		return nil
+	}
 	return e.deliver(t, st.Sig)
+}
+
+// faultAgain notices a fault that comes back at the same instruction,
+// three times with no syscall between: the kernel ignored the signal (a
+// handler that fixes nothing loops natively too). That happens to the init
+// of a pid namespace the guest made, whose default-action fatal signals
+// the kernel drops while it is traced (untraced, it would die), so it
+// would fault forever. hermit kills it instead, and says so.
+func (e *Engine) faultAgain(t *thread, sig int) bool {
+	switch sig {
+	case abi.SIGSEGV, abi.SIGBUS, abi.SIGILL, abi.SIGFPE:
+	default:
+		t.fault = 0
+		return false
+	}
+	var r abi.Regs
+	if e.t.GetRegs(t.tid, &r) != nil {
+		return false
+	}
+	key := r.Rip<<8 | uint64(sig)
+	if t.fault != key {
+		t.fault, t.faults = key, 1
+		return false
+	}
+	if t.faults++; t.faults < 3 {
+		return false
+	}
+	e.warnOnce(fmt.Sprintf("fault-loop:%d", t.vtid), fmt.Sprintf("thread %d faults with signal %d at %#x again and again: "+
+		"it is the init of a pid namespace, whose fatal signals the kernel ignores while hermit traces it, so hermit kills it "+
+		"with SIGKILL (natively it dies of signal %d)", t.vtid, sig, r.Rip, sig))
+	_ = e.t.Signal(t.proc.pid, 0, abi.SIGKILL, nil)
+	return false
 }
 
 func (e *Engine) deliver(t *thread, sig int) error {

@@ -79,6 +79,10 @@ type thread struct {
 	sigChecked uint64
 	// retry is the call the thread retries from a retry wait (kwait.go).
 	retry *retryState
+	// fault and faults are the last fault (address and signal) and how
+	// many times in a row it came (signals.go).
+	fault  uint64
+	faults int
 }
 
 // process is one guest thread group.

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
@@ -107,4 +108,43 @@ child: goes on after its own SIGSTOP
 child: exited 4
 `},
 	})
+}
+
+// TestEscapes: corners where a traced program could slip out of hermit's
+// hands, or a wait could hang it, behave as natively.
+func TestEscapes(t *testing.T) {
+	checkCompat(t, []compatCase{
+		{"signalfd read with the signal pending", cGuest("escapes.c", "signalfd"), "signalfd read: signal 12\n"},
+		{"CLONE_UNTRACED child", cGuest("escapes.c", "untraced"), "untraced child runs\nuntraced child exited 3\n"},
+		{"sigsuspend with a pending signal", cGuest("escapes.c", "sigsuspend"), "sigsuspend: -1, EINTR, handler ran 1 time(s)\n"},
+		{"a blocked signal across execve", cGuest("escapes.c", "execmask"), "after execve: SIGUSR1 blocked: yes\n"},
+		{"SIGALRM to the thread that takes it", cGuest("escapes.c", "alarm"), "SIGALRM caught by the main thread: 1\n"},
+	})
+}
+
+// TestRefusals: what hermit cannot model ends with one line saying so,
+// never a hang: a guest's own ptrace fails with EPERM and a warning; a
+// fault in the init of a pid namespace the guest made (which the kernel
+// ignores while hermit traces it) kills it, with a warning; a guest
+// whose threads all wait on each other ends with status 125 and the
+// deadlock described.
+func TestRefusals(t *testing.T) {
+	cases := []struct {
+		name, mode   string
+		exit         int
+		stdout, line string
+	}{
+		{"guest ptrace", "ptrace", 0, "PTRACE_TRACEME: -1 EPERM\n", "hermit: warning: the guest called ptrace(PTRACE_TRACEME): hermit does not emulate ptrace"},
+		{"pid namespace init faults", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
+		{"deadlock", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := hermitRun(t, nil, cGuest("escapes.c", c.mode)(t))
+			if r.Exit != c.exit || string(r.Stdout) != c.stdout || !strings.Contains(string(r.Stderr), c.line) {
+				t.Errorf("want exit %d, stdout %q and %q on stderr; %s", c.exit, c.stdout, c.line, describe(r))
+			}
+		})
+	}
 }

@@ -72,8 +72,17 @@ func tree(nrs []int) []unix.SockFilter {
 }
 
 // condLeaf traces syscall nr only when the low 32 bits of its argument
-// c.Arg are one of c.Values.
+// c.Arg are one of c.Values (or have one of the flags c.Mask).
 func condLeaf(nr int, c detcore.ArgCondition) []unix.SockFilter {
+	if c.Mask != 0 {
+		return []unix.SockFilter{
+			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nr), 0, 2),
+			stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*c.Arg)),
+			jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, c.Mask, 1, 0),
+			stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
+			stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE),
+		}
+	}
 	n := len(c.Values)
 	out := []unix.SockFilter{
 		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nr), 0, uint8(n+1)),

@@ -28,10 +28,13 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, arg
 				}
 				t.Fatalf("load of offset %d", in.K)
 			}
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
 			cond := a == in.K
-			if in.Code&0xf0 == unix.BPF_JGE {
+			switch in.Code & 0xf0 {
+			case unix.BPF_JGE:
 				cond = a >= in.K
+			case unix.BPF_JSET:
+				cond = a&in.K != 0
 			}
 			if cond {
 				pc += int(in.Jt)
@@ -67,7 +70,7 @@ func TestFilterLarge(t *testing.T) {
 			t.Fatalf("%d syscalls: %d instructions, over the kernel's limit", n, len(prog))
 		}
 		for nr := 0; nr < 470; nr++ {
-			got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, uint32(nr), 0, unix.F_SETLKW)
+			got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, uint32(nr), unix.CLONE_UNTRACED, unix.F_SETLKW)
 			want := uint32(unix.SECCOMP_RET_ALLOW)
 			if traced[nr] {
 				want = unix.SECCOMP_RET_TRACE
@@ -98,5 +101,20 @@ func TestFilterArgCondition(t *testing.T) {
 		if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, c.nr, 3, c.cmd); got != c.want {
 			t.Errorf("syscall %d with argument %d: %#x, want %#x", c.nr, c.cmd, got, c.want)
 		}
+	}
+	// clone stops only with CLONE_UNTRACED among its flags.
+	prog = buildFilter([]int{unix.SYS_CLONE, unix.SYS_FCNTL})
+	for _, c := range []struct {
+		flags, want uint32
+	}{
+		{unix.CLONE_VM | unix.CLONE_THREAD, unix.SECCOMP_RET_ALLOW},
+		{unix.CLONE_UNTRACED | uint32(unix.SIGCHLD), unix.SECCOMP_RET_TRACE},
+	} {
+		if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, unix.SYS_CLONE, c.flags); got != c.want {
+			t.Errorf("clone(%#x): %#x, want %#x", c.flags, got, c.want)
+		}
+	}
+	if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, unix.SYS_FCNTL, 3, unix.F_GETFD); got != unix.SECCOMP_RET_ALLOW {
+		t.Errorf("fcntl F_GETFD: %#x, want allow", got)
 	}
 }

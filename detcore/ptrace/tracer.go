@@ -503,7 +503,7 @@ func (t *Tracer) Close() {
 }
 
 // GuestTid implements detcore.Tracer.GuestTid from the NSpid line of
-// /proc/TID/status (its last field is the id in the innermost namespace).
+// /proc/TID/status.
 func (t *Tracer) GuestTid(tid int) (int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
@@ -511,9 +511,15 @@ func (t *Tracer) GuestTid(tid int) (int, error) {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			// hermit's own namespace first, then the guest's, then any
+			// the guest made: a process in one of those is known by
+			// its id in the guest's namespace, as its parent sees it.
 			f := strings.Fields(v)
+			if len(f) > 1 {
+				return strconv.Atoi(f[1])
+			}
 			if len(f) > 0 {
-				return strconv.Atoi(f[len(f)-1])
+				return strconv.Atoi(f[0])
 			}
 		}
 	}

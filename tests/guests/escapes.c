@@ -1,0 +1,144 @@
+/* escapes: corners where a traced program could slip out of hermit's
+ * hands or hang it. Each mode prints what it saw:
+ *   signalfd   a signalfd read with its signal already pending
+ *   untraced   a child made with CLONE_UNTRACED exits with its status
+ *   sigsuspend returns -1/EINTR after the handler of a pending signal
+ *   execmask   a blocked signal stays blocked across execve
+ *   alarm      SIGALRM goes to the one thread that does not block it
+ *   ptrace     PTRACE_TRACEME (hermit refuses it: EPERM)
+ *   pidns      the init of a new pid namespace dies of a fault
+ *   deadlock   two threads each wait for the other's mutex
+ */
+#include "guest.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+static volatile sig_atomic_t caught;
+static void handler(int sig) { (void)sig; caught++; }
+
+static void *pauser(void *arg) {
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static pthread_mutex_t ma = PTHREAD_MUTEX_INITIALIZER, mb = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t both;
+
+static void *lock_b_then_a(void *arg) {
+	(void)arg;
+	pthread_mutex_lock(&mb);
+	pthread_barrier_wait(&both);
+	pthread_mutex_lock(&ma);
+	return NULL;
+}
+
+static void block(int sig) {
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	CHECK(pthread_sigmask(SIG_BLOCK, &s, NULL) == 0);
+}
+
+int main(int argc, char **argv) {
+	const char *m = argc > 1 ? argv[1] : "";
+	int st;
+	if (!strcmp(m, "signalfd")) {
+		block(SIGUSR2);
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR2);
+		int fd = signalfd(-1, &s, 0);
+		CHECK(fd >= 0 && kill(getpid(), SIGUSR2) == 0);
+		struct signalfd_siginfo si;
+		CHECK(read(fd, &si, sizeof si) == sizeof si);
+		say("signalfd read: signal %u\n", si.ssi_signo);
+	} else if (!strcmp(m, "untraced")) {
+		pid_t c = (pid_t)syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
+		CHECK(c >= 0);
+		if (c == 0) {
+			say("untraced child runs\n");
+			_exit(3);
+		}
+		CHECK(waitpid(c, &st, 0) == c);
+		say("untraced child exited %d\n", WEXITSTATUS(st));
+	} else if (!strcmp(m, "sigsuspend")) {
+		signal(SIGUSR1, handler);
+		sigset_t old;
+		block(SIGUSR1);
+		CHECK(pthread_sigmask(SIG_BLOCK, NULL, &old) == 0);
+		sigdelset(&old, SIGUSR1);
+		CHECK(kill(getpid(), SIGUSR1) == 0);
+		int r = sigsuspend(&old);
+		say("sigsuspend: %d, %s, handler ran %d time(s)\n", r, errno == EINTR ? "EINTR" : "not EINTR", (int)caught);
+	} else if (!strcmp(m, "execmask")) {
+		if (argc > 2) {
+			sigset_t s;
+			CHECK(sigprocmask(SIG_BLOCK, NULL, &s) == 0);
+			say("after execve: SIGUSR1 blocked: %s\n", sigismember(&s, SIGUSR1) ? "yes" : "no");
+			return 0;
+		}
+		block(SIGUSR1);
+		execl("/proc/self/exe", argv[0], "execmask", "again", (char *)NULL);
+		CHECK(0);
+	} else if (!strcmp(m, "alarm")) {
+		block(SIGALRM);
+		pthread_t t;
+		for (int i = 0; i < 3; i++)
+			CHECK(pthread_create(&t, NULL, pauser, NULL) == 0);
+		signal(SIGALRM, handler);
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, SIGALRM);
+		CHECK(pthread_sigmask(SIG_UNBLOCK, &s, NULL) == 0);
+		alarm(1);
+		pause();
+		say("SIGALRM caught by the main thread: %d\n", (int)caught);
+	} else if (!strcmp(m, "ptrace")) {
+		pid_t c = fork();
+		CHECK(c >= 0);
+		if (c == 0) {
+			long r = ptrace(PTRACE_TRACEME, 0, 0, 0);
+			say("PTRACE_TRACEME: %ld%s\n", r, r == -1 && errno == EPERM ? " EPERM" : "");
+			_exit(0);
+		}
+		CHECK(waitpid(c, &st, 0) == c);
+	} else if (!strcmp(m, "pidns")) {
+		pid_t c = fork();
+		CHECK(c >= 0);
+		if (c == 0) {
+			CHECK(unshare(CLONE_NEWPID) == 0);
+			pid_t init = fork();
+			CHECK(init >= 0);
+			if (init == 0) {
+				say("init of the new namespace: pid %d\n", (int)getpid());
+				*(volatile int *)0 = 1;
+			}
+			CHECK(waitpid(init, &st, 0) == init);
+			say("init died: %s\n", WIFSIGNALED(st) ? "by a signal" : "exited");
+			_exit(0);
+		}
+		CHECK(waitpid(c, &st, 0) == c);
+	} else if (!strcmp(m, "deadlock")) {
+		pthread_barrier_init(&both, NULL, 2);
+		pthread_t t;
+		pthread_mutex_lock(&ma);
+		CHECK(pthread_create(&t, NULL, lock_b_then_a, NULL) == 0);
+		pthread_barrier_wait(&both);
+		say("both locked one mutex each\n");
+		pthread_mutex_lock(&mb);
+		say("not reached\n");
+	} else {
+		sayfd(2, "usage: escapes MODE\n");
+		return 2;
+	}
+	return 0;
+}
