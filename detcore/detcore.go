@@ -211,7 +211,10 @@ type Stats struct {
 	Preemptions  int64 // watchdog preemptions (nondeterministic)
 	// Retries counts calls that would have blocked in the kernel (a
 	// lock, a semaphore) and waited in the engine to be tried again.
-	Retries  int64
+	Retries int64
+	// Orphans counts the processes still running when the main process
+	// exited, which the run killed.
+	Orphans  int64
 	TSCReads int64 // rdtsc and rdtscp answered from the virtual clock
 	CPUIDs   int64 // cpuid instructions answered
 	Digest   uint64

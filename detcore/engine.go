@@ -595,6 +595,24 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		} else {
 			e.result.ExitCode = st.Code
 		}
+		e.endRest()
+	}
+}
+
+// endRest ends the run as a container's ends when its main process
+// exits: the guest processes still running (daemons, orphans) are
+// killed, at this deterministic point, and --summary counts them.
+func (e *Engine) endRest() {
+	for _, o := range e.ordered() {
+		if o.state == tsDying || o.proc.pid != o.tid {
+			continue
+		}
+		if e.t.Signal(o.proc.pid, 0, abi.SIGKILL, nil) == nil {
+			e.result.Stats.Orphans++
+		}
+	}
+	for _, o := range e.ordered() {
+		e.setDying(o)
 	}
 }
 

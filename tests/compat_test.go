@@ -127,7 +127,8 @@ func TestEscapes(t *testing.T) {
 // fault in the init of a pid namespace the guest made (which the kernel
 // ignores while hermit traces it) kills it, with a warning; a guest
 // whose threads all wait on each other ends with status 125 and the
-// deadlock described.
+// deadlock described; a daemon left running when the main process exits
+// is killed, and --summary says so.
 func TestRefusals(t *testing.T) {
 	cases := []struct {
 		name, mode   string
@@ -137,11 +138,13 @@ func TestRefusals(t *testing.T) {
 		{"guest ptrace", "ptrace", 0, "PTRACE_TRACEME: -1 EPERM\n", "hermit: warning: the guest called ptrace(PTRACE_TRACEME): hermit does not emulate ptrace"},
 		{"pid namespace init faults", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
 		{"deadlock", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
+		// As in a container, the run ends with its main process.
+		{"daemon outlives the main process", "daemon", 0, "main exits, its daemon still running\n", "  processes killed when the main process exited: 1\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := hermitRun(t, nil, cGuest("escapes.c", c.mode)(t))
+			r := hermitRun(t, []string{"--summary"}, cGuest("escapes.c", c.mode)(t))
 			if r.Exit != c.exit || string(r.Stdout) != c.stdout || !strings.Contains(string(r.Stderr), c.line) {
 				t.Errorf("want exit %d, stdout %q and %q on stderr; %s", c.exit, c.stdout, c.line, describe(r))
 			}

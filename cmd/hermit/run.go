@@ -352,6 +352,9 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 	fmt.Fprintf(w, "  event stops: %d\n", s.Stops-s.SyscallStops)
 	fmt.Fprintf(w, "  scheduler turns: %d\n", s.Turns)
 	fmt.Fprintf(w, "  nondeterministic points: %d\n", s.Nondet)
+	if s.Orphans > 0 {
+		fmt.Fprintf(w, "  processes killed when the main process exited: %d\n", s.Orphans)
+	}
 	if s.Retries > 0 {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
 	}

@@ -8,6 +8,8 @@
  *   ptrace     PTRACE_TRACEME (hermit refuses it: EPERM)
  *   pidns      the init of a new pid namespace dies of a fault
  *   deadlock   two threads each wait for the other's mutex
+ *   daemon     a double-forked daemon (setsid, stdio closed) outlives the
+ *              main process, sleeping 30 s
  */
 #include "guest.h"
 
@@ -127,6 +129,24 @@ int main(int argc, char **argv) {
 			_exit(0);
 		}
 		CHECK(waitpid(c, &st, 0) == c);
+	} else if (!strcmp(m, "daemon")) {
+		int ready[2];
+		CHECK(pipe(ready) == 0);
+		pid_t c = fork();
+		CHECK(c >= 0);
+		if (c == 0) {
+			setsid();
+			if (fork() != 0)
+				_exit(0);
+			for (int fd = 0; fd <= 2; fd++)
+				close(fd);
+			CHECK(write(ready[1], "x", 1) == 1);
+			sleep(30);
+			_exit(0);
+		}
+		char b;
+		CHECK(read(ready[0], &b, 1) == 1 && waitpid(c, &st, 0) == c);
+		say("main exits, its daemon still running\n");
 	} else if (!strcmp(m, "deadlock")) {
 		pthread_barrier_init(&both, NULL, 2);
 		pthread_t t;
