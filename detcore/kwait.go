@@ -26,6 +26,7 @@ const (
 	ipcNowait   = 0o4000
 	sembufSize  = 6 // struct sembuf: unsigned short num; short op, flg
 	maxSemops   = 500
+	eidrm       = 43 // EIDRM
 	sembufFlags = 4
 )
 
@@ -151,6 +152,7 @@ func sysMsgq(e *Engine, t *thread) {
 		set:     func(r *abi.Regs) { r.SetArg(arg, flags|ipcNowait) },
 		blocked: []int64{blocked},
 		restart: -abi.ERESTARTNOHAND,
+		removed: -eidrm,
 	})
 }
 
@@ -200,6 +202,7 @@ func sysSemop(e *Engine, t *thread) {
 		restart:  -abi.ERESTARTNOHAND,
 		deadline: deadline,
 		timeout:  -abi.EAGAIN,
+		removed:  -eidrm,
 	})
 }
 
@@ -217,6 +220,9 @@ type tryCall struct {
 	// deadline, if not -1, ends the wait with result timeout. The zero
 	// value is taken as no deadline.
 	deadline, timeout int64
+	// removed, if not 0, is the result for a retry that finds its object
+	// gone (EINVAL): what a waiter gets when it is removed (EIDRM).
+	removed int64
 }
 
 // tryNonblocking runs t's call as c describes and, at its exit, either
@@ -249,6 +255,11 @@ func (e *Engine) tryNonblocking(t *thread, c tryCall) {
 		if !wouldBlock || (c.deadline >= 0 && e.clock >= c.deadline) {
 			if wouldBlock {
 				ret = c.timeout
+			}
+			if ret == -abi.EINVAL && c.removed != 0 && t.retry != nil && t.retry.rip == orig.Rip {
+				// The queue or semaphore set went away while the call
+				// waited: the kernel tells a waiter EIDRM.
+				ret = c.removed
 			}
 			t.retry = nil
 			done := orig

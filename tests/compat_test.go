@@ -82,6 +82,7 @@ pipe: child done waiting
 semop with a SIGALRM handler: EINTR
 semtimedop of 300 ms: EAGAIN
 flock with an SA_RESTART handler: restarted, got the lock
+msgrcv on a queue removed meanwhile: EIDRM
 all waits ended
 `,
 	}})

@@ -5,7 +5,8 @@
  * full one), a System V semaphore (semop, semtimedop), a write to a full
  * Unix stream socket and to a full pipe. Then waits a signal ends: a
  * semop interrupted by a SIGALRM handler returns EINTR, a flock with an
- * SA_RESTART handler goes on waiting, and a semtimedop times out. Under
+ * SA_RESTART handler goes on waiting, a semtimedop times out, and a
+ * msgrcv on a queue removed meanwhile fails with EIDRM. Under
  * hermit each wait must end as natively, not hang.
  */
 #include "guest.h"
@@ -173,6 +174,20 @@ static void interrupted(void) {
 	sleep(2);
 	CHECK(flock(lockfd, LOCK_UN) == 0);
 	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	int q = msgget(IPC_PRIVATE, 0600);
+	CHECK(q >= 0);
+	c = fork();
+	CHECK(c >= 0);
+	if (c == 0) {
+		struct msg m;
+		int r = (int)msgrcv(q, &m, sizeof m.text, 0, 0);
+		say("msgrcv on a queue removed meanwhile: %s\n", r == -1 && errno == EIDRM ? "EIDRM" : "not EIDRM");
+		_exit(0);
+	}
+	usleep(100000);
+	CHECK(msgctl(q, IPC_RMID, NULL) == 0);
 	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
