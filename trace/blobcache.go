@@ -104,6 +104,12 @@ func (w *Writer) PutFile(f *os.File, c *BlobCache) (BlobID, error) {
 	return id, nil
 }
 
+// Settle waits until no file given to PutFile is held open any more (each
+// is held by a blob link in progress until it is done): a guest's umount
+// of a filesystem with such a file would fail with EBUSY. Call it from the
+// goroutine that calls PutFile.
+func (w *Writer) Settle() { w.exports.Wait() }
+
 // has reports whether the cache holds blob id.
 func (c *BlobCache) has(id BlobID) bool {
 	_, err := os.Lstat(filepath.Join(c.dir, "blobs", id.String()))

@@ -229,13 +229,22 @@ func (e *encoder) encodeBody(b []byte, ev *Event) []byte {
 		if f == nil {
 			f = &File{}
 		}
-		b = appendArrayHeader(b, 6)
+		if f.Owned {
+			b = appendArrayHeader(b, 8)
+		} else {
+			b = appendArrayHeader(b, 6)
+		}
 		b = appendInt(b, int64(ev.Tid))
 		b = appendStr(b, f.Path)
 		b = appendUint(b, uint64(f.Mode))
 		b = appendBlobID(b, f.Blob)
 		b = appendStr(b, f.Target)
-		return appendUint(b, f.Size)
+		b = appendUint(b, f.Size)
+		if f.Owned {
+			b = appendUint(b, uint64(f.Uid))
+			b = appendUint(b, uint64(f.Gid))
+		}
+		return b
 	case KindTiming:
 		b = appendArrayHeader(b, 2)
 		b = appendInt(b, int64(ev.Tid))
@@ -326,6 +335,11 @@ func (d *decoder) next(ev *Event) error {
 			// Size, added after the first traces.
 			ev.File.Size, err = d.r.uint()
 			n--
+		}
+		if err == nil && n >= minFields[KindFile]+2 {
+			// The owner, added later still.
+			err = d.fileOwner(ev.File)
+			n -= 2
 		}
 	case KindTiming:
 		var dt int64
@@ -530,6 +544,22 @@ func (d *decoder) signal(ev *Event) (err error) {
 	}
 	ev.Siginfo, err = d.r.bytes()
 	return err
+}
+
+func (d *decoder) fileOwner(f *File) error {
+	uid, err := d.r.uint()
+	if err != nil {
+		return err
+	}
+	gid, err := d.r.uint()
+	if err != nil {
+		return err
+	}
+	if uid > 0xffffffff || gid > 0xffffffff {
+		return fmt.Errorf("file owner %d:%d out of range", uid, gid)
+	}
+	f.Uid, f.Gid, f.Owned = uint32(uid), uint32(gid), true
+	return nil
 }
 
 func (d *decoder) file() (*File, error) {

@@ -84,6 +84,7 @@ func sampleEvents() []Event {
 		{Kind: KindFile, Tid: 100, File: &File{Path: "/usr/lib/libc.so.6", Mode: ModeRegular | 0o755, Blob: blob}},
 		{Kind: KindFile, Tid: 100, File: &File{Path: "/lib", Mode: ModeSymlink | 0o777, Target: "usr/lib"}},
 		{Kind: KindFile, Tid: 100, File: &File{Path: "/var/big.db", Mode: ModeRegular | 0o644, Size: 5 << 30}},
+		{Kind: KindFile, Tid: 100, File: &File{Path: "/home/u/.secret", Mode: ModeDir | 0o700, Uid: 1000, Gid: 100, Owned: true}},
 		{Kind: KindSignal, Tid: 100, Signo: 11, Code: 1, Deterministic: true, Siginfo: bytes.Repeat([]byte{1, 2}, 64)},
 		{Kind: KindSignal, Tid: 100, Signo: 2, Code: -6},
 		{Kind: KindTiming, Tid: 100, Time: 1_000_000_000},

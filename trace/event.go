@@ -104,6 +104,12 @@ type File struct {
 	// large to store: replay gives it that size (a sparse file) and reads
 	// of it are recorded instead.
 	Size uint64 `json:"size,omitempty"`
+	// Uid and Gid are the owner, when Owned (traces of hermits before
+	// owners were kept have none): replay gives the file that owner
+	// where it can.
+	Uid   uint32 `json:"uid,omitempty"`
+	Gid   uint32 `json:"gid,omitempty"`
+	Owned bool   `json:"owned,omitempty"`
 }
 
 // File types in Mode (<sys/stat.h>).
@@ -163,7 +169,7 @@ func (ev *Event) payloadSize() int {
 		n += len(ev.Map.Path)
 	}
 	if ev.File != nil {
-		n += len(ev.File.Path) + len(ev.File.Target) + 48
+		n += len(ev.File.Path) + len(ev.File.Target) + 64
 	}
 	return n
 }
