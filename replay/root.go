@@ -21,6 +21,8 @@ import (
 //
 //   - A directory gets the permission bits of its Mode, a regular file its
 //     content and permission bits, a symbolic link its Target, unchanged.
+//     A directory or file with an owner (Owned) gets that owner where the
+//     builder may give it (as root; otherwise it keeps the builder's).
 //     The set-user-ID and set-group-ID bits are dropped: they mean nothing
 //     to a guest, which runs with no_new_privs, and they must not appear on
 //     the host. The sticky bit is kept.
@@ -63,6 +65,7 @@ func BuildRootCached(dir string, files []trace.File, open func(trace.BlobID) (io
 		open:     open,
 		kinds:    map[string]uint32{".": trace.ModeDir},
 		dirModes: map[string]fs.FileMode{},
+		owners:   map[string]owner{},
 		listed:   map[string]bool{},
 	}
 	for i := range files {
@@ -86,7 +89,16 @@ type rootBuilder struct {
 	// dirModes holds the final mode of every created directory; listed
 	// marks those that came from an entry rather than as a parent.
 	dirModes map[string]fs.FileMode
-	listed   map[string]bool
+	// owners holds the owner of every listed directory that has one.
+	owners map[string]owner
+	listed map[string]bool
+}
+
+// owner is a file's owner, as chown takes it.
+type owner struct{ uid, gid int }
+
+func ownerOf(f *trace.File) (owner, bool) {
+	return owner{int(f.Uid), int(f.Gid)}, f.Owned
 }
 
 // rootPath checks a trace path and returns it relative to the root.
@@ -133,6 +145,9 @@ func (b *rootBuilder) add(f *trace.File) error {
 		if kind == trace.ModeDir && typ == trace.ModeDir && !b.listed[rel] {
 			b.dirModes[rel] = fileMode(f.Mode)
 			b.listed[rel] = true
+			if o, ok := ownerOf(f); ok {
+				b.owners[rel] = o
+			}
 		}
 		return nil
 	}
@@ -147,6 +162,9 @@ func (b *rootBuilder) add(f *trace.File) error {
 		}
 		b.dirModes[rel] = fileMode(f.Mode)
 		b.listed[rel] = true
+		if o, ok := ownerOf(f); ok {
+			b.owners[rel] = o
+		}
 	case trace.ModeRegular:
 		if err := b.writeFile(rel, f); err != nil {
 			return b.fail(f.Path, err)
@@ -203,6 +221,9 @@ func (b *rootBuilder) writeFile(rel string, f *trace.File) error {
 		// the trace).
 		err = out.Truncate(int64(f.Size))
 	}
+	if o, ok := ownerOf(f); ok && err == nil {
+		chown(out, o)
+	}
 	if err == nil {
 		err = out.Chmod(fileMode(f.Mode))
 	}
@@ -218,12 +239,19 @@ func (b *rootBuilder) writeFile(rel string, f *trace.File) error {
 func (b *rootBuilder) linkCached(rel string, f *trace.File) error {
 	mode := fileMode(f.Mode)
 	name := filepath.Join(b.cache, fmt.Sprintf("%s-%o", f.Blob, mode))
+	o, owned := ownerOf(f)
+	if owned {
+		name += fmt.Sprintf("-%d.%d", o.uid, o.gid)
+	}
 	if _, err := os.Stat(name); err != nil {
 		tmp, err := os.CreateTemp(b.cache, ".tmp-*")
 		if err != nil {
 			return err
 		}
 		err = b.copyBlob(tmp, f.Blob)
+		if owned && err == nil {
+			chown(tmp, o)
+		}
 		if err == nil {
 			err = tmp.Chmod(mode)
 		}
@@ -276,6 +304,9 @@ func (b *rootBuilder) finish() error {
 	for _, d := range dirs {
 		f, err := b.root.Open(d)
 		if err == nil {
+			if o, ok := b.owners[d]; ok {
+				chown(f, o)
+			}
 			err = f.Chmod(b.dirModes[d])
 			f.Close()
 		}
@@ -284,6 +315,13 @@ func (b *rootBuilder) finish() error {
 		}
 	}
 	return nil
+}
+
+// chown gives f owner o if the builder may: root can, anyone else gets
+// EPERM (or EINVAL, for an id its user namespace does not map) and the
+// file keeps the builder's owner, who is the guest's root then.
+func chown(f *os.File, o owner) {
+	f.Chown(o.uid, o.gid)
 }
 
 // fail formats an error about trace path p on one line, without the

@@ -78,7 +78,11 @@ func dirExists(p string) bool {
 func rootKey(files []trace.File) string {
 	h := sha256.New()
 	for _, f := range files {
-		fmt.Fprintf(h, "%q %o %s %q %d\n", f.Path, f.Mode, f.Blob, f.Target, f.Size)
+		fmt.Fprintf(h, "%q %o %s %q %d", f.Path, f.Mode, f.Blob, f.Target, f.Size)
+		if f.Owned {
+			fmt.Fprintf(h, " %d:%d", f.Uid, f.Gid)
+		}
+		fmt.Fprintln(h)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
