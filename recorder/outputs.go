@@ -34,7 +34,7 @@ func outputs(nr int, a [6]uint64, res int64, read memReader) []trace.MemWrite {
 	case abi.SYS_GETSOCKOPT:
 		o.sockaddr(a[3], a[4])
 	case abi.SYS_IOCTL:
-		o.add(a[2], ioctlSize(a[1]))
+		o.ioctl(a[1], a[2])
 	case abi.SYS_POLL:
 		o.add(a[0], 8*int64(a[1]))
 	case abi.SYS_PPOLL:
@@ -130,22 +130,4 @@ func (o *outs) msghdr(p uint64, n int64) {
 	o.add(le.Uint64(h[0:]), int64(le.Uint32(h[8:])))
 	o.iovecs(le.Uint64(h[16:]), le.Uint64(h[24:]), n)
 	o.add(le.Uint64(h[32:]), int64(le.Uint64(h[40:])))
-}
-
-// ioctlSize returns how many bytes an ioctl request writes at its
-// argument: the size encoded in _IOR requests, or the size of the common
-// terminal requests' structures.
-func ioctlSize(req uint64) int64 {
-	switch req & 0xffffffff {
-	case 0x5401: // TCGETS: struct termios
-		return 60
-	case 0x5413: // TIOCGWINSZ
-		return 8
-	case 0x540f, 0x541b, 0x5429: // TIOCGPGRP, FIONREAD, TIOCGSID
-		return 4
-	}
-	if dir := (req >> 30) & 3; dir&2 != 0 {
-		return int64((req >> 16) & 0x3fff)
-	}
-	return 0
 }

@@ -119,7 +119,7 @@ func TestOutputs(t *testing.T) {
 }
 
 func TestIoctlSize(t *testing.T) {
-	for req, want := range map[uint64]int64{0x5401: 60, 0x5413: 8, 0x541b: 4, 0x80086601: 8, 0x40086602: 0, 0x5402: 0} {
+	for req, want := range map[uint64]int64{0x5401: 36, 0x5413: 8, 0x541b: 4, 0x80086601: 8, 0x40086602: 0, 0x5402: 0} {
 		if got := ioctlSize(req); got != want {
 			t.Errorf("ioctlSize(%#x) = %d, want %d", req, got, want)
 		}
