@@ -89,6 +89,7 @@ func dotDotDirs(p string) []string {
 // captureFd captures the file the guest just opened as fd under the path
 // it used and, if different, its real path.
 func (r *Recorder) captureFd(tid, fd int, abs string) {
+	r.captureParents(tid, abs)
 	f, err := r.host.FdFile(tid, fd)
 	file, ok := r.keep(f, err, abs)
 	if !ok {
@@ -97,7 +98,33 @@ func (r *Recorder) captureFd(tid, fd int, abs string) {
 	defer f.Close()
 	if real, err := r.host.FdPath(tid, fd); err == nil && real != abs && path.IsAbs(real) && !r.seen[real] {
 		r.seen[real] = true
+		r.captureParents(tid, real)
 		r.emit(real, file)
+	}
+}
+
+// captureParents captures the directories above absolute path abs not yet
+// captured, so that the rebuilt root has their modes and owners: below a
+// directory of mode 0700, a program that drops its privileges must be
+// refused in replay as it was.
+func (r *Recorder) captureParents(tid int, abs string) {
+	if abs == "/" {
+		return
+	}
+	var missing []string
+	for d := path.Dir(abs); !r.seen[d]; d = path.Dir(d) {
+		missing = append(missing, d)
+		if d == "/" {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		r.seen[d] = true
+		f, err := r.host.OpenGuestPath(tid, d)
+		if _, ok := r.keep(f, err, d); ok {
+			f.Close()
+		}
 	}
 }
 
@@ -109,6 +136,7 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 		return
 	}
 	r.seen[abs] = true
+	r.captureParents(tid, abs)
 	f, err := r.host.OpenGuestPath(tid, abs)
 	file, ok := r.keep(f, err, abs)
 	if !ok {
@@ -120,6 +148,28 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 	}
 	if interp := interpreter(f); interp != "" {
 		r.capture(tid, interp, depth+1)
+	}
+}
+
+// captureProgram captures the program at absolute path abs that tid has
+// just exec'd, and its interpreter or loader, like capture. If abs was
+// captured before, the guest may have written it since (a script it made
+// and runs, captured empty when it was created): the file's content is
+// then what replay writes again, but its interpreter was not known, so it
+// is looked for now.
+func (r *Recorder) captureProgram(tid int, abs string, depth int) {
+	if !r.seen[abs] || depth > 4 {
+		r.capture(tid, abs, depth)
+		return
+	}
+	f, err := r.host.OpenGuestPath(tid, abs)
+	if err != nil {
+		return
+	}
+	interp := interpreter(f)
+	f.Close()
+	if interp != "" {
+		r.captureProgram(tid, interp, depth+1)
 	}
 }
 
@@ -159,7 +209,7 @@ func (r *Recorder) store(f *os.File) (trace.File, bool) {
 	if st == nil {
 		return trace.File{}, false
 	}
-	file := trace.File{Mode: st.Mode}
+	file := trace.File{Mode: st.Mode, Uid: st.Uid, Gid: st.Gid, Owned: true}
 	switch st.Mode & trace.ModeType {
 	case trace.ModeDir:
 		return file, true

@@ -39,6 +39,12 @@ const (
 	// filesystem (huge-page alignment): replay maps it at the recorded
 	// address.
 	clMmap
+	// clRemap is an mremap that may move a mapping: where the kernel
+	// moves a file mapping depends on the filesystem, as for clMmap, so
+	// replay moves it to the recorded address.
+	clRemap
+	// clSpecial: what to keep depends on the arguments (special.go).
+	clSpecial
 )
 
 var classes = map[int]class{
@@ -72,7 +78,11 @@ var classes = map[int]class{
 
 	abi.SYS_CHDIR: clChdir,
 
-	abi.SYS_MMAP: clMmap,
+	abi.SYS_MMAP: clMmap, abi.SYS_MREMAP: clRemap,
+
+	abi.SYS_PRCTL: clSpecial, abi.SYS_CAPGET: clSpecial, abi.SYS_CAPSET: clSpecial, abi.SYS_FCNTL: clSpecial,
+	abi.SYS_MOUNT: clSpecial, abi.SYS_UMOUNT2: clSpecial, abi.SYS_MOUNT_SETATTR: clSpecial,
+	abi.SYS_MOVE_MOUNT: clSpecial, abi.SYS_FSOPEN: clSpecial, abi.SYS_OPEN_TREE: clSpecial,
 
 	abi.SYS_ACCEPT: clAccept, abi.SYS_ACCEPT4: clAccept,
 }

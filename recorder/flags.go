@@ -32,7 +32,9 @@ const StdinPath = "/.hermit-stdin"
 // Version 2 adds the process events (processes.go), which replay skips.
 // Version 3: a call intercepted only for the journal is no scheduling
 // point (the schedule is run's), so earlier recordings would not replay.
-const JournalVersion = "3"
+// Version 4 intercepts mremap, mount and the other calls of classes.go
+// that version 3 let through, and adds ResultStandIn and ResultRefused.
+const JournalVersion = "4"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

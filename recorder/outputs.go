@@ -32,7 +32,11 @@ func outputs(nr int, a [6]uint64, res int64, read memReader) []trace.MemWrite {
 	case abi.SYS_GETSOCKNAME, abi.SYS_GETPEERNAME, abi.SYS_ACCEPT, abi.SYS_ACCEPT4:
 		o.sockaddr(a[1], a[2])
 	case abi.SYS_GETSOCKOPT:
-		o.sockaddr(a[3], a[4])
+		o.getsockopt(a)
+	case abi.SYS_SETSOCKOPT:
+		o.setsockopt(a)
+	case abi.SYS_CAPGET:
+		o.capget(a[0], a[1], res)
 	case abi.SYS_IOCTL:
 		o.ioctl(a[1], a[2])
 	case abi.SYS_POLL:

@@ -68,12 +68,23 @@ type Recorder struct {
 	// rootVtid is the guest tid of the first program's exec (the root
 	// process), 0 before it.
 	rootVtid int
+	// Warn receives the one-line warnings of calls a replay will not
+	// reproduce (New prints them on stderr).
+	Warn   func(msg string)
+	warned map[string]bool
+	// made holds the directories the guest made and the mount points of
+	// the filesystems it mounted; mounted those of the mounts replay makes
+	// again, emulated those it does not (special.go).
+	made, mounted, emulated map[string]bool
 }
 
 type knownClass struct {
 	tid, fd int
 	class   ptrace.FdClass
 	valid   bool
+	// kind is the descriptor's FdKind, when hasKind.
+	kind    detcore.FdKind
+	hasKind bool
 }
 
 // classOf returns the class of descriptor fd of thread tid.
@@ -86,8 +97,18 @@ func (r *Recorder) classOf(tid, fd int) ptrace.FdClass {
 
 type pend struct {
 	cl   class
-	path string // clOpen: the absolute path opened
+	path string // clOpen: the absolute path opened; a mount call's mount point
 	excl bool   // clOpen: O_CREAT|O_EXCL, the guest creates the file
+	// flags are clOpen's open flags; captured says the path was not seen
+	// before.
+	flags    uint64
+	captured bool
+	// emulate: a mount call that replay does not make but gives the
+	// result of; moved is the mount point an emulated MS_MOVE moves.
+	emulate bool
+	moved   string
+	// force: replay runs the call and forces its recorded result.
+	force bool
 }
 
 type fileKey struct {
@@ -104,7 +125,21 @@ func New(w *trace.Writer, host Host) *Recorder {
 		blobs:    map[fileKey]trace.BlobID{},
 		large:    map[devIno]bool{},
 		pending:  map[int]pend{},
+		warned:   map[string]bool{},
+		made:     map[string]bool{},
+		mounted:  map[string]bool{},
+		emulated: map[string]bool{},
+		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
+}
+
+// warn gives the user msg, once per key.
+func (r *Recorder) warn(key, msg string) {
+	if r.warned[key] || r.Warn == nil {
+		return
+	}
+	r.warned[key] = true
+	r.Warn(msg)
 }
 
 // CPUID wraps the engine's cpuid answers (Config.CPUID, with
@@ -206,21 +241,32 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	case clRead, clIoctl:
 		fd := int(int32(c.Args[0]))
 		fc := r.classOf(c.Tid, fd)
-		keep = fc == ptrace.FdExternal || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
-	case clSend, clSocket, clAccept:
+		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
+	case clSend:
+		fd := int(int32(c.Args[0]))
+		keep = r.classOf(c.Tid, fd) == ptrace.FdExternal && !r.procMem(c.Tid, fd)
+	case clSocket, clAccept:
 		keep = r.classOf(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 		// Whether a connection leads outside is known once it is made.
 		keep = keep || c.Nr == abi.SYS_CONNECT
-	case clWait, clQuery, clChange:
+	case clWait, clQuery:
 		keep = true
+	case clChange:
+		keep = true
+		r.changeParents(c)
 	case clMmap:
 		keep = int32(c.Args[4]) != -1 && c.Args[3]&(abi.MAP_FIXED|abi.MAP_FIXED_NOREPLACE) == 0
 	case clOpen:
 		abs, flags, ok := r.openPath(c)
-		if ok && !r.seen[abs] {
+		if ok && (!r.seen[abs] || mayOpenTerminal(abs)) {
 			p.path, p.excl = abs, flags&(abi.O_CREAT|abi.O_EXCL) == abi.O_CREAT|abi.O_EXCL
+			p.flags, p.captured = flags, !r.seen[abs]
 			keep = true
 		}
+	case clRemap:
+		keep = c.Args[3]&mremapMaymove != 0 && c.Args[3]&mremapFixed == 0
+	case clSpecial:
+		keep = r.special(c, &p)
 	case clChdir:
 		if abs, ok := r.absPath(c.Tid, -1, c.Args[0]); ok {
 			r.capture(c.Tid, abs, 0)
@@ -245,13 +291,30 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 	case clOpen:
 		r.seen[p.path] = true
 		if c.Result >= 0 {
-			if !p.excl {
+			switch {
+			case mayOpenTerminal(p.path) && r.terminal(c.Tid, int(c.Result)):
+				r.standIn(c, p.flags)
+			case !p.excl && p.captured && !r.guestMounted(p.path):
 				r.captureFd(c.Tid, int(c.Result), p.path)
 			}
 			return false, 0, r.failed()
 		}
+		if !p.captured {
+			return false, 0, r.failed() // seen: replay fails the same way
+		}
 	case clMmap:
 		ev.Digest = ResultPlace
+	case clRemap:
+		if c.Result < 0 || uint64(c.Result) == c.Args[0] {
+			// Failed, or grown or shrunk in place: the memory layout
+			// decides, and replay's is the same.
+			return false, 0, r.failed()
+		}
+		ev.Digest = ResultPlace
+	case clSpecial:
+		if !r.specialExit(c, &p, &ev) {
+			return false, 0, r.failed()
+		}
 	case clChange:
 		ev.Digest = ResultForce
 		if c.Result >= 0 {
@@ -266,8 +329,13 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clAccept:
 		ev.Digest = ResultSocket
+	case clIoctl:
+		if c.Result >= 0 && fdIoctls[uint32(c.Args[1])] {
+			r.standIn(c, c.Args[2])
+			return false, 0, r.failed()
+		}
 	}
-	if c.Result >= 0 && (ev.Digest == ResultEmulate || ev.Digest == ResultSocket) {
+	if (c.Result >= 0 || c.Nr == abi.SYS_CAPGET) && (ev.Digest == ResultEmulate || ev.Digest == ResultSocket) {
 		ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
 	}
 	r.spill(ev.Mem)
@@ -294,6 +362,29 @@ func (r *Recorder) spill(mem []trace.MemWrite) {
 	}
 }
 
+// changeParents captures the directories a clChange call works in, which
+// replay's must be: the rebuilt root has no directory that the guest
+// never opened otherwise.
+func (r *Recorder) changeParents(c *detcore.Call) {
+	dirfd, arg := pathArg(c.Nr)
+	at := [][2]int{{dirfd, arg}}
+	switch c.Nr {
+	case abi.SYS_RENAME, abi.SYS_LINK:
+		at = append(at, [2]int{-1, 1})
+	case abi.SYS_RENAMEAT, abi.SYS_RENAMEAT2, abi.SYS_LINKAT:
+		at = append(at, [2]int{2, 3})
+	}
+	for _, a := range at {
+		var dirfds []uint64
+		if a[0] >= 0 {
+			dirfds = []uint64{c.Args[a[0]]}
+		}
+		if abs, ok := r.absPath(c.Tid, a[0], c.Args[a[1]], dirfds...); ok {
+			r.captureParents(c.Tid, abs)
+		}
+	}
+}
+
 // noteChange keeps the directories a successful mkdir leaves, so that the
 // rebuilt root has them even if the guest never opens them.
 func (r *Recorder) noteChange(c *detcore.Call) {
@@ -303,6 +394,7 @@ func (r *Recorder) noteChange(c *detcore.Call) {
 	dirfd, arg := pathArg(c.Nr)
 	if abs, ok := r.absPath(c.Tid, dirfd, c.Args[arg], c.Args[0]); ok {
 		r.seen[abs] = true
+		r.made[abs] = true
 	}
 }
 
@@ -322,7 +414,7 @@ func (r *Recorder) Exec(tid, vtid int) error {
 		}
 		p = path.Join(cwd, p)
 	}
-	r.capture(tid, p, 0)
+	r.captureProgram(tid, p, 0)
 	return r.failed()
 }
 

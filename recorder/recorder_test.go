@@ -22,14 +22,20 @@ type fakeHost struct {
 	files   map[string]string // path: content
 	cwd     string
 	argv    map[int][]string // per host tid, for Argv
+	paths   map[int]string   // descriptor: path, for FdPath
 }
 
 func (h *fakeHost) FdClass(tid, fd int) ptrace.FdClass { return h.classes[fd] }
 func (h *fakeHost) FdFile(tid, fd int) (*os.File, error) {
 	return nil, errors.New("no descriptors in the fake")
 }
-func (h *fakeHost) FdPath(tid, fd int) (string, error) { return "", errors.New("no descriptors") }
-func (h *fakeHost) Cwd(tid int) (string, error)        { return h.cwd, nil }
+func (h *fakeHost) FdPath(tid, fd int) (string, error) {
+	if p, ok := h.paths[fd]; ok {
+		return p, nil
+	}
+	return "", errors.New("no descriptors")
+}
+func (h *fakeHost) Cwd(tid int) (string, error) { return h.cwd, nil }
 func (h *fakeHost) OpenGuestPath(tid int, abs string) (*os.File, error) {
 	c, ok := h.files[abs]
 	if !ok {

@@ -60,7 +60,7 @@ func (t *tracer) FdKind(tid, fd int) detcore.FdKind {
 		// The call asking is about to run: keep its class for Native.
 		var c ptrace.FdClass
 		k, c = kc.FdKindClass(tid, fd, true)
-		t.r.known = knownClass{tid: tid, fd: fd, class: c, valid: true}
+		t.r.known = knownClass{tid: tid, fd: fd, class: c, valid: true, kind: k, hasKind: true}
 	} else {
 		k = t.HostTracer.FdKind(tid, fd)
 	}

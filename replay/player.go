@@ -5,6 +5,7 @@
 package replay
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -224,16 +225,30 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		// descriptor number (the lowest free, as accept's was), and the
 		// peer's address is written as accept wrote it. Everything done
 		// on the socket afterwards was recorded as external.
-		const afInet, sockStream = 2, 1
 		flags := uint64(0)
 		if c.Nr == abi.SYS_ACCEPT4 {
 			flags = c.Args[3] & (abi.O_NONBLOCK | abi.O_CLOEXEC)
 		}
-		args := [6]uint64{afInet, sockStream | flags}
-		p.place[c.Tid] = ev.Result
-		o := detcore.Outcome{Exit: true, Nr: abi.SYS_SOCKET, Args: &args}
+		o := p.standIn(c, ev.Result, flags)
 		o.Mem, _ = p.mem(ev.Mem)
 		return o
+	case ev.Digest == recorder.ResultStandIn && ev.Result >= 0:
+		// A terminal the guest opened: a socket in its place, as for an
+		// accepted connection (its calls were recorded as external).
+		flags := uint64(0)
+		if len(ev.Mem) == 1 && len(ev.Mem[0].Data) == 8 {
+			flags = binary.LittleEndian.Uint64(ev.Mem[0].Data) & (abi.O_NONBLOCK | abi.O_CLOEXEC)
+		}
+		return p.standIn(c, ev.Result, flags)
+	case ev.Digest == recorder.ResultRefused:
+		msg := "a call hermit cannot replay"
+		if len(ev.Mem) == 1 {
+			msg = string(ev.Mem[0].Data)
+		}
+		p.diverge(c.Vtid, "%s (hermit record warned that it cannot be replayed)", msg)
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	case ev.Digest == recorder.ResultPlace && ev.Result >= 0 && c.Nr == abi.SYS_MREMAP:
+		return p.remap(c, ev.Result)
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0:
 		args := c.Args
 		args[0] = uint64(ev.Result)
@@ -252,6 +267,16 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	}
 	return o
+}
+
+// standIn makes a socket take the place of descriptor fd, the lowest
+// free number as the recorded call's was, with flags SOCK_NONBLOCK and
+// SOCK_CLOEXEC (O_NONBLOCK and O_CLOEXEC).
+func (p *player) standIn(c *detcore.Call, fd int64, flags uint64) detcore.Outcome {
+	const afInet, sockStream = 2, 1
+	args := [6]uint64{afInet, sockStream | flags}
+	p.place[c.Tid] = fd
+	return detcore.Outcome{Exit: true, Nr: abi.SYS_SOCKET, Args: &args}
 }
 
 // mem copies an event's memory writes, loading those stored as blobs.

@@ -1,0 +1,85 @@
+package recorder
+
+import (
+	"encoding/binary"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
+	"github.com/hermitdbg/hermit/trace"
+)
+
+// Descriptors of the outside world that the guest opens by name, and
+// /proc/PID/mem, which only looks like one.
+//
+// A terminal the guest opens (/dev/tty, a pty from /dev/ptmx and its
+// /dev/pts/N, /proc/self/fd/0 when that is a terminal) is external: its
+// reads, writes and ioctls are recorded. Replay must not open it again: it
+// may have no controlling terminal, or the pty may be another user's. The
+// trace keeps the descriptor (ResultStandIn) and replay opens a socket in
+// its place, at the same number, as for an accepted connection.
+//
+// /proc/PID/mem of a guest process is in a proc filesystem, so it would
+// count as external, but reading or writing it is the guest touching its
+// own memory, which replay reproduces: those calls run for real there.
+
+// standInPrefixes are the paths whose opens may give a terminal: the
+// recorder looks at what such an open returned.
+var standInPrefixes = []string{"/dev/", "/proc/"}
+
+func mayOpenTerminal(abs string) bool {
+	for _, p := range standInPrefixes {
+		if strings.HasPrefix(abs, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Terminal majors (<linux/major.h>): TTY_MAJOR, TTYAUX_MAJOR (tty,
+// console, ptmx), UNIX98_PTY_MASTER_MAJOR and the slaves.
+func isTerminalDev(rdev uint64) bool {
+	m := (rdev >> 8) & 0xfff
+	return m == 4 || m == 5 || (m >= 128 && m <= 143)
+}
+
+// terminal reports whether descriptor fd of tid is a terminal.
+func (r *Recorder) terminal(tid, fd int) bool {
+	f, err := r.host.FdFile(tid, fd)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFCHR && isTerminalDev(st.Rdev)
+}
+
+// standIn logs the terminal the guest opened as fd, for replay to stand in
+// for: Mem[0] holds the socket flags the stand-in takes (the open's
+// O_NONBLOCK and O_CLOEXEC, which are SOCK_NONBLOCK and SOCK_CLOEXEC).
+func (r *Recorder) standIn(c *detcore.Call, flags uint64) {
+	if r.host.FdClass(c.Tid, int(c.Result)) == ptrace.FdStdio {
+		r.warn("reopen:"+abi.SyscallName(c.Nr), abi.SyscallName(c.Nr)+" opens hermit's own terminal by its name: a replay gives the program a stand-in for it, and writes to it will not reach the replay's output")
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], flags&(abi.O_NONBLOCK|abi.O_CLOEXEC))
+	r.append(&trace.Event{Kind: trace.KindSyscall, External: true, Tid: int32(c.Vtid), Sysno: int32(c.Nr),
+		Result: c.Result, Digest: ResultStandIn, Mem: []trace.MemWrite{{Data: b[:]}}})
+}
+
+// procMemPath matches the memory file of a process or thread.
+var procMemPath = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/mem$`)
+
+// procMem reports whether the external descriptor fd of tid is a
+// /proc/PID/mem, whose reads and writes replay runs for real. All the
+// processes it can name are the guest's (it has its own pid namespace).
+func (r *Recorder) procMem(tid, fd int) bool {
+	if k := r.known; k.valid && k.tid == tid && k.fd == fd && k.hasKind && k.kind != detcore.FdProc {
+		return false
+	}
+	p, err := r.host.FdPath(tid, fd)
+	return err == nil && procMemPath.MatchString(p)
+}

@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// mremap flags (<linux/mman.h>).
+const mremapFixed = 2
+
+// remap runs an mremap that moved a mapping where the kernel chose, at
+// the recorded address addr: the choice depends on the file's filesystem
+// (huge-page alignment), which replay's is not. MREMAP_FIXED replaces
+// whatever is mapped there, so replay first checks that nothing is: in
+// the recording the kernel chose a free range.
+func (p *player) remap(c *detcore.Call, addr int64) detcore.Outcome {
+	size := c.Args[2]
+	if busy, err := mapped(c.Tid, uint64(addr), size); err != nil || busy != "" {
+		if err == nil {
+			err = fmt.Errorf("%s is mapped there", busy)
+		}
+		p.diverge(c.Vtid, "expected %s to move the mapping to %#x as recorded, but %v (the memory layout differs)", callString(c.Nr, c.Args), addr, err)
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	}
+	args := c.Args
+	args[3] |= mremapFixed
+	args[4] = uint64(addr)
+	p.place[c.Tid] = addr
+	return detcore.Outcome{Exit: true, Args: &args}
+}
+
+// mapped returns the first mapping of thread tid's process that overlaps
+// [addr, addr+size), as a range, or "" if none does.
+func mapped(tid int, addr, size uint64) (string, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", tid))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rng, _, _ := strings.Cut(sc.Text(), " ")
+		lo, hi, ok := strings.Cut(rng, "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if start < addr+size && addr < end {
+			return rng, nil
+		}
+	}
+	return "", sc.Err()
+}
