@@ -1,0 +1,42 @@
+/* namespaces: unshare and clone with namespace flags. The namespaces are
+ * made again in the replay, with the same results.
+ */
+#include "guest.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+static const char *err(int r) { return r < 0 ? strerror(errno) : "ok"; }
+
+int main(void) {
+	say("unshare uts, ipc, mount: %s\n", err(unshare(CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNS)));
+	say("sethostname: %s\n", err(sethostname("inner", 5)));
+	struct utsname u;
+	CHECK(uname(&u) == 0);
+	say("nodename %s\n", u.nodename);
+	say("unshare net: %s\n", err(unshare(CLONE_NEWNET)));
+	int st;
+	pid_t p = syscall(SYS_clone, CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0);
+	CHECK(p >= 0);
+	if (p == 0) {
+		say("clone child: sethostname %s\n", err(sethostname("kid", 3)));
+		_exit(5);
+	}
+	CHECK(waitpid(p, &st, 0) == p);
+	say("clone child exited %d\n", WEXITSTATUS(st));
+	say("unshare pid: %s\n", err(unshare(CLONE_NEWPID)));
+	/* Its first child is its init: the last process made here. */
+	p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		say("first child of the new pid namespace: pid %d\n", getpid());
+		_exit(4);
+	}
+	CHECK(waitpid(p, &st, 0) == p);
+	say("it exited %d\n", WEXITSTATUS(st));
+	return 0;
+}

@@ -1,0 +1,214 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// Calls whose replay diverged (#11 item 6): each guest is recorded and
+// replayed, and the replay must show what the recording did. What hermit
+// cannot replay is refused: the recording warns in one line naming the
+// call, and the replay stops there with the same words.
+
+// recordReplay records argv with the record flags and replays it: the
+// replay must show the recording's stdout, stderr and exit status (which
+// must be 0).
+func recordReplay(t *testing.T, flags, argv []string) testenv.Result {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	args := append(append(append([]string{"record", "-o", dir}, flags...), "--"), argv...)
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), args...)
+	if !strings.Contains(string(rec.Stderr), savedLine+dir) {
+		t.Fatalf("hermit %s: no trace saved\n%s", strings.Join(args, " "), describe(rec))
+	}
+	rec.Stderr = guestStderr(rec.Stderr)
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	sameRun(t, "replay", rec, replay(t, dir))
+	return rec
+}
+
+// TestReplayCompat: guests of the classes that replay identically.
+func TestReplayCompat(t *testing.T) {
+	cases := []struct {
+		name string
+		root bool // needs root: mounts, namespaces, capabilities, netfilter
+		argv func(t *testing.T) []string
+	}{
+		// /proc/self/mem and /proc/PID/mem are the guest's own memory:
+		// replay reads and writes them for real.
+		{"proc mem", false, func(t *testing.T) []string { return cGuest("proc_mem.c")(t) }},
+		// The interpreter of a script the guest writes and then runs.
+		{"exec a written script", false, func(t *testing.T) []string {
+			return []string{testenv.BuildC(t, "exec_written.c"), t.TempDir()}
+		}},
+		// Mounts in the guest's mount namespace: a tmpfs (made again),
+		// bind mounts of its own directory (made again) and of /etc
+		// (emulated, /etc's files the guest read are in the trace),
+		// remounts, propagation, the new mount API with a tmpfs.
+		{"mounts", true, func(t *testing.T) []string {
+			return []string{testenv.BuildC(t, "mounts.c"), t.TempDir(), "all"}
+		}},
+		{"unshare and clone with namespaces", true, func(t *testing.T) []string { return cGuest("namespaces.c")(t) }},
+		// The capability queries answer from the recording.
+		{"capabilities", true, func(t *testing.T) []string { return cGuest("caps.c")(t) }},
+		// iptables calls write through pointers in their arguments.
+		{"netfilter sockopts", true, func(t *testing.T) []string { return cGuest("netfilter.c")(t) }},
+		// The signals of the guest's own changes come again in replay.
+		{"dnotify", false, func(t *testing.T) []string { return []string{testenv.BuildC(t, "dnotify.c"), t.TempDir()} }},
+		// The filter answers 32-bit calls with ENOSYS, in replay too.
+		{"int 0x80", false, func(t *testing.T) []string { return cGuest("int80.c")(t) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.root && os.Geteuid() != 0 {
+				testenv.Skip(t, "needs root")
+			}
+			recordReplay(t, nil, c.argv(t))
+		})
+	}
+}
+
+// TestReplayCapabilitiesElsewhere replays a guest that asks about its
+// capabilities on a "machine" with a smaller bounding set (setpriv drops
+// two capabilities from hermit's): the answers are the recording's.
+func TestReplayCapabilitiesElsewhere(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "needs root")
+	}
+	setpriv := testenv.Require(t, "setpriv")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, cGuest("caps.c")(t))
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	rep := testenv.RunWith(t, hermitOpts(t, nil), setpriv, "--bounding-set", "-wake_alarm,-sys_boot",
+		testenv.Hermit(t), "replay", "--autopilot", dir)
+	sameRun(t, "replay with a smaller bounding set", rec, rep)
+}
+
+// TestReplayDirectoryModes: a guest that drops to an unprivileged user
+// is refused below a 0700 directory of root's (the test build cache) and
+// allowed into one that user owns, in the replay as in the recording:
+// the rebuilt directories keep their modes and owners.
+func TestReplayDirectoryModes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "needs root to change users")
+	}
+	const nobody = 65534
+	bin := testenv.BuildC(t, "dir_modes.c")
+	if st, err := os.Stat(filepath.Dir(bin)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the build cache %s should be a 0700 directory: %v", filepath.Dir(bin), err)
+	}
+	owned, err := os.MkdirTemp("", "hermit-dir-modes-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(owned)
+	file := filepath.Join(owned, "file")
+	if err := os.WriteFile(file, []byte("the user's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{owned, file} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := recordReplay(t, nil, []string{bin, owned, fmt.Sprint(nobody)})
+	for _, want := range []string{"own program as the user: Permission denied\n", "owned file as the user: opened\n"} {
+		if !strings.Contains(string(rec.Stdout), want) {
+			t.Errorf("recording: stdout lacks %q\n%s", want, describe(rec))
+		}
+	}
+}
+
+// TestReplayMremapPlacement: an mremap that moves a mapping of a file on
+// a tmpfs, where the kernel does not align it to huge pages as it does
+// on the cache's filesystem (ext4) that the replay's file lies on: the
+// replay moves it to the recorded address.
+func TestReplayMremapPlacement(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "needs root to mount a tmpfs")
+	}
+	// Not below /tmp, which the guest sees through an overlay of its own.
+	mnt, err := os.MkdirTemp("/var/tmp", "hermit-mremap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mnt)
+	if err := syscall.Mount("none", mnt, "tmpfs", 0, "size=16m"); err != nil {
+		testenv.Skip(t, fmt.Sprintf("mount tmpfs: %v", err))
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	data := filepath.Join(mnt, "data")
+	if err := os.WriteFile(data, bytes.Repeat([]byte("mremapme"), 700_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := recordReplay(t, nil, []string{testenv.BuildC(t, "mremap_move.c"), data})
+	if !strings.Contains(string(rec.Stdout), "file mapping moved") {
+		t.Errorf("recording: the file mapping did not move\n%s", describe(rec))
+	}
+}
+
+// TestReplayTerminalIoctls records a guest whose stdin and stdout are a
+// terminal (script(1)'s), which also opens /dev/tty and a pty pair of its
+// own, and replays it without a terminal: the ioctls' answers, written
+// through their arguments, and the reads of the pty come from the trace.
+func TestReplayTerminalIoctls(t *testing.T) {
+	script := testenv.Require(t, "script")
+	bin := testenv.BuildC(t, "tty_ioctls.c")
+	dir := filepath.Join(t.TempDir(), "trace")
+	cmd := fmt.Sprintf("stty rows 31 cols 97; exec %s record -o %s -- %s", testenv.Hermit(t), dir, bin)
+	rec := testenv.RunWith(t, hermitOpts(t, nil), script, "-qefc", cmd, "/dev/null")
+	// script shows the terminal: the guest's stdout and stderr, and
+	// hermit's lines, with \r\n.
+	out := hermitLinesOut(bytes.ReplaceAll(rec.Stdout, []byte("\r\n"), []byte("\n")))
+	if rec.Exit != 0 || !bytes.Contains(out, []byte("isatty 1 1\n")) || !bytes.Contains(out, []byte("TIOCGWINSZ: 0 97x31\n")) {
+		t.Fatalf("hermit record under script: want exit 0, stdin and stdout terminals of 97x31; %s", describe(rec))
+	}
+	rep := replay(t, dir)
+	rec.Stdout, rec.Stderr = out, nil
+	rep.Stderr = guestStderr(rep.Stderr)
+	sameRun(t, "replay without a terminal", rec, rep)
+}
+
+// TestRecordRefusesUnreplayable: a filesystem with a device through the
+// new mount API, and a copy of a host directory's mount, would be made for
+// real by a replay; the recording runs them and warns in one line naming
+// the call, and the replay stops there (status 125) with the same words.
+func TestRecordRefusesUnreplayable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "needs root to mount")
+	}
+	bin := testenv.BuildC(t, "mounts.c")
+	cases := []struct{ mode, call, reason string }{
+		{"fsopen", `fsopen("ext4")`, "a mount of a device or of host files through the new mount API cannot be replayed"},
+		{"open_tree", `open_tree("/usr", OPEN_TREE_CLONE)`, "a copy of a host directory's mount cannot be replayed"},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "trace")
+			rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "record", "-o", dir, "--", bin, t.TempDir(), c.mode)
+			warning := fmt.Sprintf("hermit: warning: %s: %s; a replay of this trace stops there\n", c.call, c.reason)
+			if rec.Exit != 0 || !strings.Contains(string(rec.Stderr), warning) {
+				t.Fatalf("hermit record: want exit 0 and the warning %q; %s", warning, describe(rec))
+			}
+			rep := replay(t, dir)
+			diverged := fmt.Sprintf(": %s: %s (hermit record warned that it cannot be replayed)\n", c.call, c.reason)
+			if rep.Exit != replayExit || !strings.Contains(string(rep.Stderr), "hermit: replay diverged at event ") ||
+				!strings.Contains(string(rep.Stderr), diverged) || len(rep.Stdout) != 0 {
+				t.Fatalf("replay: want status %d, no output and a divergence ending %q; %s", replayExit, diverged, describe(rep))
+			}
+		})
+	}
+}
