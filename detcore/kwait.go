@@ -23,6 +23,7 @@ const (
 	fSetlkw     = 7
 	fOfdSetlk   = 37
 	fOfdSetlkw  = 38
+	fNotify     = 1026
 	ipcNowait   = 0o4000
 	sembufSize  = 6 // struct sembuf: unsigned short num; short op, flg
 	maxSemops   = 500
@@ -43,11 +44,13 @@ type ArgCondition struct {
 
 // TracedWhen returns the condition under which the engine needs to see
 // syscall nr, if it needs it only sometimes. (fcntl is common, and only
-// its waiting lock commands concern the engine.)
+// its waiting lock commands concern the engine, and F_NOTIFY the
+// recorder, which warns that changes from outside the guest are not in
+// the trace.)
 func TracedWhen(nr int) (ArgCondition, bool) {
 	switch nr {
 	case abi.SYS_FCNTL:
-		return ArgCondition{Arg: 1, Values: []uint32{fSetlkw, fOfdSetlkw}}, true
+		return ArgCondition{Arg: 1, Values: []uint32{fSetlkw, fOfdSetlkw, fNotify}}, true
 	case abi.SYS_CLONE:
 		return ArgCondition{Arg: 0, Mask: cloneUntraced}, true
 	}

@@ -37,9 +37,9 @@ import (
 //   - fcntl(F_NOTIFY) replays the signals of the guest's own changes (the
 //     kernel sends them again), but a change from outside the guest sends
 //     a signal the trace does not hold, as any signal from outside: the
-//     recording warns of it once it sees the call. (The engine's filter
-//     stops fcntl only for the commands it needs, detcore.TracedWhen: the
-//     warning needs F_NOTIFY among them.)
+//     recording warns of it once it sees the call. (The filter stops
+//     fcntl only for the commands detcore.TracedWhen names, F_NOTIFY
+//     among them.)
 
 // Mount flags (<linux/mount.h>).
 const (

@@ -179,6 +179,11 @@ func TestReplayTerminalIoctls(t *testing.T) {
 	rec.Stdout, rec.Stderr = out, nil
 	rep.Stderr = guestStderr(rep.Stderr)
 	sameRun(t, "replay without a terminal", rec, rep)
+	// trace dump tells which opens replay stands in for.
+	dump := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "trace", "dump", dir)
+	if dump.Exit != 0 || !strings.Contains(string(dump.Stdout), "[terminal: replay stands in a socket]") {
+		t.Fatalf("hermit trace dump: want the /dev/tty open marked as a stand-in; %s", describe(dump))
+	}
 }
 
 // TestRecordRefusesUnreplayable: a filesystem with a device through the
@@ -209,6 +214,22 @@ func TestRecordRefusesUnreplayable(t *testing.T) {
 				!strings.Contains(string(rep.Stderr), diverged) || len(rep.Stdout) != 0 {
 				t.Fatalf("replay: want status %d, no output and a divergence ending %q; %s", replayExit, diverged, describe(rep))
 			}
+			// trace dump marks the refused call.
+			dump := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "trace", "dump", dir)
+			if dump.Exit != 0 || !strings.Contains(string(dump.Stdout), "[refused: replay stops here]") {
+				t.Fatalf("hermit trace dump: want the refused call marked; %s", describe(dump))
+			}
 		})
+	}
+}
+
+// TestRecordWarnsOfDnotify: a recording that asks for directory change
+// signals (fcntl F_NOTIFY) warns that changes made from outside the
+// guest send signals the trace does not hold.
+func TestRecordWarnsOfDnotify(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "record", "-o", dir, "--", testenv.BuildC(t, "dnotify.c"), t.TempDir())
+	if rec.Exit != 0 || !strings.Contains(string(rec.Stderr), "hermit: warning: fcntl(F_NOTIFY) on ") {
+		t.Errorf("hermit record of dnotify.c: want exit 0 and the F_NOTIFY warning; %s", describe(rec))
 	}
 }

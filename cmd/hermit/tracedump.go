@@ -92,6 +92,12 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 				b = append(b, " [forced]"...)
 			case recorder.ResultPlace:
 				b = append(b, " [placed]"...)
+			case recorder.ResultSocket:
+				b = append(b, " [accepted: replay stands in a socket]"...)
+			case recorder.ResultStandIn:
+				b = append(b, " [terminal: replay stands in a socket]"...)
+			case recorder.ResultRefused:
+				b = append(b, " [refused: replay stops here]"...)
 			}
 		}
 		for _, m := range mem {
