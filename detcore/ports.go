@@ -395,17 +395,26 @@ func (e *Engine) patchPort(t *thread, addr uint64, guest, port uint16, wait bool
 	t.atExit(func(e *Engine, t *thread) { _ = e.t.WriteMem(t.tid, addr+2, b[2:4]) })
 }
 
+// addrCall decodes a bind or connect of t: its socket fd, the inet
+// address it passes, and the socket's port space and local address;
+// false when the call is not one on an inet socket.
+func (e *Engine) addrCall(t *thread) (fd int, a sockAddr, space int, local sockAddr, ok bool) {
+	r := &t.regs
+	fd = int(int32(r.Rdi))
+	b, ok := e.readName(t, r.Rsi, r.Rdx)
+	a, inet := parseSockaddr(b)
+	if !ok || !inet {
+		return fd, a, 0, local, false
+	}
+	space, local, ok = e.inetSocket(t, fd)
+	return fd, a, space, local, ok
+}
+
 // sysBind: bind to port 0 gets a virtual port at its exit; bind to a
 // virtual port in use binds its real port; any other port is explicit.
 func sysBind(e *Engine, t *thread) {
 	r := &t.regs
-	fd := int(int32(r.Rdi))
-	b, ok := e.readName(t, r.Rsi, r.Rdx)
-	a, inet := parseSockaddr(b)
-	if !ok || !inet {
-		return
-	}
-	space, local, ok := e.inetSocket(t, fd)
+	fd, a, space, local, ok := e.addrCall(t)
 	if !ok {
 		return
 	}
@@ -426,13 +435,7 @@ func sysBind(e *Engine, t *thread) {
 // call; an unbound socket gets its virtual port at the exit.
 func sysConnect(e *Engine, t *thread) {
 	r := &t.regs
-	fd := int(int32(r.Rdi))
-	b, ok := e.readName(t, r.Rsi, r.Rdx)
-	a, inet := parseSockaddr(b)
-	if !ok || !inet {
-		return
-	}
-	space, local, ok := e.inetSocket(t, fd)
+	fd, a, space, local, ok := e.addrCall(t)
 	if !ok {
 		return
 	}
