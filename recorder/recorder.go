@@ -28,6 +28,9 @@ type Host interface {
 	FdPath(tid, fd int) (string, error)
 	Cwd(tid int) (string, error)
 	OpenGuestPath(tid int, abs string) (*os.File, error)
+	// GuestPathExists reports whether absolute path abs names a file, as
+	// thread tid sees it (following symbolic links), without opening it.
+	GuestPathExists(tid int, abs string) bool
 	ReadString(tid int, addr uint64, max int) (string, error)
 	ReadMem(tid int, addr uint64, b []byte) error
 	ExecPath(tid int) (string, error)
@@ -98,7 +101,7 @@ func (r *Recorder) classOf(tid, fd int) ptrace.FdClass {
 type pend struct {
 	cl   class
 	path string // clOpen: the absolute path opened; a mount call's mount point
-	excl bool   // clOpen: O_CREAT|O_EXCL, the guest creates the file
+	excl bool   // clOpen: the guest creates the file (O_CREAT|O_EXCL, or O_CREAT of a missing one)
 	// flags are clOpen's open flags; captured says the path was not seen
 	// before.
 	flags    uint64
@@ -260,6 +263,15 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		abs, flags, ok := r.openPath(c)
 		if ok && (!r.seen[abs] || mayOpenTerminal(abs)) {
 			p.path, p.excl = abs, flags&(abi.O_CREAT|abi.O_EXCL) == abi.O_CREAT|abi.O_EXCL
+			if flags&abi.O_CREAT != 0 && !p.excl && !r.seen[abs] && !r.host.GuestPathExists(c.Tid, abs) {
+				// The call creates it: replay creates it again, and
+				// what that tells (a dnotify signal, say) happens again.
+				p.excl = true
+			}
+			if p.excl {
+				// Replay creates it where the recording did.
+				r.captureParents(c.Tid, abs)
+			}
 			p.flags, p.captured = flags, !r.seen[abs]
 			keep = true
 		}

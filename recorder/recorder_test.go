@@ -36,6 +36,10 @@ func (h *fakeHost) FdPath(tid, fd int) (string, error) {
 	return "", errors.New("no descriptors")
 }
 func (h *fakeHost) Cwd(tid int) (string, error) { return h.cwd, nil }
+func (h *fakeHost) GuestPathExists(tid int, abs string) bool {
+	_, ok := h.files[abs]
+	return ok
+}
 func (h *fakeHost) OpenGuestPath(tid int, abs string) (*os.File, error) {
 	c, ok := h.files[abs]
 	if !ok {

@@ -233,3 +233,18 @@ func TestRecordWarnsOfDnotify(t *testing.T) {
 		t.Errorf("hermit record of dnotify.c: want exit 0 and the F_NOTIFY warning; %s", describe(rec))
 	}
 }
+
+// TestReplayCreatingOpen: open(O_CREAT) without O_EXCL of a missing file
+// creates it in replay too, so the dnotify signal its creation sends
+// comes again (the file was captured, empty, as if it had been there);
+// of a file there before the run, it keeps the file's content.
+func TestReplayCreatingOpen(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "old"), []byte("from before the run\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := recordReplay(t, nil, []string{testenv.BuildC(t, "creat_open.c"), dir})
+	if want := "creating \"new\" signalled the watch: yes\n\"old\" holds: from before the run\n"; string(rec.Stdout) != want {
+		t.Errorf("hermit record: stdout %q, want %q", rec.Stdout, want)
+	}
+}

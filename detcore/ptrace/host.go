@@ -163,6 +163,12 @@ func (t *Tracer) OpenGuestPath(tid int, abs string) (*os.File, error) {
 	return os.Open(fmt.Sprintf("/proc/%d/root%s", tid, abs))
 }
 
+// GuestPathExists reports whether abs names a file as thread tid sees it.
+func (t *Tracer) GuestPathExists(tid int, abs string) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d/root%s", tid, abs))
+	return err == nil
+}
+
 // ReadString reads a NUL-terminated string of at most max bytes at addr
 // in thread tid's memory.
 func (t *Tracer) ReadString(tid int, addr uint64, max int) (string, error) {
