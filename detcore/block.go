@@ -207,6 +207,9 @@ func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 // nextDeadline returns the earliest deadline of a blocked thread or timer.
 func (e *Engine) nextDeadline() (int64, bool) {
 	best, ok := e.nextTimer()
+	if e.orphanEnd >= 0 && (!ok || e.orphanEnd < best) {
+		best, ok = e.orphanEnd, true
+	}
 	for _, t := range e.threads {
 		if t.state == tsBlocked && t.block.deadline >= 0 && (!ok || t.block.deadline < best) {
 			best, ok = t.block.deadline, true

@@ -42,6 +42,9 @@ type Engine struct {
 	dying int
 	// stopping counts threads resumed to join a group stop (jobctl.go).
 	stopping int
+	// orphanEnd is when the processes left after the main process exited
+	// are killed (virtual time; -1: not set).
+	orphanEnd int64
 
 	futexes map[futexKey][]*thread
 	// timers are the guest's timers, all in virtual time.
@@ -133,6 +136,7 @@ func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
 		zombies:    map[int]*process{},
 		timers:     map[timerKey]*vtimer{},
 		warned:     map[string]bool{},
+		orphanEnd:  -1,
 	}
 	e.result.Stats.BySyscall = map[int]int64{}
 	p := e.newProcess(rootTid, nil, nil)
@@ -218,6 +222,10 @@ func (e *Engine) Run() (Result, error) {
 			if err := e.handleStop(st); err != nil {
 				return e.result, err
 			}
+			continue
+		}
+		if e.orphanEnd >= 0 && e.clock >= e.orphanEnd {
+			e.endRest()
 			continue
 		}
 		next := e.pick()
@@ -595,14 +603,23 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		} else {
 			e.result.ExitCode = st.Code
 		}
-		e.endRest()
+		if len(e.procs) > 0 {
+			e.orphanEnd = e.clock + orphanGrace
+		}
 	}
 }
 
+// orphanGrace is how long, in virtual time, the processes still running
+// when the main process exits may go on (a child finishing its last
+// lines, say) before the run ends.
+const orphanGrace = 50 * int64(time.Millisecond)
+
 // endRest ends the run as a container's ends when its main process
-// exits: the guest processes still running (daemons, orphans) are
-// killed, at this deterministic point, and --summary counts them.
+// exits: the guest processes still running orphanGrace later (daemons,
+// orphans) are killed, at that deterministic point, and --summary counts
+// them.
 func (e *Engine) endRest() {
+	e.orphanEnd = -1
 	for _, o := range e.ordered() {
 		if o.state == tsDying || o.proc.pid != o.tid {
 			continue

@@ -120,6 +120,9 @@ func TestEscapes(t *testing.T) {
 		{"sigsuspend with a pending signal", cGuest("escapes.c", "sigsuspend"), "sigsuspend: -1, EINTR, handler ran 1 time(s)\n"},
 		{"a blocked signal across execve", cGuest("escapes.c", "execmask"), "after execve: SIGUSR1 blocked: yes\n"},
 		{"SIGALRM to the thread that takes it", cGuest("escapes.c", "alarm"), "SIGALRM caught by the main thread: 1\n"},
+		// The run ends with the main process, but not at once: what its
+		// children still do in the next 50 ms of virtual time is done.
+		{"a child finishes after the main process", cGuest("escapes.c", "orphan"), "main exits first\norphan: the main process is gone, I finish\n"},
 	})
 }
 

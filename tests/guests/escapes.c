@@ -8,6 +8,7 @@
  *   ptrace     PTRACE_TRACEME (hermit refuses it: EPERM)
  *   pidns      the init of a new pid namespace dies of a fault
  *   deadlock   two threads each wait for the other's mutex
+ *   orphan     a child finishes after its parent, the main process, exits
  *   daemon     a double-forked daemon (setsid, stdio closed) outlives the
  *              main process, sleeping 30 s
  */
@@ -129,6 +130,19 @@ int main(int argc, char **argv) {
 			_exit(0);
 		}
 		CHECK(waitpid(c, &st, 0) == c);
+	} else if (!strcmp(m, "orphan")) {
+		int gone[2];
+		CHECK(pipe(gone) == 0);
+		pid_t c = fork();
+		CHECK(c >= 0);
+		if (c == 0) {
+			close(gone[1]);
+			char b;
+			CHECK(read(gone[0], &b, 1) == 0); /* EOF: the parent is gone */
+			say("orphan: the main process is gone, I finish\n");
+			_exit(0);
+		}
+		say("main exits first\n");
 	} else if (!strcmp(m, "daemon")) {
 		int ready[2];
 		CHECK(pipe(ready) == 0);
