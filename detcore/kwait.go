@@ -272,13 +272,9 @@ func (e *Engine) tryNonblocking(t *thread, c tryCall) {
 			}
 			return
 		}
-		rew := orig
-		rew.Rip -= abi.SyscallInsnLen
-		rew.Rax = orig.OrigRax
-		if e.t.SetRegs(t.tid, &rew) != nil {
+		if !e.rewind(t, orig) {
 			return
 		}
-		t.regs = rew
 		t.retry = &retryState{rip: orig.Rip, nr: t.nr, deadline: c.deadline}
 		b := &blocker{kind: bkRetry, epoch: uint64(e.result.Stats.Turns), deadline: c.deadline}
 		b.onTimeout = func(e *Engine, t *thread) {

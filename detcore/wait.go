@@ -203,13 +203,23 @@ func probeWait(e *Engine, t *thread, optArg int, opts uint64) {
 			_ = e.t.SetRegs(t.tid, &t.regs)
 			return
 		}
-		rew := orig
-		rew.Rip -= abi.SyscallInsnLen
-		rew.Rax = orig.OrigRax
-		if e.t.SetRegs(t.tid, &rew) != nil {
+		if !e.rewind(t, orig) {
 			return
 		}
-		t.regs = rew
 		e.blockOn(t, &blocker{kind: bkChild, epoch: epoch, deadline: -1})
 	}
+}
+
+// rewind puts t, at the exit of a call it made with registers orig, back
+// at that call's syscall instruction with its own registers: it makes the
+// call again when it next runs.
+func (e *Engine) rewind(t *thread, orig abi.Regs) bool {
+	rew := orig
+	rew.Rip -= abi.SyscallInsnLen
+	rew.Rax = orig.OrigRax
+	if e.t.SetRegs(t.tid, &rew) != nil {
+		return false
+	}
+	t.regs = rew
+	return true
 }

@@ -105,7 +105,6 @@ SIGKILL while stopped: killed by signal 9
 		{"stop and continue a child with threads", cGuest("jobctl.c", "threads"), stopCont},
 		{"a child stops itself", cGuest("jobctl.c", "self"), `raise(SIGSTOP): stopped by signal 19
 SIGCONT: continued
-child: goes on after its own SIGSTOP
 child: exited 4
 `},
 	})
