@@ -54,8 +54,10 @@ func (e *Engine) normalizeSched(name string, b []byte) []byte {
 }
 
 // normalizeMountinfo renumbers the mount and parent ids of mountinfo
-// lines (a parent outside the list, the namespace's root's, becomes 1).
-func normalizeMountinfo(b []byte) []byte {
+// lines (a parent outside the list, the namespace's root's, becomes 1);
+// anon gives the minor a filesystem without a device is shown with, the
+// one stat shows.
+func normalizeMountinfo(b []byte, anon func(minor uint32) uint32) []byte {
 	ids := map[string]int{}
 	id := func(s string, add bool) string {
 		if n, ok := ids[s]; ok {
@@ -74,9 +76,7 @@ func normalizeMountinfo(b []byte) []byte {
 		}
 	}
 	// Filesystems without a device (proc, tmpfs, ...) get their minor
-	// numbers from the host, in the order mounts happen machine-wide:
-	// number them in order of appearance too.
-	anon := map[string]int{}
+	// numbers from the host, in the order mounts happen machine-wide.
 	var out []byte
 	for _, l := range lines {
 		f := bytes.SplitN(l, []byte(" "), 4)
@@ -85,20 +85,15 @@ func normalizeMountinfo(b []byte) []byte {
 			continue
 		}
 		dev := string(f[2])
-		if strings.HasPrefix(dev, "0:") {
-			if _, ok := anon[dev]; !ok {
-				anon[dev] = len(anon) + anonMinorBase
+		if m, ok := strings.CutPrefix(dev, "0:"); ok {
+			if n, err := strconv.ParseUint(m, 10, 32); err == nil {
+				dev = "0:" + strconv.Itoa(int(anon(uint32(n))))
 			}
-			dev = "0:" + strconv.Itoa(anon[dev])
 		}
 		out = fmt.Appendf(out, "%s %s %s %s", id(string(f[0]), false), id(string(f[1]), false), dev, machineDir.ReplaceAll(f[3], []byte("/hermit-machine/")))
 	}
 	return out
 }
-
-// anonMinorBase is the first minor number mountinfo shows for a
-// filesystem without a device.
-const anonMinorBase = 20
 
 // /proc/uptime, /proc/loadavg, /proc/stat and /proc/meminfo tell the
 // host's uptime, load, CPU times, boot time and free memory: they are
@@ -182,7 +177,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	m, g := procStatPath.FindStringSubmatch(path), procGlobalPath.FindStringSubmatch(path)
 	mi := procMountinfoPath.MatchString(path)
 	sc := procSchedPath.FindStringSubmatch(path)
-	if m == nil && g == nil && !mi && sc == nil {
+	mp := procMapsPath.MatchString(path)
+	if m == nil && g == nil && !mi && sc == nil && !mp {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -192,8 +188,10 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	switch {
 	case sc != nil:
 		content = e.normalizeSched(sc[3], content)
+	case mp:
+		content = e.files().normalizeMaps(content)
 	case mi:
-		content = normalizeMountinfo(content)
+		content = normalizeMountinfo(content, e.files().vdevMinor)
 	case g != nil:
 		content = e.procGlobal(g[1], content)
 	case m[3] == "stat":

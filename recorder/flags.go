@@ -21,6 +21,7 @@ const (
 	FlagStdin      = "stdin"            // what fd 0 was: null, file, pipe, socket, tty, other, closed
 	FlagJournal    = "journal"          // JournalVersion of the recorder
 	FlagCPUID      = "virtualize-cpuid" // "true" with --virtualize-cpuid
+	FlagCPU        = "cpu"              // the CPU the run was pinned to; absent if not pinned
 )
 
 // StdinPath names, among a trace's captured files, a regular file that

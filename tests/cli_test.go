@@ -218,11 +218,13 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"run", "--timeslice", "0", "--", "true"}, "--timeslice 0: want 1 or more"},
 		{[]string{"run", "--watchdog", "-1s", "--", "true"}, "--watchdog -1s: want a duration of 0 (never) or more"},
 		{[]string{"run", "--cpu", "99", "--", "true"}, "--cpu 99: this machine has CPUs 0 to"},
-		{[]string{"run", "--cpu", "x", "--", "true"}, `--cpu "x": want auto, none or a CPU number`},
+		{[]string{"run", "--cpu", "x", "--", "true"}, `--cpu "x": want first, auto, none or a CPU number`},
 		{[]string{"run", "--bogus", "--", "true"}, "flag provided but not defined: -bogus (see hermit run --help)"},
 		{[]string{"record", "--timeslice", "-3", "--", "true"}, "--timeslice -3: want 1 or more"},
 		{[]string{"record", "--bogus", "--", "true"}, "(see hermit record --help)"},
 		{[]string{"replay", "--cpu", "99", "--autopilot"}, "--cpu 99: this machine has CPUs 0 to"},
+		{[]string{"run", "--cpu", "recorded", "--", "true"}, `--cpu "recorded": want first, auto, none or a CPU number`},
+		{[]string{"replay", "--cpu", "x", "--autopilot"}, `--cpu "x": want recorded, first, auto, none or a CPU number`},
 	} {
 		r := testenv.Run(t, runTimeout, hermit, c.args...)
 		lines := strings.Split(strings.TrimSpace(string(r.Stderr)), "\n")

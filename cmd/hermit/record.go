@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -167,6 +168,9 @@ func recordHeader(path string, argv []string, f *runFlags) (trace.Header, error)
 		Flags: s.Flags(), Kernel: ptrace.KernelRelease(), CPU: hostCPU(),
 	}
 	hdr.Flags[recorder.FlagStdin] = ptrace.StdioKind(os.Stdin)
+	if f.pin >= 0 {
+		hdr.Flags[recorder.FlagCPU] = strconv.Itoa(f.pin)
+	}
 	return hdr, nil
 }
 

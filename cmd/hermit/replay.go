@@ -73,7 +73,7 @@ Flags:
 	fs.StringVar(&batch, "batch", "", "in the interactive debugger: run the commands in `FILE`, then exit")
 	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr (with --autopilot)")
 	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
-	fs.StringVar(&cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto`, a CPU number, or none")
+	fs.StringVar(&cpu, "cpu", replayCPUDefault(), "pin hermit and the guest to one CPU: `recorded` (the one the recording ran on, if this machine lets hermit use it; else first), first, auto, a CPU number, or none; $HERMIT_CPU sets the default")
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
@@ -107,7 +107,7 @@ Flags:
 	case (set["onprocess"] || set["goto"]) && !set["gdb-port"] && !gdb:
 		return usage("--onprocess and --goto go with --gdb-port or --gdb")
 	}
-	pin, err := cpuFlag(cpu)
+	pin, err := cpuFlag(cpu, true)
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -149,7 +149,7 @@ Flags:
 		defer showProgress("replaying", rec.Events, func() (uint64, int64) { return rec.Progress(), -1 })()
 	}
 	opts := replay.Options{
-		Stdout: os.Stdout, Stderr: os.Stderr, CPU: pin,
+		Stdout: os.Stdout, Stderr: os.Stderr, CPU: recordedCPU(pin, rec),
 		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
 	if debug == "sched" {

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
+	"github.com/hermitdbg/hermit/detcore/ptrace"
+	"github.com/hermitdbg/hermit/recorder"
 	"github.com/hermitdbg/hermit/repl"
 	"github.com/hermitdbg/hermit/replay"
 	"github.com/hermitdbg/hermit/trace"
@@ -102,7 +105,25 @@ func openRecording(arg string) (*replay.Recording, error) {
 // output going to hermit's.
 func newSession(rec *replay.Recording, cpu int) (*replay.Session, error) {
 	return replay.NewSession(rec.Starter(replay.Options{
-		Stdout: os.Stdout, Stderr: os.Stderr, CPU: cpu,
+		Stdout: os.Stdout, Stderr: os.Stderr, CPU: recordedCPU(cpu, rec),
 		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}))
+}
+
+// recordedCPU resolves cpuRecorded: the CPU rec's header names, if this
+// process may run there, else the first one.
+func recordedCPU(pin int, rec *replay.Recording) int {
+	if pin != cpuRecorded {
+		return pin
+	}
+	n, err := strconv.Atoi(rec.Header.Flags[recorder.FlagCPU])
+	if err != nil {
+		return ptrace.FirstCPU()
+	}
+	if !ptrace.MayRunOn(n) {
+		first := ptrace.FirstCPU()
+		fmt.Fprintf(os.Stderr, "hermit: warning: the recording ran on CPU %d, which hermit may not use here; replaying on CPU %d (a program that reads its CPU number without a system call sees another)\n", n, first)
+		return first
+	}
+	return n
 }

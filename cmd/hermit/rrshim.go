@@ -201,7 +201,7 @@ func rrReplay(args []string) int {
 		return 2
 	}
 	cfg := serveConfig{host: "127.0.0.1", port: -1}
-	cpu := "auto"
+	cpu := replayCPUDefault()
 	var rest []string
 	for len(args) > 0 {
 		if args[0] == "--" {
@@ -256,7 +256,7 @@ func rrReplay(args []string) int {
 	if len(rest) == 1 {
 		cfg.trace = rest[0]
 	}
-	pin, err := cpuFlag(cpu)
+	pin, err := cpuFlag(cpu, true)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -34,6 +34,7 @@ type runFlags struct {
 	verify    bool
 	seed      uint64
 	cpu       string
+	pin       int // cpu decoded by runMain: the CPU, or -1
 	watchdog  time.Duration
 	listTrace bool
 	debug     string
@@ -49,7 +50,7 @@ type runFlags struct {
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.summary, "summary", false, "print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed `N` for the thread interleaving and the guest's randomness; the same seed gives the same run")
-	fs.StringVar(&f.cpu, "cpu", "auto", "pin hermit and the guest to one CPU: `auto` (the CPU hermit starts on), a CPU number, or none")
+	fs.StringVar(&f.cpu, "cpu", cpuDefault(), cpuUsage)
 	fs.StringVar(&f.epoch, "epoch", detcore.DefaultEpoch.Format(time.RFC3339), "the guest's wall-clock time at start, RFC3339 (`TIME`); its clocks then advance in virtual time")
 	fs.BoolVar(&f.cpuid, "virtualize-cpuid", false, "make cpuid trap and hide RDRAND, RDSEED and the APIC ids (needs CPUID faulting; in VMs it makes every ptrace stop several times dearer)")
 	fs.StringVar(&f.mtimes, "real-mtimes", strings.Join(detcore.DefaultRealMtimes, ":"), "colon-separated directories whose files keep their real modification times unless the guest writes them (installed software: mtime-keyed caches such as Python's .pyc stay valid); elsewhere mtimes are virtual")
@@ -126,7 +127,7 @@ func (f *runFlags) check(cmd string, argv []string) (string, int) {
 		fmt.Fprintf(os.Stderr, "hermit %s: --watchdog %v: want a duration of 0 (never) or more\n", cmd, f.watchdog)
 		return "", 2
 	}
-	if _, err := cpuFlag(f.cpu); err != nil {
+	if f.pin, err = cpuFlag(f.cpu, false); err != nil {
 		fmt.Fprintf(os.Stderr, "hermit %s: %v\n", cmd, err)
 		return "", 2
 	}
@@ -246,14 +247,13 @@ func runGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) 
 }
 
 func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) (detcore.Result, error) {
-	cpu, _ := cpuFlag(f.cpu) // validated by runMain
 	trapCPUID := f.cpuid && ptrace.CPUIDFaulting()
 	traced := detcore.InterceptedSyscalls()
 	if j != nil {
 		traced = append(traced, j.traced...)
 	}
 	tr, root, err := ptrace.Start(ptrace.Options{
-		Path: path, Argv: argv, Env: os.Environ(), CPU: cpu,
+		Path: path, Argv: argv, Env: os.Environ(), CPU: f.pin,
 		Hostname: "hermit", Traced: traced, TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
 		TrapCPUID:  trapCPUID,
@@ -305,17 +305,49 @@ func mtimePrefixes(v string) []string {
 	return out
 }
 
-// cpuFlag decodes --cpu: -1 means do not pin.
-func cpuFlag(v string) (int, error) {
-	switch v {
-	case "auto":
+// The guest can tell the CPU it runs on without a system call (lsl,
+// rdpid, cpuid's APIC id, which glibc keeps in memory), so by default
+// every run is pinned to the same one.
+const cpuUsage = "pin hermit and the guest to one CPU: `first` (the lowest CPU hermit may use, the same on every run), auto (the CPU hermit starts on), a CPU number, or none; $HERMIT_CPU sets the default"
+
+// cpuDefault is --cpu's default: $HERMIT_CPU, else first.
+func cpuDefault() string {
+	if v := os.Getenv("HERMIT_CPU"); v != "" {
+		return v
+	}
+	return "first"
+}
+
+// replayCPUDefault is replay's --cpu default: $HERMIT_CPU, else recorded.
+func replayCPUDefault() string {
+	if v := os.Getenv("HERMIT_CPU"); v != "" {
+		return v
+	}
+	return "recorded"
+}
+
+// cpuRecorded is cpuFlag's value for recorded, which recordedCPU resolves.
+const cpuRecorded = -2
+
+// cpuFlag decodes --cpu: -1 means do not pin. recorded is replay's.
+func cpuFlag(v string, replay bool) (int, error) {
+	want := "first, auto, none or a CPU number"
+	if replay {
+		want = "recorded, " + want
+	}
+	switch {
+	case v == "recorded" && replay:
+		return cpuRecorded, nil
+	case v == "first":
+		return ptrace.FirstCPU(), nil
+	case v == "auto":
 		return ptrace.CurrentCPU(), nil
-	case "none":
+	case v == "none":
 		return -1, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("--cpu %q: want auto, none or a CPU number", v)
+		return 0, fmt.Errorf("--cpu %q: want %s", v, want)
 	}
 	if max := runtime.NumCPU(); n >= max {
 		return 0, fmt.Errorf("--cpu %d: this machine has CPUs 0 to %d", n, max-1)

@@ -171,6 +171,27 @@ func orFile(f, def *os.File) *os.File {
 	return def
 }
 
+// FirstCPU returns the lowest CPU this process may run on (in a cpuset
+// the first of the set), or -1 if the kernel does not say.
+func FirstCPU() int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return -1
+	}
+	for i := 0; i < len(set)*64; i++ {
+		if set.IsSet(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// MayRunOn says whether this process may run on CPU n.
+func MayRunOn(n int) bool {
+	var set unix.CPUSet
+	return n >= 0 && unix.SchedGetaffinity(0, &set) == nil && set.IsSet(n)
+}
+
 // CurrentCPU returns the CPU the calling thread runs on, a good place to
 // pin a new run: the kernel just chose it.
 func CurrentCPU() int {

@@ -61,6 +61,9 @@ func Main(m *testing.M) {
 	if err == nil {
 		os.Setenv("HERMIT_CACHE_DIR", hc)
 	}
+	// Many hermits run at once here: let each run on the CPU it starts
+	// on rather than all on the first (TestCPUView checks the default).
+	os.Setenv("HERMIT_CPU", "auto")
 	code := m.Run()
 	if hc != "" {
 		os.RemoveAll(hc)
