@@ -38,11 +38,15 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 }
 
 // faultAgain notices a fault that comes back at the same instruction,
-// three times with no syscall between: the kernel ignored the signal (a
-// handler that fixes nothing loops natively too). That happens to the init
-// of a pid namespace the guest made, whose default-action fatal signals
-// the kernel drops while it is traced (untraced, it would die), so it
-// would fault forever. hermit kills it instead, and says so.
+// three times with no syscall between, with no handler to take it: the
+// kernel ignored the signal. That happens to the init of a pid namespace
+// the guest made, whose default-action fatal signals the kernel drops
+// while it is traced (untraced, it would die), so it would fault forever.
+// hermit kills it instead, and says so. A fault the process handles is
+// never this: Go, say, turns each nil dereference into a panic that its
+// caller may recover, and the loop that follows can fault again at the
+// same instruction, with only the handler's rt_sigreturn (which hermit
+// does not see) between.
 func (e *Engine) faultAgain(t *thread, sig int) bool {
 	switch sig {
 	case abi.SIGSEGV, abi.SIGBUS, abi.SIGILL, abi.SIGFPE:
@@ -60,6 +64,12 @@ func (e *Engine) faultAgain(t *thread, sig int) bool {
 		return false
 	}
 	if t.faults++; t.faults < 3 {
+		return false
+	}
+	bit := uint64(1) << (sig - 1)
+	_, _, blocked, err1 := e.t.Signals(t.tid)
+	caught, err2 := e.t.Caught(t.tid)
+	if err1 != nil || err2 != nil || caught&^blocked&bit != 0 {
 		return false
 	}
 	e.warnOnce(fmt.Sprintf("fault-loop:%d", t.vtid), fmt.Sprintf("thread %d faults with signal %d at %#x again and again: "+

@@ -122,6 +122,9 @@ func TestEscapes(t *testing.T) {
 		// The run ends with the main process, but not at once: what its
 		// children still do in the next 50 ms of virtual time is done.
 		{"a child finishes after the main process", cGuest("escapes.c", "orphan"), "main exits first\norphan: the main process is gone, I finish\n"},
+		// Only a fault with no handler to take it can be the kernel
+		// ignoring a pid namespace init's fatal signal (TestRefusals).
+		{"a handled fault again and again at one instruction", cGuest("fault_handled.c"), "recovered from 5 faults at one instruction\n"},
 	})
 }
 
