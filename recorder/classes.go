@@ -45,6 +45,9 @@ const (
 	clRemap
 	// clSpecial: what to keep depends on the arguments (special.go).
 	clSpecial
+	// clSplice moves data between two descriptors in the kernel: kept
+	// when one end is external (splice.go).
+	clSplice
 )
 
 var classes = map[int]class{
@@ -85,6 +88,8 @@ var classes = map[int]class{
 	abi.SYS_MOVE_MOUNT: clSpecial, abi.SYS_FSOPEN: clSpecial, abi.SYS_OPEN_TREE: clSpecial,
 
 	abi.SYS_ACCEPT: clAccept, abi.SYS_ACCEPT4: clAccept,
+
+	abi.SYS_SPLICE: clSplice, abi.SYS_TEE: clSplice, abi.SYS_SENDFILE: clSplice,
 }
 
 // Syscalls lists the syscalls that recording and replay intercept in

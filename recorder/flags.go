@@ -35,7 +35,8 @@ const StdinPath = "/.hermit-stdin"
 // point (the schedule is run's), so earlier recordings would not replay.
 // Version 4 intercepts mremap, mount and the other calls of classes.go
 // that version 3 let through, and adds ResultStandIn and ResultRefused.
-const JournalVersion = "4"
+// Version 5 intercepts splice, tee and sendfile and adds ResultSplice.
+const JournalVersion = "5"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

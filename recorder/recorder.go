@@ -112,6 +112,9 @@ type pend struct {
 	moved   string
 	// force: replay runs the call and forces its recorded result.
 	force bool
+	// inExt, outExt: clSplice's input brings data from outside, its
+	// output is external.
+	inExt, outExt bool
 }
 
 type fileKey struct {
@@ -279,6 +282,8 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		keep = c.Args[3]&mremapMaymove != 0 && c.Args[3]&mremapFixed == 0
 	case clSpecial:
 		keep = r.special(c, &p)
+	case clSplice:
+		keep = r.spliceKeep(c, &p)
 	case clChdir:
 		if abs, ok := r.absPath(c.Tid, -1, c.Args[0]); ok {
 			r.capture(c.Tid, abs, 0)
@@ -341,6 +346,10 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clAccept:
 		ev.Digest = ResultSocket
+	case clSplice:
+		if !r.spliceExit(c, &p, &ev) {
+			return false, 0, r.failed()
+		}
 	case clIoctl:
 		if c.Result >= 0 && fdIoctls[uint32(c.Args[1])] {
 			r.standIn(c, c.Args[2])

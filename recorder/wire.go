@@ -66,6 +66,11 @@ const (
 	// ResultRefused: a call hermit cannot replay (Mem[0] says why, on one
 	// line). The recording warned of it; replay stops there.
 	ResultRefused = 5
+	// ResultSplice: a splice, tee or sendfile with an external end
+	// (splice.go), which replay skips: Result is its count, Mem the
+	// offsets it updated and, at address 0, what to do to the internal
+	// end (SpliceNone, SpliceFill and the bytes, SpliceSkip).
+	ResultSplice = 6
 )
 
 // Error codes in an answer's Result, below every errno.

@@ -64,6 +64,9 @@ type player struct {
 	onEvent func(uint64)
 	// exit is the recorded exit of the root process, once reached.
 	exit *trace.Event
+	// pipes redoes a kept splice's work on its internal end (nil: such
+	// a call diverges).
+	pipes recorder.Pipes
 }
 
 func newPlayer(r *trace.Reader, onEvent func(uint64)) *player {
@@ -247,6 +250,8 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		}
 		p.diverge(c.Vtid, "%s (hermit record warned that it cannot be replayed)", msg)
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	case ev.Digest == recorder.ResultSplice && ev.Result > 0:
+		return p.splice(c, ev)
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0 && c.Nr == abi.SYS_MREMAP:
 		return p.remap(c, ev.Result)
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0:
@@ -264,6 +269,39 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 	o := detcore.Outcome{Emulate: true, Result: ev.Result}
 	if o.Mem, err = p.mem(ev.Mem); err != nil {
 		p.err = err
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	}
+	return o
+}
+
+// splice replays a splice, tee or sendfile that had an external end: the
+// call is skipped, and its internal end gets the recorded bytes or gives
+// up as many as it gave (recorder/splice.go).
+func (p *player) splice(c *detcore.Call, ev *trace.Event) detcore.Outcome {
+	mem, err := p.mem(ev.Mem)
+	if err != nil {
+		p.err = err
+		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+	}
+	s, _ := recorder.SpliceOf(c.Nr, c.Args)
+	o := detcore.Outcome{Emulate: true, Result: ev.Result}
+	for _, m := range mem {
+		if m.Addr != 0 {
+			o.Mem = append(o.Mem, m)
+			continue
+		}
+		switch {
+		case len(m.Data) == 0 || m.Data[0] == recorder.SpliceNone:
+		case p.pipes == nil:
+			err = errors.New("this tracer cannot reach the guest's pipes")
+		case m.Data[0] == recorder.SpliceFill:
+			err = p.pipes.PipeFill(c.Tid, s.Out, m.Data[1:])
+		case m.Data[0] == recorder.SpliceSkip:
+			err = p.pipes.FdSkip(c.Tid, s.In, ev.Result)
+		}
+	}
+	if err != nil {
+		p.diverge(c.Vtid, "%s could not be replayed on its guest descriptor: %v", callString(c.Nr, c.Args), err)
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	}
 	return o

@@ -66,6 +66,12 @@ func TestReplayCompat(t *testing.T) {
 		{"dnotify", false, func(t *testing.T) []string { return []string{testenv.BuildC(t, "dnotify.c"), t.TempDir()} }},
 		// The filter answers 32-bit calls with ENOSYS, in replay too.
 		{"int 0x80", false, func(t *testing.T) []string { return cGuest("int80.c")(t) }},
+		// splice, sendfile and tee between a TCP socket (a stand-in in
+		// replay) and the guest's pipes and files: replay redoes the
+		// guest's end.
+		{"splice and sendfile with a socket", false, func(t *testing.T) []string {
+			return []string{testenv.BuildC(t, "splice.c"), t.TempDir()}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -98,6 +98,8 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 				b = append(b, " [terminal: replay stands in a socket]"...)
 			case recorder.ResultRefused:
 				b = append(b, " [refused: replay stops here]"...)
+			case recorder.ResultSplice:
+				b = append(b, " [spliced: replay redoes the guest's end]"...)
 			}
 		}
 		for _, m := range mem {
