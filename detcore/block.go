@@ -26,9 +26,11 @@ type blocker struct {
 	onTimeout func(e *Engine, t *thread)
 	// check, for bkChild, says whether the wait is over; nil means the
 	// thread was rewound and retries its call whenever a child changes.
+	// For bkRetry, it says whether a thread that waits at its call (not
+	// rewound) may go on, looked at after every other thread's turn.
 	check func(e *Engine) bool
-	// onReady, when set, prepares a bkChild or bkFd thread whose wait is
-	// over.
+	// onReady, when set, prepares a bkChild, bkFd or bkRetry thread whose
+	// wait is over.
 	onReady func(e *Engine, t *thread)
 	// wakeMask, when set, returns the signals that end this wait given the
 	// thread's blocked mask; by default every unblocked signal does.
@@ -120,8 +122,15 @@ func (e *Engine) wake(t *thread) bool {
 		}
 	case bkRetry:
 		if uint64(e.result.Stats.Turns) != b.epoch {
+			if b.check != nil && !b.check(e) {
+				b.epoch = uint64(e.result.Stats.Turns)
+				break
+			}
 			e.unblock(t)
 			t.act = actCont
+			if b.onReady != nil {
+				b.onReady(e, t)
+			}
 			return true
 		}
 	case bkChild:

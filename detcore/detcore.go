@@ -76,6 +76,10 @@ type FdWait struct {
 	Tid    int
 	Fd     int
 	Events int16
+	// Read says a read waits: a FIFO without writers ends it (the read
+	// returns 0) even when poll says nothing, as for a reader that opened
+	// the FIFO after its writer had come and gone (fifo.go).
+	Read bool
 }
 
 // Poll events from <asm-generic/poll.h>.
@@ -226,11 +230,14 @@ type Stats struct {
 }
 
 // InterceptedSyscalls lists the syscalls the seccomp filter must send to
-// the tracer: exactly those with a policy entry.
+// the tracer: those with a policy entry, but for MarkedSyscalls, which
+// it sends only when marked.
 func InterceptedSyscalls() []int {
 	nrs := make([]int, 0, len(policy))
 	for nr := range policy {
-		nrs = append(nrs, nr)
+		if !markedOnly[nr] {
+			nrs = append(nrs, nr)
+		}
 	}
 	return nrs
 }

@@ -54,7 +54,7 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	if kind != FdPollable {
 		return
 	}
-	w := []FdWait{{Tid: t.tid, Fd: fd, Events: events}}
+	w := []FdWait{{Tid: t.tid, Fd: fd, Events: events, Read: events == POLLIN}}
 	if ready, err := e.t.Poll(w, 0); err != nil || ready[0] {
 		return
 	}

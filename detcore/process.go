@@ -173,16 +173,14 @@ func (e *Engine) exiting(t *thread) {
 }
 
 // startWatchdog starts the goroutine that preempts a thread which runs too
-// long without a scheduling point while others wait.
+// long without a scheduling point while others wait, and that looks at a
+// thread which has sat quiet for fifoGrace (watchKernelWait).
 func (e *Engine) startWatchdog() func() {
-	if e.cfg.Watchdog <= 0 {
-		return func() {}
-	}
 	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(e.cfg.Watchdog / 4)
+		tick := time.NewTicker(fifoGrace / 2)
 		defer tick.Stop()
-		last, since := e.progress.Load(), time.Now()
+		last, since, looked := e.progress.Load(), time.Now(), false
 		for {
 			select {
 			case <-done:
@@ -191,11 +189,19 @@ func (e *Engine) startWatchdog() func() {
 			}
 			cur := e.progress.Load()
 			if cur != last {
-				last, since = cur, time.Now()
+				last, since, looked = cur, time.Now(), false
 				continue
 			}
 			tid := e.waitTid.Load()
-			if tid == 0 || e.others.Load() == 0 || time.Since(since) < e.cfg.Watchdog {
+			if tid == 0 {
+				continue
+			}
+			quiet := time.Since(since)
+			if !looked && quiet >= fifoGrace {
+				looked = true
+				e.watchKernelWait(int(tid))
+			}
+			if e.others.Load() == 0 || e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog {
 				continue
 			}
 			if e.watchTid.CompareAndSwap(0, tid) {

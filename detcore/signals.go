@@ -22,6 +22,9 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		e.park(t)
 		return nil
 	}
+	if st.Sig == abi.SIGSTOP && int(e.kwaitTid.Load()) == t.tid {
+		return e.kernelWaitStop(t)
+	}
 	if t.state == tsDying || e.running != t {
 		return e.deliver(t, st.Sig)
 	}

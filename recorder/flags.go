@@ -36,7 +36,8 @@ const StdinPath = "/.hermit-stdin"
 // Version 4 intercepts mremap, mount and the other calls of classes.go
 // that version 3 let through, and adds ResultStandIn and ResultRefused.
 // Version 5 intercepts splice, tee and sendfile and adds ResultSplice.
-const JournalVersion = "5"
+// Version 6 asks about FIFOs at every open (QueryFifo and the others).
+const JournalVersion = "6"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

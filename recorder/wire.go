@@ -32,9 +32,12 @@ const (
 	QueryReadFd    = 8  // Result: offset or error; Mem[0]: the content
 	QueryOutside   = 9  // Result: 1 if the wait depends on the outside world
 	QueryCPUID     = 10 // Digest: leaf<<32 | subleaf; Mem[0]: eax, ebx, ecx, edx
+	QueryFifo      = 11 // Result: 1 if the path names a FIFO; Mem[0]: its FileID
+	QueryFifoRead  = 12 // Result: 1 if the FIFO has a reader
+	QueryFifoWrite = 13 // Result: 1 if a writer came to the FIFO (detcore.FifoReader)
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

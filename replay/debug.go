@@ -236,6 +236,28 @@ func (l *layer) WaitsOutside(ws []detcore.FdWait) bool {
 	return ok && ot.WaitsOutside(ws)
 }
 
+// The FIFO questions forward detcore.FifoTracer: without it (Fifo says
+// no) the engine lets opens run as they are, as it does without the
+// interface, so every layer type can offer it.
+func (l *layer) Fifo(tid, dirfd int, path string, nofollow bool) (detcore.FileID, bool) {
+	if ft, ok := l.inner.(detcore.FifoTracer); ok {
+		return ft.Fifo(tid, dirfd, path, nofollow)
+	}
+	return detcore.FileID{}, false
+}
+
+func (l *layer) FifoHasReader(tid, dirfd int, path string, nofollow bool) bool {
+	return l.inner.(detcore.FifoTracer).FifoHasReader(tid, dirfd, path, nofollow)
+}
+
+func (l *layer) FifoReader(tid, dirfd int, path string, nofollow bool) (detcore.FifoReader, error) {
+	return l.inner.(detcore.FifoTracer).FifoReader(tid, dirfd, path, nofollow)
+}
+
+func (l *layer) ClearNonblock(tid, fd int) error {
+	return l.inner.(detcore.FifoTracer).ClearNonblock(tid, fd)
+}
+
 func (l *layer) thread(tid int) *lthread {
 	th := l.ths[tid]
 	if th == nil {

@@ -53,7 +53,7 @@ func checkCompat(t *testing.T, cases []compatCase) {
 
 // TestKernelWaits: calls that block in the kernel until another guest
 // process acts (file locks, System V queues and semaphores, a write to a
-// full socket or pipe) end as natively: the engine turns them into waits
+// full socket or pipe, the open of a FIFO) end as natively: the engine turns them into waits
 // of its own, so the process that releases them gets to run.
 func TestKernelWaits(t *testing.T) {
 	checkCompat(t, []compatCase{{
@@ -85,6 +85,24 @@ flock with an SA_RESTART handler: restarted, got the lock
 msgrcv on a queue removed meanwhile: EIDRM
 all waits ended
 `,
+	}, {
+		// hermit run does not stop at opens: a thread that sleeps in
+		// one is found and its open made again where the engine sees it.
+		name: "opens of a FIFO",
+		argv: cGuest("fifo_open.c"),
+		want: `reader first: read "from a thread", then end of file
+writer first: read "from a child", then end of file
+two children: read "from a sibling", then end of file
+O_RDWR: no wait
+O_NONBLOCK reader: read 0
+O_NONBLOCK writer without a reader: ENXIO
+`,
+	}, {
+		name: "a shell's FIFO",
+		argv: func(*testing.T) []string {
+			return []string{"/bin/sh", "-c", `p=$(mktemp -u); mkfifo $p; cat $p & echo hi > $p; wait; exec 3<>$p; echo rw >&3; read x <&3; echo "got $x"; exec 3>&-; (echo late > $p) & sleep 0.1; cat $p; wait; rm $p`}
+		},
+		want: "hi\ngot rw\nlate\n",
 	}})
 }
 

@@ -19,6 +19,8 @@ func TestRecordIsRun(t *testing.T) {
 		argv argvFunc
 	}{
 		{"pthreads racy counter", cGuest("racy_counter.c")},
+		// run finds the opens that wait; record stops at every open.
+		{"FIFO opens", cGuest("fifo_open.c")},
 		{"go goroutines and timers", goGuest("gotimers")},
 		{"python threading", pyGuest("threads.py")},
 		{"shell pipeline", tool("sh", "-c", "seq 1 200 | sort -r | head -3; "+shellJobs)},

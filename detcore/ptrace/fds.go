@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -172,12 +173,50 @@ func (t *Tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 		break
 	}
 	for j, p := range pfds {
-		if p.Revents != 0 {
+		if p.Revents != 0 || (ws[idx[j]].Read && fifoWithoutWriter(int(p.Fd))) {
 			ready[idx[j]] = true
 		}
 	}
 	return ready, nil
 }
+
+// fifoWithoutWriter reports whether fd is an empty named FIFO that no one
+// has open for writing: a read of it returns 0 at once, though poll says
+// nothing to a reader that opened it after its last writer left. A second
+// reader of hermit's tells: its read returns 0 without a writer and
+// EAGAIN with one. (An anonymous pipe says POLLHUP.)
+func fifoWithoutWriter(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Dev == pipefsDev() {
+		return false
+	}
+	if n, err := unix.IoctlGetInt(fd, unix.TIOCINQ); err != nil || n > 0 {
+		return false
+	}
+	r, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(r)
+	var b [1]byte
+	n, err := unix.Read(r, b[:])
+	return n == 0 && err == nil
+}
+
+// pipefsDev is the device of anonymous pipes.
+var pipefsDev = sync.OnceValue(func() uint64 {
+	var p [2]int
+	if unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
+		return ^uint64(0)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	var st unix.Stat_t
+	if unix.Fstat(p[0], &st) != nil {
+		return ^uint64(0)
+	}
+	return st.Dev
+})
 
 // tfdIocSetTicks is TFD_IOC_SET_TICKS, _IOW('T', 0, u64).
 const tfdIocSetTicks = 0x40085400

@@ -18,12 +18,20 @@ const (
 )
 
 // buildFilter returns a seccomp program that sends the syscalls in traced
-// to the tracer (SECCOMP_RET_TRACE) and allows everything else. The
+// to the tracer (SECCOMP_RET_TRACE), and those in marked that are not in
+// traced when they carry detcore.OpenMarker, and allows everything else. The
 // numbers are compared as a balanced binary tree, so an allowed syscall
 // costs about log2(len(traced)) comparisons. Non-x86-64 and x32 calls get
 // ENOSYS.
-func buildFilter(traced []int) []unix.SockFilter {
+func buildFilter(traced, marked []int) []unix.SockFilter {
 	nrs := append([]int(nil), traced...)
+	conds := map[int]detcore.ArgCondition{}
+	for _, nr := range marked {
+		if !slices.Contains(traced, nr) {
+			conds[nr] = detcore.ArgCondition{Arg: detcore.MarkedArg(nr), Mask: detcore.OpenMarker}
+			nrs = append(nrs, nr)
+		}
+	}
 	sort.Ints(nrs)
 	nrs = slices.Compact(nrs)
 	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS)
@@ -35,17 +43,22 @@ func buildFilter(traced []int) []unix.SockFilter {
 		jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, 0x40000000, 0, 1),
 		stmt(unix.BPF_RET|unix.BPF_K, enosys),
 	}
-	return append(prog, tree(nrs)...)
+	return append(prog, tree(nrs, conds)...)
 }
 
-// tree emits the comparisons for a sorted, non-empty or empty list.
-func tree(nrs []int) []unix.SockFilter {
+// tree emits the comparisons for a sorted, non-empty or empty list; a
+// syscall with a condition in conds or from detcore.TracedWhen is traced
+// only under it.
+func tree(nrs []int, conds map[int]detcore.ArgCondition) []unix.SockFilter {
 	allow := stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
 	trace := stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE)
 	switch len(nrs) {
 	case 0:
 		return []unix.SockFilter{allow}
 	case 1:
+		if c, ok := conds[nrs[0]]; ok {
+			return condLeaf(nrs[0], c)
+		}
 		if c, ok := detcore.TracedWhen(nrs[0]); ok {
 			return condLeaf(nrs[0], c)
 		}
@@ -55,7 +68,7 @@ func tree(nrs []int) []unix.SockFilter {
 		}
 	}
 	mid := len(nrs) / 2
-	left, right := tree(nrs[:mid]), tree(nrs[mid:])
+	left, right := tree(nrs[:mid], conds), tree(nrs[mid:], conds)
 	var out []unix.SockFilter
 	if len(left) <= 255 {
 		// A >= nrs[mid]: skip the left subtree.

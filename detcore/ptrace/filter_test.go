@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hermitdbg/hermit/detcore"
 )
 
 // runFilter interprets the subset of classic BPF that buildFilter emits.
@@ -65,7 +67,7 @@ func TestFilterLarge(t *testing.T) {
 			traced[nr] = true
 			list = append(list, nr, nr)
 		}
-		prog := buildFilter(list)
+		prog := buildFilter(list, nil)
 		if len(prog) > 4096 {
 			t.Fatalf("%d syscalls: %d instructions, over the kernel's limit", n, len(prog))
 		}
@@ -85,7 +87,7 @@ func TestFilterLarge(t *testing.T) {
 // TestFilterArgCondition: fcntl stops only for its waiting lock commands
 // (F_SETLKW, F_OFD_SETLKW), and the syscalls around it are unaffected.
 func TestFilterArgCondition(t *testing.T) {
-	prog := buildFilter([]int{unix.SYS_FCNTL, unix.SYS_FLOCK, unix.SYS_READ})
+	prog := buildFilter([]int{unix.SYS_FCNTL, unix.SYS_FLOCK, unix.SYS_READ}, nil)
 	for _, c := range []struct {
 		nr, cmd uint32
 		want    uint32
@@ -103,7 +105,7 @@ func TestFilterArgCondition(t *testing.T) {
 		}
 	}
 	// clone stops only with CLONE_UNTRACED among its flags.
-	prog = buildFilter([]int{unix.SYS_CLONE, unix.SYS_FCNTL})
+	prog = buildFilter([]int{unix.SYS_CLONE, unix.SYS_FCNTL}, nil)
 	for _, c := range []struct {
 		flags, want uint32
 	}{
@@ -116,5 +118,33 @@ func TestFilterArgCondition(t *testing.T) {
 	}
 	if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, unix.SYS_FCNTL, 3, unix.F_GETFD); got != unix.SECCOMP_RET_ALLOW {
 		t.Errorf("fcntl F_GETFD: %#x, want allow", got)
+	}
+}
+
+// TestFilterMarked: open and openat stop only with detcore.OpenMarker in
+// their flags, unless they are traced anyway (hermit record's journal).
+func TestFilterMarked(t *testing.T) {
+	marked := detcore.MarkedSyscalls()
+	for _, c := range []struct {
+		traced      []int
+		nr, flags   uint32
+		want        uint32
+		description string
+	}{
+		{[]int{unix.SYS_READ}, unix.SYS_OPENAT, unix.O_RDONLY, unix.SECCOMP_RET_ALLOW, "openat"},
+		{[]int{unix.SYS_READ}, unix.SYS_OPENAT, unix.O_RDONLY | detcore.OpenMarker, unix.SECCOMP_RET_TRACE, "marked openat"},
+		{[]int{unix.SYS_READ}, unix.SYS_OPEN, unix.O_WRONLY | detcore.OpenMarker, unix.SECCOMP_RET_TRACE, "marked open"},
+		{[]int{unix.SYS_READ, unix.SYS_OPENAT}, unix.SYS_OPENAT, unix.O_RDONLY, unix.SECCOMP_RET_TRACE, "openat traced anyway"},
+		{[]int{unix.SYS_READ}, unix.SYS_READ, 0, unix.SECCOMP_RET_TRACE, "read"},
+	} {
+		prog := buildFilter(c.traced, marked)
+		// open's flags are its second argument, openat's its third.
+		args := []uint32{3, c.flags, c.flags}
+		if c.nr == unix.SYS_OPEN {
+			args = []uint32{3, c.flags}
+		}
+		if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, c.nr, args...); got != c.want {
+			t.Errorf("%s: %#x, want %#x", c.description, got, c.want)
+		}
 	}
 }

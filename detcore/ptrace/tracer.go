@@ -212,7 +212,7 @@ func launchEnv(o Options) []string {
 	}
 	env = append(env,
 		envMode+"=1",
-		envFilter+"="+encodeFilter(buildFilter(o.Traced)),
+		envFilter+"="+encodeFilter(buildFilter(o.Traced, detcore.MarkedSyscalls())),
 		envTSC+"="+flag(o.TrapTSC),
 		envTmp+"="+flag(o.PrivateTmp && o.Root == ""),
 		envErrFd+"=3",
