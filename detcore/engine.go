@@ -71,6 +71,14 @@ type Engine struct {
 	progress atomic.Int64
 	// watchTid is the tid the watchdog preempted, or 0.
 	watchTid atomic.Int64
+	// stopReq asks the run to end (Stop); stopDone says the guest has been
+	// killed for it.
+	stopReq  atomic.Bool
+	stopDone bool
+	// kwaitTid is the tid stopped for sleeping in an open (fifo.go), or 0.
+	kwaitTid atomic.Int64
+	// fifoReaders counts the guest readers waiting to open each FIFO.
+	fifoReaders map[fifoKey]int
 	// waitTid is the running thread while the engine waits for it.
 	waitTid atomic.Int64
 	// others counts live threads other than the running one.
@@ -228,6 +236,7 @@ func (e *Engine) Run() (Result, error) {
 			e.endRest()
 			continue
 		}
+		e.stopNow()
 		next := e.pick()
 		if e.cfg.Debug != nil {
 			if next != nil {
@@ -248,6 +257,20 @@ func (e *Engine) Run() (Result, error) {
 	}
 	e.result.Stats.Digest = e.digest.h
 	return e.result, nil
+}
+
+// Stop asks the run to end as if the guest were killed from outside, once
+// the engine is between two stops (so that a journal holds all the guest
+// did until then). It may be called from any goroutine.
+func (e *Engine) Stop() { e.stopReq.Store(true) }
+
+// stopNow kills the guest if Stop asked, at a point between stops, or
+// while every thread waits.
+func (e *Engine) stopNow() {
+	if e.stopReq.Load() && !e.stopDone {
+		e.stopDone = true
+		e.t.KillAll()
+	}
 }
 
 // countStop counts a ptrace stop (exit reports are not stops).
@@ -688,6 +711,7 @@ func (e *Engine) allBlocked() error {
 		outside = outside || t.state == tsNew || (t.state == tsBlocked && (t.block.kind == bkSignal || t.block.kind == bkRetry))
 	}
 	for {
+		e.stopNow()
 		ready, err := e.pollOutside(ws, 100*time.Millisecond)
 		if ready || err != nil {
 			return err

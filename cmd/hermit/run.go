@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -209,18 +210,38 @@ func handleSignals() func() {
 
 type guestIO struct{ stdin, stdout, stderr *os.File }
 
-// current is the tracer of the run in progress, for killCurrent.
-var current = make(chan *ptrace.Tracer, 1)
+// current is the tracer of the run in progress, for killCurrent, and
+// currentEngine its engine once there is one.
+var (
+	current       = make(chan *ptrace.Tracer, 1)
+	currentEngine atomic.Pointer[detcore.Engine]
+)
 
 // killCurrent kills the guest of the run in progress; before the guest is
-// running, it ends hermit itself (the launcher dies with it).
+// running, it ends hermit itself (the launcher dies with it). The engine
+// kills it between two stops, so that a recording holds everything the
+// guest did (a line it printed); a guest that does not stop soon is
+// killed anyway.
 func killCurrent() {
+	if e := currentEngine.Load(); e != nil {
+		e.Stop()
+		time.AfterFunc(200*time.Millisecond, func() { killGuest() })
+		return
+	}
+	if !killGuest() {
+		os.Exit(exitHermit)
+	}
+}
+
+// killGuest kills the guest of the run in progress, if there is one.
+func killGuest() bool {
 	select {
 	case t := <-current:
 		t.KillAll()
 		current <- t
+		return true
 	default:
-		os.Exit(exitHermit)
+		return false
 	}
 }
 
@@ -285,6 +306,8 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		dt = j.attach(tr, &cfg)
 	}
 	eng := detcore.NewEngine(dt, cfg, root)
+	currentEngine.Store(eng)
+	defer currentEngine.Store(nil)
 	res, err := eng.Run()
 	if err != nil {
 		tr.KillAll()
