@@ -53,7 +53,8 @@ func checkCompat(t *testing.T, cases []compatCase) {
 
 // TestKernelWaits: calls that block in the kernel until another guest
 // process acts (file locks, System V queues and semaphores, a write to a
-// full socket or pipe, the open of a FIFO) end as natively: the engine turns them into waits
+// full socket or pipe, a POSIX message queue, the open of a FIFO) end as
+// natively: the engine turns them into waits
 // of its own, so the process that releases them gets to run.
 func TestKernelWaits(t *testing.T) {
 	checkCompat(t, []compatCase{{
@@ -84,6 +85,15 @@ semtimedop of 300 ms: EAGAIN
 flock with an SA_RESTART handler: restarted, got the lock
 msgrcv on a queue removed meanwhile: EIDRM
 all waits ended
+`,
+	}, {
+		name: "POSIX message queues",
+		argv: cGuest("mqueue.c"),
+		want: `child: received "question"
+child: answered; the queue is full
+parent: received "answer"
+parent: received "second"
+mq_timedreceive of 300 ms on an empty queue: ETIMEDOUT
 `,
 	}, {
 		// hermit run does not stop at opens: a thread that sleeps in
