@@ -299,11 +299,11 @@ static void enter_root(const char *lower, const char *files, int errfd) {
 	close(devfd);
 	close(lowerfd);
 
-	// chroot rather than pivot_root and detaching the host's mount tree,
-	// which costs most of a millisecond per replay: the guest is the
-	// user's own program doing what it did when recorded, not an
-	// adversary, and chroot keeps its paths inside the root.
-	if (fchdir(mfd) < 0 || chroot(".") < 0 || chdir("/") < 0) root_fail(errfd, "entering the new root (chroot)", "");
+	// pivot_root, not chroot: a chrooted process may not make a user
+	// namespace (unshare(CLONE_NEWUSER) fails with EPERM), which the
+	// recorded program did. The host's tree is detached afterwards.
+	if (fchdir(mfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) root_fail(errfd, "entering the new root (pivot_root)", "");
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) root_fail(errfd, "detaching the host's mounts", "");
 	close(mfd);
 	const char *cwd = getenv(ENV_PREFIX "CWD");
 	if (!cwd || !cwd[0]) cwd = "/";

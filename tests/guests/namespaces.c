@@ -1,5 +1,6 @@
-/* namespaces: unshare and clone with namespace flags. The namespaces are
- * made again in the replay, with the same results.
+/* namespaces: unshare and clone with namespace flags, a user namespace
+ * among them. The namespaces are made again in the replay, with the same
+ * results.
  */
 #include "guest.h"
 
@@ -28,6 +29,16 @@ int main(void) {
 	}
 	CHECK(waitpid(p, &st, 0) == p);
 	say("clone child exited %d\n", WEXITSTATUS(st));
+	/* A user namespace: the kernel refuses one to a chrooted process, so
+	 * a replay must not enter its root by chroot. */
+	p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		int r = unshare(CLONE_NEWUSER);
+		say("unshare user: %s, uid %d\n", err(r), (int)getuid());
+		_exit(0);
+	}
+	CHECK(waitpid(p, &st, 0) == p);
 	say("unshare pid: %s\n", err(unshare(CLONE_NEWPID)));
 	/* Its first child is its init: the last process made here. */
 	p = fork();
