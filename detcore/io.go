@@ -94,6 +94,10 @@ func sysWrite(e *Engine, t *thread) {
 
 // cutWrite cuts t's write to the space its descriptor has.
 func cutWrite(e *Engine, t *thread) {
+	if t.nr == abi.SYS_WRITEV {
+		cutWritev(e, t)
+		return
+	}
 	r := &t.regs
 	fd, count := int(int32(r.Rdi)), r.Rdx
 	space := e.t.PipeSpace(t.tid, fd)
@@ -106,6 +110,62 @@ func cutWrite(e *Engine, t *thread) {
 	}
 	t.act = actExitStop
 	t.onExit = func(e *Engine, t *thread) {
+		t.regs.Rdx = count
+		_ = e.t.SetRegs(t.tid, &t.regs)
+	}
+}
+
+// maxIov is IOV_MAX.
+const maxIov = 1024
+
+// cutWritev cuts a writev to the space its descriptor has: the iovec
+// array in the guest's memory is shortened for the call (fewer entries,
+// the last one cut) and put back at its exit.
+func cutWritev(e *Engine, t *thread) {
+	r := &t.regs
+	fd, addr, n := int(int32(r.Rdi)), r.Rsi, r.Rdx
+	if n == 0 || n > maxIov {
+		return
+	}
+	space := e.t.PipeSpace(t.tid, fd)
+	if space <= 0 {
+		return
+	}
+	iov := make([]byte, 16*n)
+	if e.t.ReadMem(t.tid, addr, iov) != nil {
+		return
+	}
+	left, changed := uint64(space), false
+	cut := append([]byte(nil), iov...)
+	for i := uint64(0); i < n; i++ {
+		l := le64(cut[16*i+8:])
+		if l <= left {
+			left -= l
+			continue
+		}
+		// Entry i does not fit: it is cut to what is left, or left out.
+		n, changed = i, true
+		if left > 0 {
+			putLE64(cut[16*i+8:], left)
+			n = i + 1
+		}
+		break
+	}
+	if !changed || n == 0 {
+		return
+	}
+	if e.t.WriteMem(t.tid, addr, cut[:16*n]) != nil {
+		return
+	}
+	count := r.Rdx
+	r.Rdx = n
+	if e.t.SetRegs(t.tid, r) != nil {
+		_ = e.t.WriteMem(t.tid, addr, iov)
+		return
+	}
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		_ = e.t.WriteMem(t.tid, addr, iov[:16*n])
 		t.regs.Rdx = count
 		_ = e.t.SetRegs(t.tid, &t.regs)
 	}

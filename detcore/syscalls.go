@@ -72,7 +72,7 @@ var policy = map[int]handler{
 	abi.SYS_ACCEPT:       ioIn,
 	abi.SYS_ACCEPT4:      ioIn,
 	abi.SYS_WRITE:        sysWrite,
-	abi.SYS_WRITEV:       ioOut,
+	abi.SYS_WRITEV:       sysWrite,
 	abi.SYS_SENDTO:       sysWrite,
 	abi.SYS_SENDMSG:      ioOut,
 	abi.SYS_SENDMMSG:     ioOut,

@@ -78,6 +78,8 @@ semtimedop: parent lets go
 semtimedop: child done waiting
 socket: parent lets go
 socket: child done waiting
+writev: parent lets go
+writev: child done waiting
 pipe: parent lets go
 pipe: child done waiting
 semop with a SIGALRM handler: EINTR

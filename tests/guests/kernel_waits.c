@@ -3,7 +3,7 @@
  * for, sleeps 100 ms and lets go: a file lock (flock, fcntl F_SETLKW, OFD
  * lock), a System V message queue (msgrcv on an empty queue, msgsnd on a
  * full one), a System V semaphore (semop, semtimedop), a write to a full
- * Unix stream socket and to a full pipe. Then waits a signal ends: a
+ * Unix stream socket (with write and with writev) and to a full pipe. Then waits a signal ends: a
  * semop interrupted by a SIGALRM handler returns EINTR, a flock with an
  * SA_RESTART handler goes on waiting, a semtimedop times out, and a
  * msgrcv on a queue removed meanwhile fails with EIDRM. Under
@@ -19,6 +19,7 @@
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -46,6 +47,22 @@ static void drain(int fd, size_t n) {
 		ssize_t r = read(fd, big, n);
 		CHECK(r > 0);
 		n -= (size_t)r;
+	}
+}
+
+/* writevall writes all of buf to fd with writev, in two pieces. */
+static void writevall(int fd, char *buf, size_t n) {
+	struct iovec iov[2] = {{buf, n / 2}, {buf + n / 2, n - n / 2}};
+	int i = 0;
+	while (i < 2) {
+		ssize_t r = writev(fd, iov + i, 2 - i);
+		CHECK(r > 0);
+		for (; i < 2 && (size_t)r >= iov[i].iov_len; i++)
+			r -= (ssize_t)iov[i].iov_len;
+		if (i < 2) {
+			iov[i].iov_base = (char *)iov[i].iov_base + r;
+			iov[i].iov_len -= (size_t)r;
+		}
 	}
 }
 
@@ -93,6 +110,8 @@ static void wait_for(const char *name) {
 		CHECK(semtimedop(sem, &op, 1, &ts) == 0);
 	} else if (!strcmp(name, "socket"))
 		writeall(sock[0], big, sizeof big);
+	else if (!strcmp(name, "writev"))
+		writevall(sock[0], big, sizeof big);
 	else if (!strcmp(name, "pipe"))
 		writeall(pip[1], big, sizeof big);
 }
@@ -115,7 +134,7 @@ static void release(const char *name) {
 		snprintf(got, sizeof got, "%s", m.text);
 	} else if (!strcmp(name, "semop") || !strcmp(name, "semtimedop"))
 		semadd(1);
-	else if (!strcmp(name, "socket"))
+	else if (!strcmp(name, "socket") || !strcmp(name, "writev"))
 		drain(sock[1], sizeof big);
 	else if (!strcmp(name, "pipe"))
 		drain(pip[0], sizeof big);
@@ -206,7 +225,7 @@ int main(void) {
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sock) == 0);
 	CHECK(pipe(pip) == 0);
 
-	const char *cases[] = {"flock", "fcntl", "ofd", "msgrcv", "msgsnd", "semop", "semtimedop", "socket", "pipe"};
+	const char *cases[] = {"flock", "fcntl", "ofd", "msgrcv", "msgsnd", "semop", "semtimedop", "socket", "writev", "pipe"};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
 		run(cases[i]);
 	interrupted();
