@@ -65,6 +65,11 @@ func (e *Engine) blockOn(t *thread, b *blocker) {
 	}
 	t.block = b
 	t.state = tsBlocked
+	if b.wakeMask != nil {
+		// Signals already pending were looked at under another mask
+		// (sigtimedwait takes blocked ones): look again.
+		t.sigChecked = 0
+	}
 	if b.kind == bkFutex {
 		e.futexes[b.key] = append(e.futexes[b.key], t)
 	}

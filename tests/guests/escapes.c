@@ -2,7 +2,8 @@
  * hands or hang it. Each mode prints what it saw:
  *   signalfd   a signalfd read with its signal already pending
  *   untraced   a child made with CLONE_UNTRACED exits with its status
- *   sigsuspend returns -1/EINTR after the handler of a pending signal
+ *   sigsuspend returns -1/EINTR after the handler of a pending signal;
+ *              then sigtimedwait takes a blocked signal pending all along
  *   execmask   a blocked signal stays blocked across execve
  *   alarm      SIGALRM goes to the one thread that does not block it
  *   ptrace     PTRACE_TRACEME (hermit refuses it: EPERM)
@@ -77,11 +78,18 @@ int main(int argc, char **argv) {
 		signal(SIGUSR1, handler);
 		sigset_t old;
 		block(SIGUSR1);
+		block(SIGUSR2);
 		CHECK(pthread_sigmask(SIG_BLOCK, NULL, &old) == 0);
 		sigdelset(&old, SIGUSR1);
 		CHECK(kill(getpid(), SIGUSR1) == 0);
+		CHECK(kill(getpid(), SIGUSR2) == 0); /* stays pending: sigsuspend keeps it blocked */
 		int r = sigsuspend(&old);
 		say("sigsuspend: %d, %s, handler ran %d time(s)\n", r, errno == EINTR ? "EINTR" : "not EINTR", (int)caught);
+		sigset_t two;
+		sigemptyset(&two);
+		sigaddset(&two, SIGUSR2);
+		struct timespec ts = {5, 0};
+		say("sigtimedwait: %d\n", sigtimedwait(&two, NULL, &ts));
 	} else if (!strcmp(m, "execmask")) {
 		if (argc > 2) {
 			sigset_t s;
