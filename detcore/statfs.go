@@ -9,8 +9,9 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // virtual ids instead, handed out in the order it first asks about each
 // filesystem: the same real id gives the same virtual one, so two paths
 // on one filesystem still compare equal. An id of zero (the filesystem has
-// none) stays zero. The call runs natively and its result is rewritten at
-// its exit: two stops.
+// none) stays zero. The free block and inode counts, which move with
+// whatever else the host writes, read as half of the totals. The call
+// runs natively and its result is rewritten at its exit: two stops.
 //
 // Recording keeps the rewritten struct (the journal reads it after the
 // rewriting), and replay emulates the call from it: the table is used only
@@ -18,7 +19,8 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 
 // Offsets in x86-64's struct statfs (<asm-generic/statfs.h>).
 const (
-	statfsFsid = 56 // __kernel_fsid_t f_fsid: int val[2]
+	statfsBlocks = 16 // f_blocks, then f_bfree, f_bavail, f_files, f_ffree
+	statfsFsid   = 56 // __kernel_fsid_t f_fsid: int val[2]
 )
 
 // virtualFsidBase is val[0] of the first virtual f_fsid (val[1] is 0),
@@ -66,11 +68,15 @@ func sysStatfs(e *Engine, t *thread) {
 		if t.regs.Rax != 0 {
 			return
 		}
-		var b [8]byte
-		if e.t.ReadMem(t.tid, buf+statfsFsid, b[:]) != nil {
+		var b [statfsFsid + 8 - statfsBlocks]byte
+		if e.t.ReadMem(t.tid, buf+statfsBlocks, b[:]) != nil {
 			return
 		}
-		putLE64(b[:], e.fsids().virtual(le64(b[:])))
-		_ = e.t.WriteMem(t.tid, buf+statfsFsid, b[:])
+		blocks, files := le64(b[0:]), le64(b[24:])
+		putLE64(b[8:], blocks/2)  // f_bfree
+		putLE64(b[16:], blocks/2) // f_bavail
+		putLE64(b[32:], files/2)  // f_ffree
+		putLE64(b[40:], e.fsids().virtual(le64(b[40:])))
+		_ = e.t.WriteMem(t.tid, buf+statfsBlocks, b[:])
 	})
 }

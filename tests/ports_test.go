@@ -98,6 +98,17 @@ func TestPortsVirtual(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^statfs ` + regexp.QuoteMeta(path) + `: fsid=[0-9a-f]{8}:[0-9a-f]{8}$`).Match(run.Stdout) {
 			t.Errorf("hermit run: no f_fsid line for %s:\n%s", path, run.Stdout)
 		}
+		// The free counts, which move with the host's writes, are half
+		// the totals.
+		m := regexp.MustCompile(`(?m)^statfs ` + regexp.QuoteMeta(path) + `: blocks=(\d+) bfree=(\d+) bavail=(\d+) files=(\d+) ffree=(\d+)$`).FindSubmatch(run.Stdout)
+		if m == nil {
+			t.Errorf("hermit run: no free counts for %s:\n%s", path, run.Stdout)
+			continue
+		}
+		n := func(i int) uint64 { v, _ := strconv.ParseUint(string(m[i]), 10, 64); return v }
+		if n(2) != n(1)/2 || n(3) != n(1)/2 || n(5) != n(4)/2 {
+			t.Errorf("hermit run: statfs %s: %s; want the free counts half the totals", path, m[0])
+		}
 	}
 
 	dir := filepath.Join(t.TempDir(), "trace")

@@ -1,5 +1,5 @@
 /* ports: prints every port a program can learn about its own sockets, and
- * the filesystem ids statfs gives. Natively the kernel picks the ephemeral
+ * the filesystem ids and free counts statfs gives. Natively the kernel picks the ephemeral
  * ports and the ids of a fresh tmpfs, so they change on every run; under
  * hermit the guest sees virtual ones, the same on every run.
  *
@@ -202,6 +202,9 @@ static void fsid(const char *path) {
 	int v[2];
 	memcpy(v, &fs.f_fsid, sizeof v);
 	say("statfs %s: fsid=%08x:%08x\n", path, v[0], v[1]);
+	say("statfs %s: blocks=%llu bfree=%llu bavail=%llu files=%llu ffree=%llu\n", path,
+	    (unsigned long long)fs.f_blocks, (unsigned long long)fs.f_bfree, (unsigned long long)fs.f_bavail,
+	    (unsigned long long)fs.f_files, (unsigned long long)fs.f_ffree);
 }
 
 int main(void) {
