@@ -56,14 +56,18 @@ func sysPrctl(e *Engine, t *thread) {
 		}
 		t.emulate(0)
 	case prSetTSC:
-		// rdtsc stays hermit's (trapped and answered from the virtual
-		// clock); the guest's setting is what PR_GET_TSC reports.
+		// rdtsc stays trapped by hermit; the guest's setting is what
+		// PR_GET_TSC reports, and with PR_TSC_SIGSEGV its rdtsc faults
+		// (emulateInsn passes the SIGSEGV on). Without hermit's trap the
+		// call is the guest's own.
 		if r.Rsi != prTSCEnable && r.Rsi != prTSCSigsegv {
 			t.emulate(-abi.EINVAL)
 			return
 		}
 		t.tscMode = int(r.Rsi)
-		t.emulate(0)
+		if e.cfg.TrapTSC {
+			t.emulate(0)
+		}
 	}
 }
 

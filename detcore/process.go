@@ -66,6 +66,7 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 	if flags&abi.CLONE_CHILD_CLEARTID != 0 {
 		child.clearTid = ctid
 	}
+	child.tscMode = t.tscMode // PR_SET_TSC is inherited
 	e.digest.add(-2, int64(t.vtid), int64(child.vtid), int64(flags))
 	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
 		pj.Clone(t.vtid, child.vtid, flags)

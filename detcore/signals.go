@@ -125,7 +125,9 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 		r.Rax, r.Rbx, r.Rcx, r.Rdx = uint64(v[0]), uint64(v[1]), uint64(v[2]), uint64(v[3])
 		r.Rip += 2
 		e.result.Stats.CPUIDs++
-	case !e.cfg.TrapTSC:
+	case !e.cfg.TrapTSC || t.tscMode == prTSCSigsegv:
+		// The guest's own PR_SET_TSC(PR_TSC_SIGSEGV): its rdtsc faults
+		// as it asked.
 		return false, nil
 	case insn[0] == 0x0f && insn[1] == 0x31: // rdtsc
 		e.readTSC(&r)

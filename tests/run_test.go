@@ -152,10 +152,16 @@ func TestAdjtimexIsVirtual(t *testing.T) {
 
 // TestPrctlHidesHermit: prctl tells the guest what it would tell an
 // unconfined process, not about hermit's seccomp filter, rdtsc trap and
-// no_new_privs; the guest's own settings are reported back.
+// no_new_privs; the guest's own settings are reported back, and its own
+// PR_TSC_SIGSEGV makes its rdtsc fault, in a child it forks too.
 func TestPrctlHidesHermit(t *testing.T) {
 	r := hermitRun(t, nil, cGuest("prctl_self.c")(t))
-	if want := "seccomp 0, tsc 1, no_new_privs 0\nafter setting: tsc 1, no_new_privs 1\n"; r.Exit != 0 || string(r.Stdout) != want {
+	want := "seccomp 0, tsc 1, no_new_privs 0\nafter setting: tsc 1, no_new_privs 1\n" +
+		"child: tsc 2, rdtsc faulted 1 time(s)\nPR_TSC_SIGSEGV: rdtsc faulted 1 time(s)\n"
+	if nat := native(t, cGuest("prctl_self.c")(t)); nat.Exit != 0 || !strings.HasSuffix(string(nat.Stdout), "faulted 1 time(s)\n") {
+		t.Fatalf("native run of prctl_self: %s", describe(nat))
+	}
+	if r.Exit != 0 || string(r.Stdout) != want {
 		t.Errorf("hermit run prctl_self: want %q; %s", want, describe(r))
 	}
 }
