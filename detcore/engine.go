@@ -81,8 +81,10 @@ type Engine struct {
 	fifoReaders map[fifoKey]int
 	// waitTid is the running thread while the engine waits for it.
 	waitTid atomic.Int64
-	// others counts live threads other than the running one.
+	// others counts live threads other than the running one; timed says
+	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64
+	timed  atomic.Bool
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
@@ -216,6 +218,8 @@ func (e *Engine) Run() (Result, error) {
 			if e.running != nil {
 				e.waitTid.Store(int64(e.running.tid))
 				e.others.Store(int64(e.countWaiting()))
+				_, timed := e.nextDeadline()
+				e.timed.Store(timed)
 			}
 			st, err := e.t.Wait()
 			e.waitTid.Store(0)

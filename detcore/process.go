@@ -202,7 +202,7 @@ func (e *Engine) startWatchdog() func() {
 				looked = true
 				e.watchKernelWait(int(tid))
 			}
-			if e.others.Load() == 0 || e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog {
+			if (e.others.Load() == 0 && !e.timed.Load()) || e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog {
 				continue
 			}
 			if e.watchTid.CompareAndSwap(0, tid) {

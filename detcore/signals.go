@@ -20,6 +20,15 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 			"without a PMU hermit cannot yet preempt it deterministically, so it preempted it at an arbitrary point "+
 			"and this run may not repeat exactly (--watchdog sets the limit)", t.vtid, e.cfg.Watchdog, r.Rip))
 		e.park(t)
+		e.streak = e.cfg.Timeslice // its turn ends here
+		if e.countWaiting() == 1 {
+			// Only the spinner could run: what it waits for is a sleep or
+			// a timer, so virtual time moves on to it, as when every
+			// thread waits.
+			if d, ok := e.nextDeadline(); ok && d > e.clock {
+				e.clock = d
+			}
+		}
 		return nil
 	}
 	if st.Sig == abi.SIGSTOP && int(e.kwaitTid.Load()) == t.tid {

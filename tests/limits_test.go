@@ -13,25 +13,37 @@ import (
 )
 
 // TestWatchdogPreemptsSpinner: a thread spinning without syscalls while
-// another waits to run must not hang hermit silently. The watchdog preempts
+// another waits to run, or sleeps, must not hang hermit silently. The watchdog preempts
 // it, names it, and says the run may not repeat.
 func TestWatchdogPreemptsSpinner(t *testing.T) {
-	t.Parallel()
-	argv := cGuest("spin.c")(t)
-	start := time.Now()
-	r := hermitRun(t, []string{"--watchdog", "300ms", "--summary"}, argv)
-	if r.Exit != 0 || !strings.Contains(string(r.Stdout), "flag seen") {
-		t.Fatalf("want exit 0 and \"flag seen\", got %s", describe(r))
-	}
-	warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+\)`)
-	if !warn.Match(r.Stderr) {
-		t.Errorf("stderr lacks the watchdog warning naming the thread and its ip:\n%s", r.Stderr)
-	}
-	if !regexp.MustCompile(`nondeterministic points: [1-9]`).Match(r.Stderr) {
-		t.Errorf("summary does not count the preemption as nondeterministic:\n%s", r.Stderr)
-	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("took %v; the watchdog should fire after 300ms", d)
+	for _, c := range []struct{ name, arg string }{
+		{"setter ready", ""},
+		// The setter sleeps: no thread waits to run, and only moving
+		// virtual time to the sleep's end lets it.
+		{"setter asleep", "sleep"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := cGuest("spin.c", c.arg)(t)
+			if c.arg == "" {
+				argv = argv[:1]
+			}
+			start := time.Now()
+			r := hermitRun(t, []string{"--watchdog", "300ms", "--summary"}, argv)
+			if r.Exit != 0 || !strings.Contains(string(r.Stdout), "flag seen") {
+				t.Fatalf("want exit 0 and \"flag seen\", got %s", describe(r))
+			}
+			warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+\)`)
+			if !warn.Match(r.Stderr) {
+				t.Errorf("stderr lacks the watchdog warning naming the thread and its ip:\n%s", r.Stderr)
+			}
+			if !regexp.MustCompile(`nondeterministic points: [1-9]`).Match(r.Stderr) {
+				t.Errorf("summary does not count the preemption as nondeterministic:\n%s", r.Stderr)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("took %v; the watchdog should fire after 300ms", d)
+			}
+		})
 	}
 }
 
