@@ -215,6 +215,28 @@ func sysPoll(e *Engine, t *thread) {
 		t.emulate(0)
 	}
 	e.waitFds(t, ws, deadline, onTimeout)
+	if r.R8 == 0 {
+		return
+	}
+	// The kernel writes the time left into the timeout when the call
+	// returns, from the host's clock: it gets the virtual time left.
+	tv, usec := r.R8, t.nr == abi.SYS_SELECT
+	left := func(e *Engine, t *thread) {
+		t.atExit(func(e *Engine, t *thread) {
+			ns := max(deadline-e.clock, 0)
+			b := timespecBytes(ns)
+			if usec {
+				putLE64(b[8:], uint64(ns%1e9/1e3))
+			}
+			_ = e.t.WriteMem(t.tid, tv, b)
+		})
+	}
+	switch {
+	case t.state == tsBlocked:
+		t.block.onReady = left
+	case t.act == actCont:
+		left(e, t)
+	}
 }
 
 // sysSelect handles select and pselect6 like sysPoll.
@@ -271,6 +293,28 @@ func sysSelect(e *Engine, t *thread) {
 		t.emulate(0)
 	}
 	e.waitFds(t, ws, deadline, onTimeout)
+	if r.R8 == 0 {
+		return
+	}
+	// The kernel writes the time left into the timeout when the call
+	// returns, from the host's clock: it gets the virtual time left.
+	tv, usec := r.R8, t.nr == abi.SYS_SELECT
+	left := func(e *Engine, t *thread) {
+		t.atExit(func(e *Engine, t *thread) {
+			ns := max(deadline-e.clock, 0)
+			b := timespecBytes(ns)
+			if usec {
+				putLE64(b[8:], uint64(ns%1e9/1e3))
+			}
+			_ = e.t.WriteMem(t.tid, tv, b)
+		})
+	}
+	switch {
+	case t.state == tsBlocked:
+		t.block.onReady = left
+	case t.act == actCont:
+		left(e, t)
+	}
 }
 
 // sysEpollWait handles the epoll_wait family by polling the epoll

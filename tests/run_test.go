@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -163,5 +164,18 @@ func TestPrctlHidesHermit(t *testing.T) {
 	}
 	if r.Exit != 0 || string(r.Stdout) != want {
 		t.Errorf("hermit run prctl_self: want %q; %s", want, describe(r))
+	}
+}
+
+// TestSelectTimeLeft: select and pselect6 write the time left into their
+// timeout; under hermit it is the virtual time left (natively the host's
+// clock decides it), so it is the same on every run, and less than the
+// timeout.
+func TestSelectTimeLeft(t *testing.T) {
+	t.Parallel()
+	r := hermitRepeat(t, 3, nil, cGuest("select_left.c")(t))
+	re := regexp.MustCompile(`(?m)^(select|pselect6): 1 ready, 1\.9[0-9]{8} s left of 2$`)
+	if n := len(re.FindAll(r.Stdout, -1)); n != 2 {
+		t.Errorf("want both calls ready with between 1.9 and 2 s left; %s", describe(r))
 	}
 }

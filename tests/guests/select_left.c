@@ -1,0 +1,45 @@
+/* select_left: select and pselect6, made as raw system calls, write the
+ * time left into their timeout when a descriptor turns ready: a child
+ * writes to a pipe 1 ms after its parent starts waiting for 2 s. The
+ * kernel reckons the time left from the host's clock; under hermit it is
+ * the virtual time left, the same on every run. */
+#include "guest.h"
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static void one(int pselect) {
+	int p[2];
+	CHECK(pipe(p) == 0);
+	pid_t c = fork();
+	CHECK(c >= 0);
+	if (c == 0) {
+		usleep(1000);
+		CHECK(write(p[1], "x", 1) == 1);
+		_exit(0);
+	}
+	fd_set fds;
+	FD_ZERO(&fds);
+	FD_SET(p[0], &fds);
+	long r, sec, sub;
+	if (pselect) {
+		struct timespec ts = {2, 0};
+		r = syscall(SYS_pselect6, p[0] + 1, &fds, NULL, NULL, &ts, NULL);
+		sec = ts.tv_sec, sub = ts.tv_nsec;
+	} else {
+		struct timeval tv = {2, 0};
+		r = syscall(SYS_select, p[0] + 1, &fds, NULL, NULL, &tv);
+		sec = tv.tv_sec, sub = tv.tv_usec;
+	}
+	CHECK(waitpid(c, NULL, 0) == c);
+	say("%s: %ld ready, %ld.%09ld s left of 2\n", pselect ? "pselect6" : "select", r, sec, pselect ? sub : sub * 1000);
+	close(p[0]);
+	close(p[1]);
+}
+
+int main(void) {
+	one(0);
+	one(1);
+	return 0;
+}
