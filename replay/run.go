@@ -8,6 +8,7 @@ import (
 	"path"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/ptrace"
@@ -317,9 +318,19 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	}
 	cfg.Warn = opts.Warn
 	cfg.Debug = opts.Debug
+	// A thread that spins without syscalls would hang the replay where
+	// the recording's watchdog preempted it (record warned that a replay
+	// may then diverge): the replay's watchdog is slower to fire, so as
+	// not to preempt where the recording did not, and the divergence
+	// that follows is reported.
+	cfg.Watchdog = replayWatchdog
 	r.eng = detcore.NewEngine(tr, cfg, root)
 	return r, nil
 }
+
+// replayWatchdog is how long a replayed thread may run without a stop
+// while others wait.
+const replayWatchdog = 10 * time.Second
 
 func (r *run) close() {
 	for _, f := range r.files {

@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -42,6 +43,21 @@ func TestWatchdogPreemptsSpinner(t *testing.T) {
 			}
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("took %v; the watchdog should fire after 300ms", d)
+			}
+			if c.arg == "" {
+				return
+			}
+			// Its replay does not hang either: the replay's own watchdog
+			// (10 s) preempts the spinner, and the replay ends as
+			// recorded or says where it diverged.
+			dir := filepath.Join(t.TempDir(), "trace")
+			rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "--watchdog", "300ms", "-o", dir, "--"}, argv...)...)
+			if rec.Exit != 0 {
+				t.Fatalf("hermit record: %s", describe(rec))
+			}
+			rep := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "replay", "--autopilot", dir)
+			if rep.Exit == 0 && string(rep.Stdout) != string(rec.Stdout) || rep.Exit != 0 && !strings.Contains(string(rep.Stderr), "replay diverged") {
+				t.Errorf("replay: want the recorded output or a divergence; %s", describe(rep))
 			}
 		})
 	}
