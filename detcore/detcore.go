@@ -174,6 +174,9 @@ type Config struct {
 	// scheduling point while others wait before hermit preempts it
 	// (nondeterministically) and says so. 0 disables the watchdog.
 	Watchdog time.Duration
+	// WatchdogHint ends the watchdog's warning: what sets the limit
+	// ("--watchdog sets the limit" by default).
+	WatchdogHint string
 	// TrapTSC says rdtsc and rdtscp fault (PR_SET_TSC) and the engine
 	// answers them from the virtual clock.
 	TrapTSC bool

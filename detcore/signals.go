@@ -16,9 +16,13 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		e.result.Stats.Nondet++
 		var r abi.Regs
 		_ = e.t.GetRegs(t.tid, &r)
+		hint := e.cfg.WatchdogHint
+		if hint == "" {
+			hint = "--watchdog sets the limit"
+		}
 		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %#x) while other threads waited to run; "+
 			"without a PMU hermit cannot yet preempt it deterministically, so it preempted it at an arbitrary point "+
-			"and this run may not repeat exactly (--watchdog sets the limit)", t.vtid, e.cfg.Watchdog, r.Rip))
+			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, r.Rip, hint))
 		e.park(t)
 		e.streak = e.cfg.Timeslice // its turn ends here
 		if e.countWaiting() == 1 {

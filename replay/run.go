@@ -324,6 +324,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	// not to preempt where the recording did not, and the divergence
 	// that follows is reported.
 	cfg.Watchdog = replayWatchdog
+	cfg.WatchdogHint = "a replay preempts after 10 s; where the recording's watchdog fired, the replay may diverge"
 	r.eng = detcore.NewEngine(tr, cfg, root)
 	return r, nil
 }
