@@ -215,27 +215,8 @@ func sysPoll(e *Engine, t *thread) {
 		t.emulate(0)
 	}
 	e.waitFds(t, ws, deadline, onTimeout)
-	if r.R8 == 0 {
-		return
-	}
-	// The kernel writes the time left into the timeout when the call
-	// returns, from the host's clock: it gets the virtual time left.
-	tv, usec := r.R8, t.nr == abi.SYS_SELECT
-	left := func(e *Engine, t *thread) {
-		t.atExit(func(e *Engine, t *thread) {
-			ns := max(deadline-e.clock, 0)
-			b := timespecBytes(ns)
-			if usec {
-				putLE64(b[8:], uint64(ns%1e9/1e3))
-			}
-			_ = e.t.WriteMem(t.tid, tv, b)
-		})
-	}
-	switch {
-	case t.state == tsBlocked:
-		t.block.onReady = left
-	case t.act == actCont:
-		left(e, t)
+	if t.nr == abi.SYS_PPOLL {
+		e.timeLeft(t, r.Rdx, deadline, false)
 	}
 }
 
@@ -293,12 +274,17 @@ func sysSelect(e *Engine, t *thread) {
 		t.emulate(0)
 	}
 	e.waitFds(t, ws, deadline, onTimeout)
-	if r.R8 == 0 {
+	e.timeLeft(t, r.R8, deadline, t.nr == abi.SYS_SELECT)
+}
+
+// timeLeft makes t's call, which waits until deadline, write the virtual
+// time left into its timeout at tv (a timeval if usec, else a timespec)
+// when it returns, as the kernel writes the host's (ppoll, pselect6,
+// select). Nothing is written without a timeout.
+func (e *Engine) timeLeft(t *thread, tv uint64, deadline int64, usec bool) {
+	if tv == 0 || deadline < 0 {
 		return
 	}
-	// The kernel writes the time left into the timeout when the call
-	// returns, from the host's clock: it gets the virtual time left.
-	tv, usec := r.R8, t.nr == abi.SYS_SELECT
 	left := func(e *Engine, t *thread) {
 		t.atExit(func(e *Engine, t *thread) {
 			ns := max(deadline-e.clock, 0)
