@@ -1,15 +1,16 @@
-/* select_left: select and pselect6, made as raw system calls, write the
+/* select_left: select, pselect6 and ppoll, made as raw system calls, write the
  * time left into their timeout when a descriptor turns ready: a child
  * writes to a pipe 1 ms after its parent starts waiting for 2 s. The
  * kernel reckons the time left from the host's clock; under hermit it is
  * the virtual time left, the same on every run. */
 #include "guest.h"
+#include <poll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
-static void one(int pselect) {
+static void one(int kind) {
 	int p[2];
 	CHECK(pipe(p) == 0);
 	pid_t c = fork();
@@ -23,7 +24,12 @@ static void one(int pselect) {
 	FD_ZERO(&fds);
 	FD_SET(p[0], &fds);
 	long r, sec, sub;
-	if (pselect) {
+	if (kind == 2) {
+		struct pollfd pfd = {p[0], POLLIN, 0};
+		struct timespec ts = {2, 0};
+		r = syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 8);
+		sec = ts.tv_sec, sub = ts.tv_nsec;
+	} else if (kind == 1) {
 		struct timespec ts = {2, 0};
 		r = syscall(SYS_pselect6, p[0] + 1, &fds, NULL, NULL, &ts, NULL);
 		sec = ts.tv_sec, sub = ts.tv_nsec;
@@ -33,7 +39,8 @@ static void one(int pselect) {
 		sec = tv.tv_sec, sub = tv.tv_usec;
 	}
 	CHECK(waitpid(c, NULL, 0) == c);
-	say("%s: %ld ready, %ld.%09ld s left of 2\n", pselect ? "pselect6" : "select", r, sec, pselect ? sub : sub * 1000);
+	const char *name[] = {"select", "pselect6", "ppoll"};
+	say("%s: %ld ready, %ld.%09ld s left of 2\n", name[kind], r, sec, kind ? sub : sub * 1000);
 	close(p[0]);
 	close(p[1]);
 }
@@ -41,5 +48,6 @@ static void one(int pselect) {
 int main(void) {
 	one(0);
 	one(1);
+	one(2);
 	return 0;
 }
