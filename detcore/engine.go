@@ -217,8 +217,13 @@ func (e *Engine) Run() (Result, error) {
 		if e.running != nil || e.dying > 0 || e.stopping > 0 {
 			if e.running != nil {
 				e.waitTid.Store(int64(e.running.tid))
-				e.others.Store(int64(e.countWaiting()))
-				_, timed := e.nextDeadline()
+				n := e.countWaiting()
+				e.others.Store(int64(n))
+				timed := false
+				if n == 0 {
+					// Only then does the watchdog ask.
+					_, timed = e.nextDeadline()
+				}
 				e.timed.Store(timed)
 			}
 			st, err := e.t.Wait()
