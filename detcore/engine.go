@@ -75,6 +75,9 @@ type Engine struct {
 	// killed for it.
 	stopReq  atomic.Bool
 	stopDone bool
+	// kwaitSkip is a tid whose open watchKernelWait leaves alone until
+	// its next stop (fifo.go), or 0.
+	kwaitSkip atomic.Int64
 	// kwaitTid is the tid stopped for sleeping in an open (fifo.go), or 0.
 	kwaitTid atomic.Int64
 	// fifoReaders counts the guest readers waiting to open each FIFO.
@@ -232,6 +235,7 @@ func (e *Engine) Run() (Result, error) {
 				return e.result, err
 			}
 			e.progress.Add(1)
+			e.kwaitSkip.CompareAndSwap(int64(st.Tid), 0)
 			if e.cfg.Debug != nil {
 				e.cfg.Debug("stop tid=%d kind=%v sig=%d code=%d msg=%d", st.Tid, st.Kind, st.Sig, st.Code, st.Msg)
 			}

@@ -104,6 +104,10 @@ func sysOpen(e *Engine, t *thread) {
 		if e.t.SetRegs(t.tid, &t.regs) != nil {
 			return
 		}
+		// If this open sleeps in the kernel after all (a slow device or
+		// FUSE file, not a FIFO), it is not stopped again: that would
+		// cut every try short.
+		e.kwaitSkip.Store(int64(t.tid))
 	}
 	acc := flags & 3
 	if flags&(abi.O_NONBLOCK|oPath) != 0 || (acc != 0 && acc != abi.O_WRONLY) {
@@ -234,6 +238,9 @@ func (f *fifoOpen) wait(ready func() bool, done func()) {
 func (e *Engine) watchKernelWait(tid int) {
 	kt, ok := e.t.(KernelWaitTracer)
 	if !ok || e.cfg.Journal != nil {
+		return
+	}
+	if e.kwaitSkip.Load() == int64(tid) {
 		return
 	}
 	nr, ok := kt.InKernelWait(tid)
