@@ -18,15 +18,15 @@ import (
 //
 // hermit run does not stop at opens (they are frequent). A thread that
 // has sat in open or openat for fifoGrace without the engine hearing of
-// it is stopped, and its call made again with openMarker in its flags,
+// it is stopped, and its call made again with OpenMarker in its flags,
 // which the seccomp filter sends to the tracer (the kernel ignores the
 // bit). Whether an open waits depends only on what the guest did before
 // it, so the schedule stays deterministic, and record (which stops at
 // every open) makes the same decisions at the same points.
 
-// openMarker is the open flag the filter traces open and openat by; the
+// OpenMarker is the open flag the filter traces MarkedSyscalls by; the
 // kernel drops unknown open flags.
-const openMarker = 1 << 30
+const OpenMarker = 1 << 30
 
 // fifoGrace is how long a thread may sit in open before the engine looks.
 const fifoGrace = 20 * time.Millisecond
@@ -63,10 +63,16 @@ type FifoReader interface {
 }
 
 // MarkedSyscalls are the syscalls the engine needs to see only when
-// their flags carry openMarker (hermit record stops at all of them).
-func MarkedSyscalls() []int { return []int{abi.SYS_OPEN, abi.SYS_OPENAT} }
+// their flags carry OpenMarker (hermit record stops at all of them).
+func MarkedSyscalls() []int {
+	nrs := make([]int, 0, len(markedOnly))
+	for nr := range markedOnly {
+		nrs = append(nrs, nr)
+	}
+	return nrs
+}
 
-// MarkedArg returns the argument of syscall nr that carries openMarker.
+// MarkedArg returns the argument of syscall nr that carries OpenMarker.
 func MarkedArg(nr int) int {
 	if nr == abi.SYS_OPEN {
 		return 1
@@ -74,19 +80,15 @@ func MarkedArg(nr int) int {
 	return 2
 }
 
-// OpenMarker is the flag MarkedSyscalls are traced by.
-const OpenMarker = openMarker
-
 func init() {
-	policy[abi.SYS_OPEN] = sysOpen
-	policy[abi.SYS_OPENAT] = sysOpen
-	markedOnly[abi.SYS_OPEN] = true
-	markedOnly[abi.SYS_OPENAT] = true
+	for nr := range markedOnly {
+		policy[nr] = sysOpen
+	}
 }
 
 // markedOnly are the policy's syscalls that the filter traces only with
-// openMarker.
-var markedOnly = map[int]bool{}
+// OpenMarker.
+var markedOnly = map[int]bool{abi.SYS_OPEN: true, abi.SYS_OPENAT: true}
 
 // fifoKey identifies a FIFO.
 type fifoKey struct{ dev, ino uint64 }
@@ -98,8 +100,8 @@ func sysOpen(e *Engine, t *thread) {
 	t.policy = false
 	arg := MarkedArg(t.nr)
 	flags := t.regs.Arg(arg)
-	if flags&openMarker != 0 {
-		flags &^= openMarker
+	if flags&OpenMarker != 0 {
+		flags &^= OpenMarker
 		t.regs.SetArg(arg, flags)
 		if e.t.SetRegs(t.tid, &t.regs) != nil {
 			return
@@ -253,7 +255,7 @@ func (e *Engine) watchKernelWait(tid int) {
 }
 
 // kernelWaitStop handles the stop watchKernelWait caused: an open that
-// the stop interrupted is made again with openMarker, so that the engine
+// the stop interrupted is made again with OpenMarker, so that the engine
 // sees it; a thread that had left the call meanwhile goes on.
 func (e *Engine) kernelWaitStop(t *thread) error {
 	e.kwaitTid.Store(0)
@@ -265,7 +267,7 @@ func (e *Engine) kernelWaitStop(t *thread) error {
 		// The kernel restarts the call as the stop ends, with these
 		// arguments.
 		arg := MarkedArg(nr)
-		r.SetArg(arg, r.Arg(arg)|openMarker)
+		r.SetArg(arg, r.Arg(arg)|OpenMarker)
 		if err := e.t.SetRegs(t.tid, &r); err != nil {
 			return e.gone(t, err)
 		}

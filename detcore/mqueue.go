@@ -14,8 +14,6 @@ func init() {
 	policy[abi.SYS_MQ_TIMEDRECEIVE] = sysMqTimed
 }
 
-const eTIMEDOUT = 110
-
 // mqScratch is how far below the guest's stack pointer (past the red
 // zone) the zero timespec of a try is written.
 const mqScratch = 128 + 16
@@ -38,9 +36,9 @@ func sysMqTimed(e *Engine, t *thread) {
 	}
 	e.tryNonblocking(t, tryCall{
 		set:      func(r *abi.Regs) { r.R8 = zero },
-		blocked:  []int64{-eTIMEDOUT},
+		blocked:  []int64{-abi.ETIMEDOUT},
 		restart:  -abi.ERESTARTSYS,
 		deadline: deadline,
-		timeout:  -eTIMEDOUT,
+		timeout:  -abi.ETIMEDOUT,
 	})
 }

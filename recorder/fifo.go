@@ -14,17 +14,14 @@ const (
 	FifoReaderOpen = 2
 )
 
-// fifoKey is the key of a FIFO question about path.
-func fifoKey(dirfd int, path string, nofollow bool) uint64 {
+// FifoKey is the key of a FIFO question about path.
+func FifoKey(dirfd int, path string, nofollow bool) uint64 {
 	n := uint64(uint32(dirfd)) << 1
 	if nofollow {
 		n |= 1
 	}
 	return StringKey(path, n)
 }
-
-// FifoKey is fifoKey for replay.
-func FifoKey(dirfd int, path string, nofollow bool) uint64 { return fifoKey(dirfd, path, nofollow) }
 
 func b2i(b bool) int64 {
 	if b {
@@ -43,7 +40,7 @@ func (t *tracer) Fifo(tid, dirfd int, path string, nofollow bool) (detcore.FileI
 	if ok {
 		mem = []trace.MemWrite{{Data: EncodeFileID(id)}}
 	}
-	t.answer(QueryFifo, fifoKey(dirfd, path, nofollow), b2i(ok), mem)
+	t.answer(QueryFifo, FifoKey(dirfd, path, nofollow), b2i(ok), mem)
 	return id, ok
 }
 
@@ -52,12 +49,12 @@ func (t *tracer) FifoHasReader(tid, dirfd int, path string, nofollow bool) bool 
 	if ft, can := t.HostTracer.(detcore.FifoTracer); can {
 		ok = ft.FifoHasReader(tid, dirfd, path, nofollow)
 	}
-	t.answer(QueryFifoRead, fifoKey(dirfd, path, nofollow), b2i(ok), nil)
+	t.answer(QueryFifoRead, FifoKey(dirfd, path, nofollow), b2i(ok), nil)
 	return ok
 }
 
 func (t *tracer) FifoReader(tid, dirfd int, path string, nofollow bool) (detcore.FifoReader, error) {
-	key := fifoKey(dirfd, path, nofollow)
+	key := FifoKey(dirfd, path, nofollow)
 	ft, can := t.HostTracer.(detcore.FifoTracer)
 	if !can {
 		t.answer(QueryFifoWrite, key, FifoNoReader, nil)

@@ -193,7 +193,7 @@ func fifoWithoutWriter(fd int) bool {
 	if n, err := unix.IoctlGetInt(fd, unix.TIOCINQ); err != nil || n > 0 {
 		return false
 	}
-	r, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	r, err := reopenFifo(fd, unix.O_RDONLY)
 	if err != nil {
 		return false
 	}

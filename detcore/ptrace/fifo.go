@@ -19,7 +19,13 @@ func (t *Tracer) openFifo(tid, dirfd int, path string, nofollow bool, acc int) (
 		return -1, err
 	}
 	defer unix.Close(p)
-	return unix.Open(fmt.Sprintf("/proc/self/fd/%d", p), acc|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	return reopenFifo(p, acc)
+}
+
+// reopenFifo opens the FIFO descriptor fd of the tracer refers to anew
+// (fd may be O_PATH), with access mode acc, without waiting.
+func reopenFifo(fd, acc int) (int, error) {
+	return unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), acc|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 }
 
 // Fifo implements detcore.FifoTracer.
