@@ -11,6 +11,7 @@ const (
 	bkSleep                   // waits for its deadline only
 	bkSignal                  // pause, sigsuspend, sigtimedwait
 	bkRetry                   // retries its call after another thread's turn (kwait.go)
+	bkSpin                    // spins until memory it reads changes (spin.go)
 )
 
 // blocker describes what a blocked thread waits for.
@@ -136,6 +137,12 @@ func (e *Engine) wake(t *thread) bool {
 			if b.onReady != nil {
 				b.onReady(e, t)
 			}
+			return true
+		}
+	case bkSpin:
+		if b.check(e) {
+			e.unblock(t)
+			t.act = actCont
 			return true
 		}
 	case bkChild:

@@ -174,6 +174,9 @@ type Config struct {
 	// scheduling point while others wait before hermit preempts it
 	// (nondeterministically) and says so. 0 disables the watchdog.
 	Watchdog time.Duration
+	// NoSpinCheck turns off spin detection (spin.go), leaving the plain
+	// watchdog.
+	NoSpinCheck bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit" by default).
 	WatchdogHint string
@@ -219,6 +222,9 @@ type Stats struct {
 	Turns        int64 // scheduling decisions
 	Nondet       int64 // points where the outside world decided
 	Preemptions  int64 // watchdog preemptions (nondeterministic)
+	// SpinWaits counts the times a thread that spun on memory was
+	// stopped at its loop's head to wait for another thread (spin.go).
+	SpinWaits int64
 	// Retries counts calls that would have blocked in the kernel (a
 	// lock, a semaphore) and waited in the engine to be tried again.
 	Retries int64

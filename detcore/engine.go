@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,8 +70,16 @@ type Engine struct {
 
 	// progress is bumped at every stop; the watchdog reads it.
 	progress atomic.Int64
-	// watchTid is the tid the watchdog preempted, or 0.
-	watchTid atomic.Int64
+	// preempts maps each thread the watchdog sent a SIGSTOP that has not
+	// arrived yet to whether it was sent to examine it for a spin
+	// (spin.go); preemptMu guards it. spinWait is the running thread's
+	// examination budget in ns.
+	preemptMu sync.Mutex
+	preempts  map[int]bool
+	spinWait  atomic.Int64
+	// deferred holds stops of other threads that came while one was
+	// single-stepped; wait returns them first.
+	deferred []Stop
 	// stopReq asks the run to end (Stop); stopDone says the guest has been
 	// killed for it.
 	stopReq  atomic.Bool
@@ -144,6 +153,7 @@ func NewEngine(t Tracer, cfg Config, rootTid int) *Engine {
 		threads:    map[int]*thread{},
 		procs:      map[int]*process{},
 		early:      map[int]Stop{},
+		preempts:   map[int]bool{},
 		futexes:    map[futexKey][]*thread{},
 		sharedKeys: map[futexKey]futexKey{},
 		zombies:    map[int]*process{},
@@ -217,11 +227,13 @@ func (e *Engine) Run() (Result, error) {
 	stopWatch := e.startWatchdog()
 	defer stopWatch()
 	for len(e.threads) > 0 {
-		if e.running != nil || e.dying > 0 || e.stopping > 0 {
+		if e.running != nil || e.dying > 0 || e.stopping > 0 || len(e.deferred) > 0 {
 			if e.running != nil {
+				e.spinWait.Store(int64(e.running.budget()))
 				e.waitTid.Store(int64(e.running.tid))
 				n := e.countWaiting()
-				e.others.Store(int64(n))
+				// A thread in a spin wait may be waiting for this one.
+				e.others.Store(int64(n + e.countSpinning()))
 				timed := false
 				if n == 0 {
 					// Only then does the watchdog ask.
@@ -229,12 +241,17 @@ func (e *Engine) Run() (Result, error) {
 				}
 				e.timed.Store(timed)
 			}
-			st, err := e.t.Wait()
+			st, err := e.wait()
 			e.waitTid.Store(0)
 			if err != nil {
 				return e.result, err
 			}
-			e.progress.Add(1)
+			if _, spin := e.ownStop(st, false); !spin {
+				// The watchdog's own stop for an examination is no
+				// progress: if the thread runs on, the plain watchdog
+				// still counts from its last stop.
+				e.progress.Add(1)
+			}
 			e.kwaitSkip.CompareAndSwap(int64(st.Tid), 0)
 			if e.cfg.Debug != nil {
 				e.cfg.Debug("stop tid=%d kind=%v sig=%d code=%d msg=%d", st.Tid, st.Kind, st.Sig, st.Code, st.Msg)
@@ -378,6 +395,17 @@ func (e *Engine) countWaiting() int {
 	return n
 }
 
+// countSpinning counts threads in a spin wait (spin.go).
+func (e *Engine) countSpinning() int {
+	n := 0
+	for _, t := range e.threads {
+		if t.state == tsBlocked && t.block.kind == bkSpin {
+			n++
+		}
+	}
+	return n
+}
+
 // ordered returns the live threads in round-robin (creation) order. The
 // slice is the engine's own: callers must not keep or modify it.
 func (e *Engine) ordered() []*thread { return e.order }
@@ -425,6 +453,12 @@ func (e *Engine) resume(t *thread) error {
 	t.act = actCont
 	t.state = tsRunning
 	e.running = t
+	if t.spinRecheck {
+		t.spinRecheck = false
+		if mode == ResumeCont && sig == 0 {
+			return e.examineSpin(t, true)
+		}
+	}
 	if err := e.t.Resume(t.tid, mode, sig); err != nil {
 		return e.gone(t, err)
 	}
@@ -463,7 +497,7 @@ func (e *Engine) awaitFirstStop(t *thread) error {
 		if _, ok := e.threads[t.tid]; !ok {
 			return nil
 		}
-		st, err := e.t.Wait()
+		st, err := e.wait()
 		if err != nil {
 			return err
 		}
@@ -594,6 +628,9 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	if e.running == t {
 		e.running = nil
 	}
+	e.preemptMu.Lock()
+	delete(e.preempts, t.tid) // a SIGSTOP on its way is moot
+	e.preemptMu.Unlock()
 	e.forget(t)
 	p := t.proc
 	if t.clearTid != 0 {
@@ -721,7 +758,7 @@ func (e *Engine) allBlocked() error {
 	}
 	for _, t := range e.ordered() {
 		// A signal from outside ends a pause; a lock may be held outside.
-		outside = outside || t.state == tsNew || (t.state == tsBlocked && (t.block.kind == bkSignal || t.block.kind == bkRetry))
+		outside = outside || t.state == tsNew || (t.state == tsBlocked && (t.block.kind == bkSignal || t.block.kind == bkRetry || t.block.kind == bkSpin))
 	}
 	for {
 		e.stopNow()
@@ -778,6 +815,10 @@ func (e *Engine) describeBlocked() string {
 		}
 		if t.state == tsBlocked {
 			desc = abi.SyscallName(t.nr)
+			if t.block.kind == bkSpin {
+				st, _ := e.t.(SpinTracer)
+				desc = "spinning at " + where(st, t.tid, t.spinAt)
+			}
 			if t.block.kind == bkFutex {
 				desc += fmt.Sprintf("(%#x)", t.block.key.addr)
 			}

@@ -173,6 +173,47 @@ func (e *Engine) exiting(t *thread) {
 	}
 }
 
+// preempt sends the watchdog's SIGSTOP to tid, unless one is already on
+// its way there: signals do not queue, so a second would be lost. One
+// may still be on its way to a thread that reached a syscall stop first
+// and then waited: it arrives when the thread next runs.
+func (e *Engine) preempt(tid int, spin bool) {
+	e.preemptMu.Lock()
+	defer e.preemptMu.Unlock()
+	if _, ok := e.preempts[tid]; ok || e.kwaitTid.Load() == int64(tid) {
+		return
+	}
+	if e.t.Preempt(tid) == nil {
+		e.preempts[tid] = spin
+	}
+}
+
+// sleepsInKernel reports whether tid sleeps in a syscall, where the
+// tracer can tell. It is called from the watchdog's goroutine.
+func (e *Engine) sleepsInKernel(tid int) bool {
+	kt, ok := e.t.(KernelWaitTracer)
+	if !ok {
+		return false
+	}
+	_, in := kt.InKernelWait(tid)
+	return in
+}
+
+// ownStop reports whether stop st is the watchdog's SIGSTOP, and whether
+// it asks for an examination; take forgets it.
+func (e *Engine) ownStop(st Stop, take bool) (own, spin bool) {
+	if st.Kind != StopSignal || st.Sig != abi.SIGSTOP {
+		return false, false
+	}
+	e.preemptMu.Lock()
+	defer e.preemptMu.Unlock()
+	spin, own = e.preempts[st.Tid]
+	if own && take {
+		delete(e.preempts, st.Tid)
+	}
+	return own, spin
+}
+
 // startWatchdog starts the goroutine that preempts a thread which runs too
 // long without a scheduling point while others wait, and that looks at a
 // thread which has sat quiet for fifoGrace (watchKernelWait).
@@ -181,7 +222,7 @@ func (e *Engine) startWatchdog() func() {
 	go func() {
 		tick := time.NewTicker(fifoGrace / 2)
 		defer tick.Stop()
-		last, since, looked := e.progress.Load(), time.Now(), false
+		last, since, looked, examined := e.progress.Load(), time.Now(), false, false
 		for {
 			select {
 			case <-done:
@@ -190,7 +231,7 @@ func (e *Engine) startWatchdog() func() {
 			}
 			cur := e.progress.Load()
 			if cur != last {
-				last, since, looked = cur, time.Now(), false
+				last, since, looked, examined = cur, time.Now(), false, false
 				continue
 			}
 			tid := e.waitTid.Load()
@@ -202,15 +243,25 @@ func (e *Engine) startWatchdog() func() {
 				looked = true
 				e.watchKernelWait(int(tid))
 			}
-			if (e.others.Load() == 0 && !e.timed.Load()) || e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog {
+			if e.others.Load() == 0 && !e.timed.Load() {
 				continue
 			}
-			if e.watchTid.CompareAndSwap(0, tid) {
-				if e.t.Preempt(int(tid)) != nil {
-					e.watchTid.Store(0)
-				}
+			// First an examination for a spin (spin.go), then, if the
+			// thread still runs, a plain preemption.
+			spin := !examined && !e.cfg.NoSpinCheck && quiet >= time.Duration(e.spinWait.Load())
+			if spin && e.sleepsInKernel(int(tid)) {
+				// Quiet, but not running: it sleeps in a syscall.
+				spin, examined = false, true
 			}
-			since = time.Now()
+			if !spin && (e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog) {
+				continue
+			}
+			e.preempt(int(tid), spin)
+			if spin {
+				examined = true
+			} else {
+				since = time.Now()
+			}
 		}
 	}()
 	return func() { close(done) }

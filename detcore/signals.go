@@ -9,9 +9,12 @@ import (
 // handleSignal handles a signal-delivery-stop of t: the watchdog's own
 // preemption, an rdtsc trap, or a signal to deliver.
 func (e *Engine) handleSignal(t *thread, st Stop) error {
-	if st.Sig == abi.SIGSTOP && int(e.watchTid.Load()) == t.tid {
-		// Our own watchdog preemption: suppress it and reschedule.
-		e.watchTid.Store(0)
+	if own, spin := e.ownStop(st, true); own {
+		// Our own watchdog preemption: an examination for a spin, or a
+		// plain preemption: suppress it and reschedule.
+		if spin && e.running == t {
+			return e.examineSpin(t, false)
+		}
 		e.result.Stats.Preemptions++
 		e.result.Stats.Nondet++
 		var r abi.Regs
@@ -20,9 +23,14 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		if hint == "" {
 			hint = "--watchdog sets the limit"
 		}
-		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %#x) while other threads waited to run; "+
-			"without a PMU hermit cannot yet preempt it deterministically, so it preempted it at an arbitrary point "+
-			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, r.Rip, hint))
+		st, _ := e.t.(SpinTracer)
+		why := t.spinNote
+		if why == "" {
+			why = "hermit did not examine it"
+		}
+		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while other threads waited to run; "+
+			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
+			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), why, hint))
 		e.park(t)
 		e.streak = e.cfg.Timeslice // its turn ends here
 		if e.countWaiting() == 1 {

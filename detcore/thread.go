@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // tstate is where a guest thread is, from the scheduler's point of view.
 type tstate int
@@ -83,6 +87,15 @@ type thread struct {
 	// many times in a row it came (signals.go).
 	fault  uint64
 	faults int
+	// spinWait is how long the thread runs without a stop before the
+	// watchdog examines it for a spin (0: spinBudget); spinNote is what
+	// its last examination found; spinAt is the canonical point it
+	// waits at in a spin wait; spinRecheck: examine it again when it
+	// next runs (spin.go).
+	spinWait    time.Duration
+	spinNote    string
+	spinAt      uint64
+	spinRecheck bool
 }
 
 // process is one guest thread group.

@@ -14,6 +14,8 @@ type HostTracer interface {
 	detcore.Tracer
 	detcore.FileTracer
 	detcore.ProcTracer
+	detcore.SpinTracer
+	detcore.KernelWaitTracer
 }
 
 // tracer logs every answer the host gives the engine. The engine asks in

@@ -703,3 +703,21 @@ func (l *layer) Signal(pid, tid, sig int, info []byte) error {
 func (l *layer) SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool) {
 	return l.inner.SharedMapping(tid, addr)
 }
+
+// VectorRegs and Symbolize forward detcore.SpinTracer; without it the
+// engine's examination ends at once, as without the interface.
+func (l *layer) VectorRegs(tid int, b []byte) ([]byte, error) {
+	if st, ok := l.inner.(detcore.SpinTracer); ok {
+		return st.VectorRegs(tid, b)
+	}
+	return nil, errNoVectorRegs
+}
+
+func (l *layer) Symbolize(tid int, addr uint64) string {
+	if st, ok := l.inner.(detcore.SpinTracer); ok {
+		return st.Symbolize(tid, addr)
+	}
+	return ""
+}
+
+var errNoVectorRegs = errors.New("the tracer cannot read vector registers")

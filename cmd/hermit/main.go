@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -27,6 +28,13 @@ Run 'hermit COMMAND --help' for the flags of one command.
 `
 
 func main() {
+	// GOMAXPROCS in the environment is meant for a Go guest, which
+	// inherits it. hermit itself needs two Ps whatever it says: the
+	// tracer thread holds one while it blocks in wait4, and the
+	// watchdog must run beside it.
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
 	if filepath.Base(os.Args[0]) == "rr" {
 		os.Exit(rrMain(os.Args[1:])) // a link named rr: Delve's rr backend
 	}

@@ -410,6 +410,9 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 	if s.Orphans > 0 {
 		fmt.Fprintf(w, "  processes killed when the main process exited: %d\n", s.Orphans)
 	}
+	if s.SpinWaits > 0 {
+		fmt.Fprintf(w, "  spin waits: %d (a thread spinning on memory waited at its loop's head for another thread)\n", s.SpinWaits)
+	}
 	if s.Retries > 0 {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
 	}

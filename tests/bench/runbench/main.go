@@ -52,7 +52,13 @@ type workload struct {
 	baseline []string
 	// flags are extra `hermit run` flags.
 	flags []string
+	// spins, when set, is how many fresh spin waits the workload makes:
+	// the line after the table gives the cost of one spin detection.
+	spins int
 }
+
+// spinBudget is the engine's spin budget (detcore/spin.go), to report.
+const spinBudget = 20 * time.Millisecond
 
 // mode is one way of running a workload.
 type mode int
@@ -136,6 +142,10 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 		{name: "futex ping-pong, 2 threads, 20k round trips", argv: []string{bins["futex_pingpong"], "20000"}},
 		{name: "1M clock_gettime through the vDSO", argv: []string{bins["clock_loop"], "1000000"},
 			baseline: []string{bins["clock_loop"], "0"}},
+		{name: "CPU loop beside a sleeping thread (spin checks)", argv: []string{bins["cpu_beside"], strconv.FormatInt(iters, 10)}, target: 1.05,
+			baseline: []string{bins["cpu_beside"], "0"}},
+		{name: "20 spin waits on a flag another thread sets", argv: []string{bins["spin_waits"], "20"},
+			baseline: []string{bins["spin_waits"], "0"}, spins: 20},
 		{name: "I/O: 50k file writes + 50k pipe round trips", argv: []string{bins["io_loop"], "50000", filepath.Join(dir, "io_loop.out")},
 			baseline: []string{bins["io_loop"], "0", filepath.Join(dir, "io_loop.out")}},
 	}
@@ -164,7 +174,7 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	var failed []string
 	var startup [nmodes]measurement
-	var recRows []string
+	var recRows, notes []string
 	for i, wl := range workloads {
 		ms, sums, sizes := measure(wl, hermitBin, straceArgs, rec, runs, timeout)
 		base := startup
@@ -177,12 +187,19 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 			base, _, _ = measure(bw, hermitBin, straceArgs, nil, runs, timeout)
 		}
 		fmt.Fprintln(w, row(wl, ms, base, sums, straceArgs != nil))
+		if n := spinNote(wl, ms, base); n != "" {
+			notes = append(notes, n)
+		}
 		recRows = append(recRows, recordRow(wl, ms, sizes))
 		for m, mm := range ms {
 			if mm.err != nil && mode(m) != strace {
 				failed = append(failed, fmt.Sprintf("%s (%s): %v", wl.name, mode(m), mm.err))
 			}
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, n)
 	}
 	printRecordTable(w, rec, recNote, recRows)
 	if len(failed) > 0 {
@@ -395,6 +412,24 @@ func row(wl workload, ms, startup [nmodes]measurement, sums []summary, haveStrac
 		}
 	}
 	return "| " + strings.Join(append(cells, summaryCells(sums)...), " | ") + " |"
+}
+
+// spinNote gives the cost of one spin detection from a workload of fresh
+// spin waits: hermit's marginal time (its time less that of the program
+// doing none), less the native time, per wait, and that less the budget.
+func spinNote(wl workload, ms, base [nmodes]measurement) string {
+	if wl.spins == 0 {
+		return ""
+	}
+	h, ok1 := median(ms[hermit])
+	hb, ok2 := median(base[hermit])
+	n, ok3 := median(ms[native])
+	nb, ok4 := median(base[native])
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return "spin detection: not measured (a run failed)"
+	}
+	per := ((h - hb) - (n - nb)) / time.Duration(wl.spins)
+	return fmt.Sprintf("spin detection: %.1f ms per spin wait, of which the budget (a spinner runs %v before it is examined; the watchdog ticks every 10 ms) and %.1f ms the rest: examination, stepping to the loop's head, the switch", float64(per.Microseconds())/1000, spinBudget, float64((per-spinBudget).Microseconds())/1000)
 }
 
 func median(m measurement) (time.Duration, bool) {

@@ -1,0 +1,301 @@
+package detcore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// Spin detection: deterministic preemption of a thread that waits for
+// memory without a PMU (spinloop.go has the model).
+//
+// A thread that runs spinBudget without a stop while another thread
+// waits to run (or a deadline could move virtual time on) is stopped by
+// the watchdog and single-stepped, at most spinSteps instructions. If its
+// states close into a cycle that changes no register and no byte it
+// touches, it is stepped on to the cycle's canonical point and waits
+// there (bkSpin) until one of those bytes changes or a signal comes.
+// Both are decided at scheduling points, so the schedule does not depend
+// on when the watchdog looked. Woken, it is examined again at once,
+// from the canonical point, before it runs free: a thread that went
+// round once more and is back in a spin (two threads handing a turn
+// to each other) waits again without a second budget.
+//
+// Anything else (a loop that counts, code that does not loop, an
+// instruction hermit does not model) runs on; the thread's next
+// examination comes after twice the budget, up to spinBudgetMax, so a
+// CPU-bound thread pays one examination in a second at most.
+
+// SpinTracer is implemented by tracers that let the engine examine a
+// thread that runs without syscalls.
+type SpinTracer interface {
+	// VectorRegs returns tid's x87, SSE and AVX registers (the XSAVE
+	// layout), reusing b's storage when it is large enough.
+	VectorRegs(tid int, b []byte) ([]byte, error)
+	// Symbolize names the code at addr in tid's address space
+	// ("main+0x16 in prog"), or returns "".
+	Symbolize(tid int, addr uint64) string
+}
+
+const (
+	// spinBudget is how long a thread runs without a stop, while others
+	// wait, before it is first examined.
+	spinBudget = 20 * time.Millisecond
+	// spinBudgetMax bounds the budget as it doubles after examinations
+	// that found no spin.
+	spinBudgetMax = time.Second
+	// spinSteps is how many instructions one examination steps at most.
+	spinSteps = 300
+	// spinRounds is how many times an examination sees one instruction
+	// of a loop whose states never repeat before it gives up.
+	spinRounds = 8
+)
+
+// examResult is what one examination found.
+type examResult int
+
+const (
+	examSpin examResult = iota // a pure cycle: the thread waits at its canonical point
+	examRuns                   // no such cycle: the thread may run on
+	examStop                   // the thread stopped for something else
+)
+
+// budget returns how long t runs before its next examination.
+func (t *thread) budget() time.Duration {
+	if t.spinWait == 0 {
+		return spinBudget
+	}
+	return t.spinWait
+}
+
+// examineSpin examines running thread t, stopped by the watchdog (or at
+// its canonical point again, recheck), and blocks it, resumes it, or
+// handles the stop that ended the examination.
+func (e *Engine) examineSpin(t *thread, recheck bool) error {
+	res, stop, err := e.examine(t)
+	if e.cfg.Debug != nil {
+		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.spinNote, stop, err)
+	}
+	if err != nil {
+		return e.gone(t, err)
+	}
+	switch res {
+	case examSpin:
+		return nil
+	case examStop:
+		return e.handleStop(stop)
+	}
+	if !recheck {
+		t.spinWait = min(2*t.budget(), spinBudgetMax)
+	}
+	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+		return e.gone(t, err)
+	}
+	return nil
+}
+
+// examine single-steps t until its states repeat, spinSteps pass, or it
+// stops for another reason. On a pure cycle it leaves t waiting at the
+// cycle's canonical point.
+func (e *Engine) examine(t *thread) (examResult, Stop, error) {
+	st, ok := e.t.(SpinTracer)
+	if !ok {
+		t.spinNote = "this tracer cannot examine it"
+		return examRuns, Stop{}, nil
+	}
+	obs := make([]spinObs, 0, 32)
+	seen := map[uint64][]int{}
+	rounds := map[uint64]int{}
+	var ext []byte
+	for k := 0; ; k++ {
+		var o spinObs
+		if err := e.t.GetRegs(t.tid, &o.regs); err != nil {
+			return examRuns, Stop{}, err
+		}
+		o.regs.Eflags &^= rfFlag
+		if k == 0 && int64(o.regs.OrigRax) >= 0 {
+			// The stop interrupted a syscall, which the kernel makes
+			// again when the thread goes on: it was asleep, not spinning.
+			t.spinNote = "it was in a syscall"
+			return examRuns, Stop{}, nil
+		}
+		var err error
+		if ext, err = st.VectorRegs(t.tid, ext); err != nil {
+			t.spinNote = "hermit cannot read its vector registers"
+			return examRuns, Stop{}, ignoreUnlessGone(err)
+		}
+		o.ext = append([]byte(nil), ext...)
+		o.hash = stateHash(&o.regs, o.ext)
+		if k > 0 {
+			obs[k-1].after = e.readRanges(t, obs[k-1].acc)
+		}
+		if i := cycleStart(obs, seen, &o); i >= 0 {
+			return e.closeCycle(t, obs[i:], st)
+		}
+		inst, acc, known := accesses(e.readCode(t, o.regs.Rip), &o.regs)
+		if insnEnd(inst.Op) {
+			t.spinNote = fmt.Sprintf("it reached a %v instruction", inst.Op)
+			return examRuns, Stop{}, nil
+		}
+		o.acc, o.known = acc, known
+		if known {
+			if o.before = e.readRanges(t, acc); o.before == nil && len(acc) > 0 {
+				o.known = false
+			}
+		}
+		obs = append(obs, o)
+		seen[o.hash] = append(seen[o.hash], k)
+		rounds[o.regs.Rip]++
+		if k == spinSteps || rounds[o.regs.Rip] == spinRounds {
+			// spinRounds rounds of a loop without a state seen twice:
+			// it counts or computes, and going on would cost more steps.
+			t.spinNote = loopNote(obs, st, t.tid)
+			return examRuns, Stop{}, nil
+		}
+		if stop, trapped, err := e.stepOnce(t); err != nil || !trapped {
+			return examStop, stop, err
+		}
+	}
+}
+
+// closeCycle decides on a cycle t's states closed into (its first state
+// is t's state now): a pure one leaves t waiting at its canonical point.
+func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResult, Stop, error) {
+	if !pureCycle(cycle) {
+		t.spinNote = fmt.Sprintf("it loops at %s, but the memory it writes changes or hermit does not model an instruction there",
+			where(st, t.tid, cycle[canonical(cycle)].regs.Rip))
+		return examRuns, Stop{}, nil
+	}
+	c := canonical(cycle)
+	for s := 0; s < c; s++ {
+		if stop, trapped, err := e.stepOnce(t); err != nil || !trapped {
+			return examStop, stop, err
+		}
+	}
+	var r abi.Regs
+	if err := e.t.GetRegs(t.tid, &r); err != nil {
+		return examRuns, Stop{}, err
+	}
+	if r.Rip != cycle[c].regs.Rip {
+		return examRuns, Stop{}, fmt.Errorf("thread %d: stepping to the head of its spin loop ended at %#x, not %#x", t.tid, r.Rip, cycle[c].regs.Rip)
+	}
+	rs := readSet(cycle)
+	snap := e.readRanges(t, rs)
+	e.park(t)
+	t.spinAt = r.Rip
+	t.spinWait = 0
+	t.spinRecheck = true
+	t.sigChecked = 0
+	e.result.Stats.SpinWaits++
+	e.progress.Add(1) // the next thread's budget starts now
+	e.digest.add(-5, int64(t.vtid), int64(r.Rip))
+	e.blockOn(t, &blocker{
+		kind:     bkSpin,
+		deadline: -1,
+		check: func(e *Engine) bool {
+			return !bytes.Equal(e.readRanges(t, rs), snap)
+		},
+		onSignal: func(_ *Engine, t *thread) { t.spinRecheck = false },
+	})
+	return examSpin, Stop{}, nil
+}
+
+// stepOnce single-steps t and waits for its trap. A stop of another
+// thread meanwhile is kept for the run loop (wait); any other stop of t
+// ends the step untrapped.
+func (e *Engine) stepOnce(t *thread) (Stop, bool, error) {
+	if err := e.t.Resume(t.tid, ResumeStep, 0); err != nil {
+		return Stop{}, false, err
+	}
+	for {
+		st, err := e.t.Wait()
+		if err != nil {
+			return st, false, err
+		}
+		if st.Tid != t.tid {
+			e.deferred = append(e.deferred, st)
+			continue
+		}
+		e.countStop(st)
+		return st, st.Kind == StopSignal && st.Sig == abi.SIGTRAP, nil
+	}
+}
+
+// wait returns the next stop: one kept while a thread was stepped, or
+// the tracer's next.
+func (e *Engine) wait() (Stop, error) {
+	if len(e.deferred) > 0 {
+		st := e.deferred[0]
+		e.deferred = e.deferred[1:]
+		return st, nil
+	}
+	return e.t.Wait()
+}
+
+// readCode reads the instruction bytes at rip (fewer at the end of a
+// mapping).
+func (e *Engine) readCode(t *thread, rip uint64) []byte {
+	b := make([]byte, 16)
+	if e.t.ReadMem(t.tid, rip, b) == nil {
+		return b
+	}
+	b = b[:4096-rip%4096]
+	if len(b) < 16 && e.t.ReadMem(t.tid, rip, b) == nil {
+		return b
+	}
+	return nil
+}
+
+// readRanges reads and concatenates rs in t's memory; nil on failure.
+func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
+	var out []byte
+	for _, m := range rs {
+		b := make([]byte, m.size)
+		if e.t.ReadMem(t.tid, m.addr, b) != nil {
+			return nil
+		}
+		out = append(out, b...)
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out
+}
+
+// loopNote says what an examination that found no cycle saw.
+func loopNote(obs []spinObs, st SpinTracer, tid int) string {
+	count := map[uint64]int{}
+	head, best := uint64(0), 0
+	for i := range obs {
+		rip := obs[i].regs.Rip
+		count[rip]++
+		if n := count[rip]; n > best || n == best && rip < head {
+			head, best = rip, n
+		}
+	}
+	if best >= 3 {
+		return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, head))
+	}
+	return fmt.Sprintf("in %d instructions from %s it did not loop", len(obs), where(st, tid, obs[0].regs.Rip))
+}
+
+// where names an address for a warning.
+func where(st SpinTracer, tid int, addr uint64) string {
+	if st != nil {
+		if s := st.Symbolize(tid, addr); s != "" {
+			return fmt.Sprintf("%#x (%s)", addr, s)
+		}
+	}
+	return fmt.Sprintf("%#x", addr)
+}
+
+// ignoreUnlessGone keeps an error only when it says the thread died.
+func ignoreUnlessGone(err error) error {
+	if errors.Is(err, ErrGone) {
+		return err
+	}
+	return nil
+}

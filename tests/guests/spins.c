@@ -1,0 +1,141 @@
+/* spins.c: threads that wait by spinning, without syscalls and without
+ * pause, in the patterns real programs use. Under a serialized scheduler
+ * without a PMU, nothing but spin detection lets the thread that would end
+ * the spin run at a deterministic point. argv[1] picks the pattern:
+ *
+ *   flag      a thread spins on a volatile flag that another thread sets
+ *             after a computation
+ *   alarm     the only thread spins until alarm(1)'s SIGALRM handler sets
+ *             a flag
+ *   spinlock  4 threads take turns at a lock built on atomic exchange,
+ *             each adding to a shared counter under it
+ *   pingpong  two threads hand a turn variable to each other by spinning
+ *   counter   a thread counts while it waits for a flag: n is printed
+ *
+ * Each prints what it saw; the counts are a property of the program under
+ * a deterministic scheduler, not of the host's speed.
+ */
+#include "guest.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+
+static volatile int flag;
+static volatile long sink;
+
+static void *setter(void *arg) {
+	(void)arg;
+	long x = 0;
+	for (long i = 0; i < 2000000; i++) /* a computation, no syscalls */
+		x += i ^ (x >> 3);
+	sink = x;
+	flag = 1;
+	return NULL;
+}
+
+static void spin_flag(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, setter, NULL) == 0);
+	while (!flag)
+		;
+	CHECK(pthread_join(th, NULL) == 0);
+	say("flag: seen, sink %ld\n", sink);
+}
+
+static volatile sig_atomic_t caught;
+
+static void on_alarm(int sig) {
+	(void)sig;
+	caught = 1;
+}
+
+static void spin_alarm(void) {
+	CHECK(signal(SIGALRM, on_alarm) != SIG_ERR);
+	alarm(1);
+	while (!caught)
+		;
+	say("alarm: caught\n");
+}
+
+static int lock;
+static long counter;
+#define ROUNDS 50
+
+static void *locker(void *arg) {
+	long id = (long)arg;
+	for (int i = 0; i < ROUNDS; i++) {
+		while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+			;
+		long c = counter;
+		if (i % 10 == 0)
+			sched_yield(); /* a scheduling point inside the lock */
+		counter = c + id;
+		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void spin_lock(void) {
+	pthread_t th[4];
+	for (long i = 0; i < 4; i++)
+		CHECK(pthread_create(&th[i], NULL, locker, (void *)(i + 1)) == 0);
+	for (int i = 0; i < 4; i++)
+		CHECK(pthread_join(th[i], NULL) == 0);
+	say("spinlock: counter %ld (want %d)\n", counter, ROUNDS * (1 + 2 + 3 + 4));
+}
+
+static volatile int turn;
+#define HANDOFFS 20
+
+static void *ponger(void *arg) {
+	(void)arg;
+	for (int i = 0; i < HANDOFFS; i++) {
+		while (turn != 1)
+			;
+		turn = 0;
+	}
+	return NULL;
+}
+
+static void spin_pingpong(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, ponger, NULL) == 0);
+	for (int i = 0; i < HANDOFFS; i++) {
+		turn = 1;
+		while (turn != 0)
+			;
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	say("pingpong: %d handoffs\n", HANDOFFS);
+}
+
+static void spin_counter(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, setter, NULL) == 0);
+	long n = 0;
+	while (!flag)
+		n++;
+	CHECK(pthread_join(th, NULL) == 0);
+	say("counter: n %ld\n", n);
+}
+
+int main(int argc, char **argv) {
+	const char *mode = argc > 1 ? argv[1] : "flag";
+	if (strcmp(mode, "flag") == 0)
+		spin_flag();
+	else if (strcmp(mode, "alarm") == 0)
+		spin_alarm();
+	else if (strcmp(mode, "spinlock") == 0)
+		spin_lock();
+	else if (strcmp(mode, "pingpong") == 0)
+		spin_pingpong();
+	else if (strcmp(mode, "counter") == 0)
+		spin_counter();
+	else {
+		sayfd(2, "spins: unknown mode %s\n", mode);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,102 @@
+package tests
+
+import (
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+var (
+	digestLineRE = regexp.MustCompile(`(?m)^  schedule digest: [0-9a-f]{16}$`)
+	spinWaitsRE  = regexp.MustCompile(`(?m)^  spin waits: [1-9][0-9]* `)
+)
+
+// TestSpinWaits: threads that wait by spinning on memory, with no
+// syscall and no pause in the loop, finish under hermit without a PMU,
+// repeat byte for byte over 5 runs (stdout and schedule digest), with no
+// nondeterministic point, and record and replay identically. Spin
+// detection stops each spinner at its loop's head, a point that does
+// not depend on when hermit looked, until another thread (or a signal
+// handler) changes what it reads.
+func TestSpinWaits(t *testing.T) {
+	cases := []struct {
+		name string
+		argv argvFunc
+		env  []string
+		want string
+	}{
+		{"flag set after a computation", cGuest("spins.c", "flag"), nil, "flag: seen, sink "},
+		{"busy wait for alarm's SIGALRM", cGuest("spins.c", "alarm"), nil, "alarm: caught\n"},
+		{"spinlock on atomic exchange, 4 threads", cGuest("spins.c", "spinlock"), nil, "spinlock: counter 500 (want 500)\n"},
+		{"yield by spinning, 20 handoffs", cGuest("spins.c", "pingpong"), nil, "pingpong: 20 handoffs\n"},
+		// The setter sleeps: only virtual time moving on to the sleep's
+		// end lets it run.
+		{"setter asleep", cGuest("spin.c", "sleep", "pure"), nil, "flag seen\n"},
+		{"go, GOMAXPROCS=1", goGuest("gospin"), []string{"GOMAXPROCS=1"}, "gospin: GOMAXPROCS 1, sum 332833500\n"},
+		{"go, GOMAXPROCS=2", goGuest("gospin"), []string{"GOMAXPROCS=2"}, "gospin: GOMAXPROCS 2, sum 332833500\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			opts := testenv.Opts{Timeout: runTimeout, Env: c.env}
+			var first testenv.Result
+			for i := 0; i < 5; i++ {
+				r := testenv.RunWith(t, opts, testenv.Hermit(t), hermitArgs([]string{"--summary"}, argv)...)
+				if r.Exit != 0 || !bytes.Contains(r.Stdout, []byte(c.want)) {
+					t.Fatalf("run %d: want exit 0 and %q; %s", i, c.want, describe(r))
+				}
+				if bytes.Contains(r.Stderr, []byte("warning")) || !bytes.Contains(r.Stderr, []byte("nondeterministic points: 0\n")) {
+					t.Fatalf("run %d: a spin wait should be deterministic, with no warning:\n%s", i, r.Stderr)
+				}
+				if !spinWaitsRE.Match(r.Stderr) {
+					t.Fatalf("run %d: the summary counts no spin wait:\n%s", i, r.Stderr)
+				}
+				if i == 0 {
+					first = r
+					continue
+				}
+				if d := firstDiff(first.Stdout, r.Stdout); d != "" {
+					t.Fatalf("run %d: stdout differs from run 0 at %s", i, d)
+				}
+				if a, b := digestLineRE.Find(first.Stderr), digestLineRE.Find(r.Stderr); a == nil || !bytes.Equal(a, b) {
+					t.Fatalf("run %d: schedule digest %q, run 0's %q", i, b, a)
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "trace")
+			ropts := hermitOpts(t, nil)
+			ropts.Env = append(ropts.Env, c.env...)
+			rec := testenv.RunWith(t, ropts, testenv.Hermit(t), append([]string{"record", "--summary", "-o", dir, "--"}, argv...)...)
+			if rec.Exit != 0 {
+				t.Fatalf("hermit record: %s", describe(rec))
+			}
+			if a, b := digestLineRE.Find(first.Stderr), digestLineRE.Find(rec.Stderr); !bytes.Equal(a, b) {
+				t.Errorf("record's schedule digest %q, run's %q", b, a)
+			}
+			rec.Stderr = hermitLinesOut(rec.Stderr)
+			sameRun(t, "replay", rec, replay(t, dir))
+		})
+	}
+}
+
+// TestProgressLoopReported: a thread that counts while it waits
+// (`while (!flag) n++;`) never reaches the same state twice, so no point
+// of its loop is canonical. hermit examines it, finds no spin, and its
+// watchdog preempts it: the run finishes, and the warning names the
+// thread, the address and the function, and says why the run may not
+// repeat.
+func TestProgressLoopReported(t *testing.T) {
+	t.Parallel()
+	r := hermitRun(t, []string{"--watchdog", "300ms"}, cGuest("spins.c", "counter")(t))
+	if r.Exit != 0 || !bytes.Contains(r.Stdout, []byte("counter: n ")) {
+		t.Fatalf("want exit 0 and the count; %s", describe(r))
+	}
+	warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+ \((main|spin_counter)\+0x[0-9a-f]+ in spins[^)]*\)\) ` +
+		`while other threads waited to run; it is not a pure spin .*its registers change on every round.* this run may not repeat exactly`)
+	if !warn.Match(r.Stderr) {
+		t.Errorf("stderr lacks the warning naming the thread, its loop and why:\n%s", r.Stderr)
+	}
+}
