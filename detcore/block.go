@@ -214,7 +214,7 @@ func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 		return 0
 	}
 	t.sigChecked = e.sigEpoch + 1
-	own, shared, blocked, err := e.t.Signals(t.tid)
+	own, shared, blocked, err := e.signals(t.tid)
 	if err != nil || own|shared == 0 {
 		return 0
 	}
@@ -223,6 +223,17 @@ func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 		wake = b.wakeMask(blocked)
 	}
 	return (own | shared) & (wake | 1<<(abi.SIGSTOP-1))
+}
+
+// signals is Tracer.Signals without the watchdog's own SIGSTOP, sent to
+// the thread alone, which can be pending at a thread that reached a
+// syscall stop before it: no signal of the guest's.
+func (e *Engine) signals(tid int) (own, shared, blocked uint64, err error) {
+	own, shared, blocked, err = e.t.Signals(tid)
+	if e.stopOnItsWay(tid) {
+		own &^= 1 << (abi.SIGSTOP - 1)
+	}
+	return own, shared, blocked, err
 }
 
 // nextDeadline returns the earliest deadline of a blocked thread or timer.

@@ -352,6 +352,7 @@ func (e *Engine) pick() *thread {
 // picked accounts for the turn given to t.
 func (e *Engine) picked(t *thread) *thread {
 	e.last = t
+	t.insnPoints = 0
 	e.result.Stats.Turns++
 	e.clock += e.cfg.Quantum
 	e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)

@@ -80,7 +80,9 @@ type ProcessJournal interface {
 type ThreadInfo struct {
 	Tid, Vtid int // host and guest thread ids
 	Pid, Vpid int // host and guest process ids
-	// State is "running", "ready", "blocked in SYSCALL", "new" or "exiting".
+	// State is "running", "ready", "blocked in SYSCALL", "spinning until
+	// memory it reads changes" (its pc is the loop's head), "new" or
+	// "exiting".
 	State string
 }
 
@@ -102,6 +104,9 @@ func (e *Engine) Threads() []ThreadInfo {
 			st = "running"
 		case tsBlocked:
 			st = "blocked in " + abi.SyscallName(t.nr)
+			if t.block.kind == bkSpin {
+				st = "spinning until memory it reads changes"
+			}
 		case tsDying, tsZombie:
 			st = "exiting"
 		}

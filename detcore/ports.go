@@ -607,7 +607,7 @@ func (e *Engine) retryWhenReady(t *thread) {
 		if mask != nil {
 			wake = mask(blocked)
 		}
-		own, shared, _, err := e.t.Signals(t.tid)
+		own, shared, _, err := e.signals(t.tid)
 		if err == nil && (own|shared)&(wake|1<<(abi.SIGSTOP-1)) != 0 && t.block == b && !t.atSyscall {
 			if e.t.SetRegs(t.tid, &orig) == nil {
 				t.regs = orig

@@ -173,19 +173,30 @@ func (e *Engine) exiting(t *thread) {
 	}
 }
 
-// preempt sends the watchdog's SIGSTOP to tid, unless one is already on
-// its way there: signals do not queue, so a second would be lost. One
+// preempt sends the watchdog's SIGSTOP to tid and reports whether it
+// did: not when one is already on its way there: signals do not queue, so a second would be lost. One
 // may still be on its way to a thread that reached a syscall stop first
 // and then waited: it arrives when the thread next runs.
-func (e *Engine) preempt(tid int, spin bool) {
+func (e *Engine) preempt(tid int, spin bool) bool {
 	e.preemptMu.Lock()
 	defer e.preemptMu.Unlock()
 	if _, ok := e.preempts[tid]; ok || e.kwaitTid.Load() == int64(tid) {
-		return
+		return false
 	}
-	if e.t.Preempt(tid) == nil {
-		e.preempts[tid] = spin
+	if e.t.Preempt(tid) != nil {
+		return false
 	}
+	e.preempts[tid] = spin
+	return true
+}
+
+// stopOnItsWay reports whether a SIGSTOP of the watchdog's (a preemption
+// or a look at a kernel wait) is on its way to tid.
+func (e *Engine) stopOnItsWay(tid int) bool {
+	e.preemptMu.Lock()
+	_, ok := e.preempts[tid]
+	e.preemptMu.Unlock()
+	return ok || e.kwaitTid.Load() == int64(tid)
 }
 
 // sleepsInKernel reports whether tid sleeps in a syscall, where the
@@ -256,9 +267,11 @@ func (e *Engine) startWatchdog() func() {
 			if !spin && (e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog) {
 				continue
 			}
-			e.preempt(int(tid), spin)
+			sent := e.preempt(int(tid), spin)
 			if spin {
-				examined = true
+				// A tracer that refused (a debugger is at work) is
+				// asked again at the next tick.
+				examined = sent
 			} else {
 				since = time.Now()
 			}

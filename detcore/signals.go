@@ -11,7 +11,11 @@ import (
 func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if own, spin := e.ownStop(st, true); own {
 		// Our own watchdog preemption: an examination for a spin, or a
-		// plain preemption: suppress it and reschedule.
+		// plain preemption: suppress it and reschedule. It may have
+		// merged with the stop for a kernel wait, which comes first.
+		if int(e.kwaitTid.Load()) == t.tid {
+			return e.kernelWaitStop(t)
+		}
 		if spin && e.running == t {
 			return e.examineSpin(t, false)
 		}
@@ -163,5 +167,22 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 	if err := e.t.SetRegs(t.tid, &r); err != nil {
 		return true, e.gone(t, err)
 	}
+	// Every insnSlice answered instructions in a turn, the thread's
+	// turn counts as a scheduling point, as an intercepted syscall does,
+	// when another thread could run: a loop that reads the time-stamp
+	// counter while it waits for another thread costs no examination
+	// and no watchdog (spin.go), and where it stops depends on the
+	// program alone.
+	t.insnPoints++
+	if t.insnPoints >= insnSlice && e.countWaiting()+e.countSpinning() > 0 {
+		t.insnPoints = 0
+		e.digest.add(-6, int64(t.vtid), int64(r.Rip))
+		e.park(t)
+		return true, nil
+	}
 	return true, e.deliver(t, 0)
 }
+
+// insnSlice is how many trapped rdtsc, rdtscp or cpuid instructions
+// make one scheduling point.
+const insnSlice = 32

@@ -58,9 +58,10 @@ const (
 type examResult int
 
 const (
-	examSpin examResult = iota // a pure cycle: the thread waits at its canonical point
-	examRuns                   // no such cycle: the thread may run on
-	examStop                   // the thread stopped for something else
+	examSpin    examResult = iota // a pure cycle: the thread waits at its canonical point
+	examRuns                      // no such cycle: the thread may run on
+	examStop                      // the thread stopped for something else
+	examSyscall                   // the stop found the thread asleep in a syscall
 )
 
 // budget returns how long t runs before its next examination.
@@ -87,6 +88,14 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 		return nil
 	case examStop:
 		return e.handleStop(stop)
+	case examSyscall:
+		// What watchKernelWait would have found had it looked (its
+		// stop and this one may have been one signal): an open that
+		// sleeps is made again, marked, for the engine to see.
+		if e.cfg.Journal == nil && e.kwaitSkip.Load() != int64(t.tid) {
+			return e.kernelWaitStop(t)
+		}
+		return e.deliver(t, 0)
 	}
 	if !recheck {
 		t.spinWait = min(2*t.budget(), spinBudgetMax)
@@ -120,7 +129,7 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 			// The stop interrupted a syscall, which the kernel makes
 			// again when the thread goes on: it was asleep, not spinning.
 			t.spinNote = "it was in a syscall"
-			return examRuns, Stop{}, nil
+			return examSyscall, Stop{}, nil
 		}
 		var err error
 		if ext, err = st.VectorRegs(t.tid, ext); err != nil {

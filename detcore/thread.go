@@ -96,6 +96,9 @@ type thread struct {
 	spinNote    string
 	spinAt      uint64
 	spinRecheck bool
+	// insnPoints counts the instructions answered (rdtsc, cpuid) since
+	// the thread's turn began (signals.go).
+	insnPoints int
 }
 
 // process is one guest thread group.

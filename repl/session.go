@@ -144,8 +144,8 @@ type Stop struct {
 type Thread struct {
 	Tid, Pid int
 	Name     string
-	// State is "running", "ready", "blocked in SYSCALL", "new" or
-	// "exiting".
+	// State is "running", "ready", "blocked in SYSCALL", "spinning until
+	// memory it reads changes", "new" or "exiting".
 	State string
 }
 

@@ -2,8 +2,11 @@ package tests
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
@@ -27,16 +30,22 @@ func TestSpinWaits(t *testing.T) {
 		argv argvFunc
 		env  []string
 		want string
+		// noSpin: the loop has deterministic points of its own, so no
+		// spin wait is needed.
+		noSpin bool
 	}{
-		{"flag set after a computation", cGuest("spins.c", "flag"), nil, "flag: seen, sink "},
-		{"busy wait for alarm's SIGALRM", cGuest("spins.c", "alarm"), nil, "alarm: caught\n"},
-		{"spinlock on atomic exchange, 4 threads", cGuest("spins.c", "spinlock"), nil, "spinlock: counter 500 (want 500)\n"},
-		{"yield by spinning, 20 handoffs", cGuest("spins.c", "pingpong"), nil, "pingpong: 20 handoffs\n"},
+		{"flag set after a computation", cGuest("spins.c", "flag"), nil, "flag: seen, sink ", false},
+		{"busy wait for alarm's SIGALRM", cGuest("spins.c", "alarm"), nil, "alarm: caught\n", false},
+		{"spinlock on atomic exchange, 4 threads", cGuest("spins.c", "spinlock"), nil, "spinlock: counter 500 (want 500)\n", false},
+		{"yield by spinning, 20 handoffs", cGuest("spins.c", "pingpong"), nil, "pingpong: 20 handoffs\n", false},
 		// The setter sleeps: only virtual time moving on to the sleep's
 		// end lets it run.
-		{"setter asleep", cGuest("spin.c", "sleep", "pure"), nil, "flag seen\n"},
-		{"go, GOMAXPROCS=1", goGuest("gospin"), []string{"GOMAXPROCS=1"}, "gospin: GOMAXPROCS 1, sum 332833500\n"},
-		{"go, GOMAXPROCS=2", goGuest("gospin"), []string{"GOMAXPROCS=2"}, "gospin: GOMAXPROCS 2, sum 332833500\n"},
+		{"setter asleep", cGuest("spin.c", "sleep", "pure"), nil, "flag seen\n", false},
+		{"go, GOMAXPROCS=1", goGuest("gospin"), []string{"GOMAXPROCS=1"}, "gospin: GOMAXPROCS 1, sum 332833500\n", false},
+		{"go, GOMAXPROCS=2", goGuest("gospin"), []string{"GOMAXPROCS=2"}, "gospin: GOMAXPROCS 2, sum 332833500\n", false},
+		// Each trapped rdtsc is an instruction hermit answers: every 32
+		// of them make a scheduling point.
+		{"reading rdtsc while waiting", cGuest("spins.c", "rdtsc"), nil, "rdtsc: seen, 0 backwards\n", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,7 +61,7 @@ func TestSpinWaits(t *testing.T) {
 				if bytes.Contains(r.Stderr, []byte("warning")) || !bytes.Contains(r.Stderr, []byte("nondeterministic points: 0\n")) {
 					t.Fatalf("run %d: a spin wait should be deterministic, with no warning:\n%s", i, r.Stderr)
 				}
-				if !spinWaitsRE.Match(r.Stderr) {
+				if !c.noSpin && !spinWaitsRE.Match(r.Stderr) {
 					t.Fatalf("run %d: the summary counts no spin wait:\n%s", i, r.Stderr)
 				}
 				if i == 0 {
@@ -98,5 +107,34 @@ func TestProgressLoopReported(t *testing.T) {
 		`while other threads waited to run; it is not a pure spin .*its registers change on every round.* this run may not repeat exactly`)
 	if !warn.Match(r.Stderr) {
 		t.Errorf("stderr lacks the warning naming the thread, its loop and why:\n%s", r.Stderr)
+	}
+}
+
+// TestSpinWaitInREPL: the REPL shows a thread in a spin wait as such, at
+// its loop's head, while the thread it waits for makes its calls.
+func TestSpinWaitInREPL(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "record", "-o", dir, "--", cGuest("spins.c", "flag")(t)[0], "flag")
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	var script []string
+	for i := 0; i < 80; i++ {
+		script = append(script, "step", "info threads")
+	}
+	out := runREPLScript(t, dir, append(script, "quit")).Stdout
+	row := regexp.MustCompile(`(?m)^  tid \d+ +pid \d+ +\S+ +spinning until memory it reads changes +0x[0-9a-f]+ (?:main|spin_flag) at \S*spins\.c:(\d+)$`)
+	m := row.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("info threads never shows the spinning thread at a line of spins.c:\n%s", out)
+	}
+	src, err := os.ReadFile(filepath.Join(testenv.GuestsDir(t), "spins.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	if lines := strings.Split(string(src), "\n"); n < 1 || n > len(lines) || !strings.Contains(lines[n-1], "while (!flag)") {
+		t.Errorf("the spinning thread stands at spins.c:%s, not at spin_flag's loop", m[1])
 	}
 }

@@ -11,6 +11,8 @@
  *             each adding to a shared counter under it
  *   pingpong  two threads hand a turn variable to each other by spinning
  *   counter   a thread counts while it waits for a flag: n is printed
+ *   rdtsc     a thread reads the time-stamp counter while it waits for a
+ *             flag (hermit traps rdtsc: each read is a deterministic point)
  *
  * Each prints what it saw; the counts are a property of the program under
  * a deterministic scheduler, not of the host's speed.
@@ -21,6 +23,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <x86intrin.h>
 
 static volatile int flag;
 static volatile long sink;
@@ -121,6 +124,19 @@ static void spin_counter(void) {
 	say("counter: n %ld\n", n);
 }
 
+static void spin_rdtsc(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, setter, NULL) == 0);
+	unsigned long long last = 0, backwards = 0;
+	while (!flag) {
+		unsigned long long now = __rdtsc();
+		backwards += now < last;
+		last = now;
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	say("rdtsc: seen, %llu backwards\n", backwards);
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "flag";
 	if (strcmp(mode, "flag") == 0)
@@ -133,6 +149,8 @@ int main(int argc, char **argv) {
 		spin_pingpong();
 	else if (strcmp(mode, "counter") == 0)
 		spin_counter();
+	else if (strcmp(mode, "rdtsc") == 0)
+		spin_rdtsc();
 	else {
 		sayfd(2, "spins: unknown mode %s\n", mode);
 		return 2;
