@@ -67,6 +67,9 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		child.clearTid = ctid
 	}
 	child.tscMode = t.tscMode // PR_SET_TSC is inherited
+	// A thread of a program whose threads compute rather than spin
+	// starts with its creator's longer examination budget (spin.go).
+	child.spinWait = t.spinWait
 	e.digest.add(-2, int64(t.vtid), int64(child.vtid), int64(flags))
 	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
 		pj.Clone(t.vtid, child.vtid, flags)

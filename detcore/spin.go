@@ -26,8 +26,11 @@ import (
 //
 // Anything else (a loop that counts, code that does not loop, an
 // instruction hermit does not model) runs on; the thread's next
-// examination comes after twice the budget, up to spinBudgetMax, so a
-// CPU-bound thread pays one examination in a second at most.
+// examination comes after twice the budget, up to spinBudgetMax (a new
+// thread starts with its creator's), so a CPU-bound thread pays one
+// examination in a second at most; an examination ends early in code
+// that does not loop (spinNoLoop) or loops without repeating
+// (spinRounds).
 
 // SpinTracer is implemented by tracers that let the engine examine a
 // thread that runs without syscalls.
@@ -52,6 +55,9 @@ const (
 	// spinRounds is how many times an examination sees one instruction
 	// of a loop whose states never repeat before it gives up.
 	spinRounds = 8
+	// spinNoLoop is how many instructions an examination steps at most
+	// when none of them comes twice.
+	spinNoLoop = 100
 )
 
 // examResult is what one examination found.
@@ -158,7 +164,9 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 		obs = append(obs, o)
 		seen[o.hash] = append(seen[o.hash], k)
 		rounds[o.regs.Rip]++
-		if k == spinSteps || rounds[o.regs.Rip] == spinRounds {
+		if k == spinSteps || rounds[o.regs.Rip] == spinRounds || k == spinNoLoop && len(rounds) == len(obs) {
+			// Or spinNoLoop instructions without one seen twice: no
+			// loop of a size spins have.
 			// spinRounds rounds of a loop without a state seen twice:
 			// it counts or computes, and going on would cost more steps.
 			t.spinNote = loopNote(obs, st, t.tid)
