@@ -53,6 +53,9 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if t.state == tsDying || e.running != t {
 		return e.deliver(t, st.Sig)
 	}
+	if st.Sig == abi.SIGSYS && e.foreignSyscall(t) {
+		return e.deliver(t, 0)
+	}
 	if st.Sig == abi.SIGSEGV && (e.cfg.TrapTSC || e.cfg.CPUID != nil) {
 		if done, err := e.emulateInsn(t); done || err != nil {
 			return err
@@ -64,6 +67,58 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	}
 	return e.deliver(t, st.Sig)
 }
+
+// SiginfoTracer is implemented by tracers that read the siginfo of a
+// thread's signal-delivery stop.
+type SiginfoTracer interface {
+	Siginfo(tid int) ([]byte, error)
+}
+
+// foreignSyscall reports whether t's SIGSYS is hermit's filter refusing a
+// 32-bit (int $0x80) or x32 system call, and if so says so, once, and
+// makes the call fail with ENOSYS.
+func (e *Engine) foreignSyscall(t *thread) bool {
+	st, ok := e.t.(SiginfoTracer)
+	if !ok {
+		return false
+	}
+	info, err := st.Siginfo(t.tid)
+	if err != nil || len(info) < 32 || int32(le32(info[8:])) != siSysSeccomp {
+		return false
+	}
+	nr, arch := int32(le32(info[24:])), le32(info[28:])
+	kind := ""
+	switch {
+	case arch == auditArchI386:
+		kind = fmt.Sprintf("a 32-bit system call (int $0x80, i386 call %d)", nr)
+	case arch == auditArchX8664 && nr&x32Bit != 0:
+		kind = fmt.Sprintf("an x32 system call (%d)", nr&^x32Bit)
+	default:
+		return false
+	}
+	// The trap leaves rax as the call's number: make it the failure.
+	var r abi.Regs
+	if e.t.GetRegs(t.tid, &r) != nil {
+		return false
+	}
+	r.Rax = ^uint64(abi.ENOSYS - 1) // -ENOSYS
+	if e.t.SetRegs(t.tid, &r) != nil {
+		return false
+	}
+	ip := le64(info[16:])
+	sym, _ := e.t.(SpinTracer)
+	e.digest.add(-7, int64(t.vtid), int64(nr))
+	e.warnOnce("foreign-syscall", fmt.Sprintf("thread %d made %s at %s: hermit runs x86-64 system calls only, so it fails with ENOSYS", t.vtid, kind, where(sym, t.tid, ip)))
+	return true
+}
+
+// From <linux/audit.h> and <asm-generic/siginfo.h>.
+const (
+	siSysSeccomp   = 1 // SYS_SECCOMP: si_code of a seccomp SIGSYS
+	auditArchI386  = 0x40000003
+	auditArchX8664 = 0xc000003e
+	x32Bit         = 0x40000000 // __X32_SYSCALL_BIT
+)
 
 // faultAgain notices a fault that comes back at the same instruction,
 // three times with no syscall between, with no handler to take it: the

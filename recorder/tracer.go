@@ -16,6 +16,7 @@ type HostTracer interface {
 	detcore.ProcTracer
 	detcore.SpinTracer
 	detcore.KernelWaitTracer
+	detcore.SiginfoTracer
 }
 
 // tracer logs every answer the host gives the engine. The engine asks in

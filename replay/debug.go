@@ -721,3 +721,13 @@ func (l *layer) Symbolize(tid int, addr uint64) string {
 }
 
 var errNoVectorRegs = errors.New("the tracer cannot read vector registers")
+
+// Siginfo forwards detcore.SiginfoTracer (the engine asks at a SIGSYS).
+func (l *layer) Siginfo(tid int) ([]byte, error) {
+	if st, ok := l.inner.(SiginfoReader); ok {
+		return st.Siginfo(tid)
+	}
+	return nil, errNoSiginfo
+}
+
+var errNoSiginfo = errors.New("the tracer cannot read a siginfo")

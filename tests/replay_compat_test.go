@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,7 +33,11 @@ func recordReplay(t *testing.T, flags, argv []string) testenv.Result {
 	if rec.Exit != 0 {
 		t.Fatalf("hermit record: %s", describe(rec))
 	}
-	sameRun(t, "replay", rec, replay(t, dir))
+	// hermit's own lines (a warning the replay gives again) are not the
+	// guest's output.
+	rep := replay(t, dir)
+	rep.Stderr = guestStderr(rep.Stderr)
+	sameRun(t, "replay", rec, rep)
 	return rec
 }
 
@@ -64,7 +69,7 @@ func TestReplayCompat(t *testing.T) {
 		{"netfilter sockopts", true, func(t *testing.T) []string { return cGuest("netfilter.c")(t) }},
 		// The signals of the guest's own changes come again in replay.
 		{"dnotify", false, func(t *testing.T) []string { return []string{testenv.BuildC(t, "dnotify.c"), t.TempDir()} }},
-		// The filter answers 32-bit calls with ENOSYS, in replay too.
+		// 32-bit calls fail with ENOSYS, in replay too.
 		{"int 0x80", false, func(t *testing.T) []string { return cGuest("int80.c")(t) }},
 		// splice, sendfile and tee between a TCP socket (a stand-in in
 		// replay) and the guest's pipes and files: replay redoes the
@@ -252,5 +257,23 @@ func TestReplayCreatingOpen(t *testing.T) {
 	rec := recordReplay(t, nil, []string{testenv.BuildC(t, "creat_open.c"), dir})
 	if want := "creating \"new\" signalled the watch: yes\n\"old\" holds: from before the run\n"; string(rec.Stdout) != want {
 		t.Errorf("hermit record: stdout %q, want %q", rec.Stdout, want)
+	}
+}
+
+// TestForeignSyscallWarns: a 32-bit system call (int $0x80) from a 64-bit
+// program fails with ENOSYS under hermit, and hermit says so in one line
+// naming the call and where it was made, instead of failing it silently.
+func TestForeignSyscallWarns(t *testing.T) {
+	t.Parallel()
+	r := hermitRun(t, nil, cGuest("int80.c")(t))
+	if r.Exit != 0 || !strings.Contains(string(r.Stdout), "int $0x80 getpid: -38\n") {
+		t.Fatalf("want exit 0 and ENOSYS (-38) from int $0x80; %s", describe(r))
+	}
+	warn := regexp.MustCompile(`(?m)^hermit: warning: thread \d+ made a 32-bit system call \(int \$0x80, i386 call 20\) at 0x[0-9a-f]+ \(main\+0x[0-9a-f]+ in int80\): hermit runs x86-64 system calls only, so it fails with ENOSYS$`)
+	if !warn.Match(r.Stderr) {
+		t.Errorf("stderr lacks the one-line warning naming the call:\n%s", r.Stderr)
+	}
+	if n := strings.Count(string(r.Stderr), "32-bit system call"); n != 1 {
+		t.Errorf("the warning comes %d times, want once", n)
 	}
 }

@@ -142,6 +142,7 @@ const (
 	SIGTTIN = 21
 	SIGTTOU = 22
 	SIGURG  = 23
+	SIGSYS  = 31
 )
 
 // Regs is the x86-64 user register set (struct user_regs_struct).

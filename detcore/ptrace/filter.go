@@ -21,8 +21,9 @@ const (
 // to the tracer (SECCOMP_RET_TRACE), and those in marked that are not in
 // traced when they carry detcore.OpenMarker, and allows everything else. The
 // numbers are compared as a balanced binary tree, so an allowed syscall
-// costs about log2(len(traced)) comparisons. Non-x86-64 and x32 calls get
-// ENOSYS.
+// costs about log2(len(traced)) comparisons. Non-x86-64 (int $0x80) and
+// x32 calls trap (SIGSYS): the engine says what they are and fails them
+// with ENOSYS (detcore/signals.go).
 func buildFilter(traced, marked []int) []unix.SockFilter {
 	nrs := append([]int(nil), traced...)
 	conds := map[int]detcore.ArgCondition{}
@@ -34,7 +35,7 @@ func buildFilter(traced, marked []int) []unix.SockFilter {
 	}
 	sort.Ints(nrs)
 	nrs = slices.Compact(nrs)
-	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS)
+	enosys := uint32(unix.SECCOMP_RET_TRAP)
 	prog := []unix.SockFilter{
 		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
 		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AUDIT_ARCH_X86_64, 1, 0),
