@@ -97,6 +97,8 @@ type Engine struct {
 	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64
 	timed  atomic.Bool
+	// blockedOthers says another thread is blocked (spin.go asks).
+	blockedOthers atomic.Bool
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
@@ -234,6 +236,7 @@ func (e *Engine) Run() (Result, error) {
 				n := e.countWaiting()
 				// A thread in a spin wait may be waiting for this one.
 				e.others.Store(int64(n + e.countSpinning()))
+				e.blockedOthers.Store(len(e.threads) > 1+n)
 				timed := false
 				if n == 0 {
 					// Only then does the watchdog ask.

@@ -257,17 +257,19 @@ func (e *Engine) startWatchdog() func() {
 				looked = true
 				e.watchKernelWait(int(tid))
 			}
-			if e.others.Load() == 0 && !e.timed.Load() {
+			if e.others.Load() == 0 && !e.timed.Load() && !e.blockedOthers.Load() {
 				continue
 			}
 			// First an examination for a spin (spin.go), then, if the
-			// thread still runs, a plain preemption.
+			// thread still runs, a plain preemption. A blocked thread
+			// whose wait the running one may have ended (a pipe it wrote
+			// to) asks for the examination, which finds out.
 			spin := !examined && !e.cfg.NoSpinCheck && quiet >= time.Duration(e.spinWait.Load())
 			if spin && e.sleepsInKernel(int(tid)) {
 				// Quiet, but not running: it sleeps in a syscall.
 				spin, examined = false, true
 			}
-			if !spin && (e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog) {
+			if !spin && (e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog || e.others.Load() == 0 && !e.timed.Load()) {
 				continue
 			}
 			sent := e.preempt(int(tid), spin)

@@ -105,6 +105,13 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 	}
 	if !recheck {
 		t.spinWait = min(2*t.budget(), spinBudgetMax)
+		// A thread whose wait t ended while it ran (data in a pipe,
+		// say) waits to run: the watchdog must count it.
+		for _, o := range e.ordered() {
+			if o != t && o.state == tsBlocked && o.block.kind != bkSpin {
+				e.runnable(o)
+			}
+		}
 	}
 	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
 		return e.gone(t, err)
@@ -131,10 +138,11 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 			return examRuns, Stop{}, err
 		}
 		o.regs.Eflags &^= rfFlag
-		if k == 0 && int64(o.regs.OrigRax) >= 0 {
+		if k == 0 && int64(o.regs.OrigRax) >= 0 && restarting(int64(o.regs.Rax)) {
 			// The stop interrupted a syscall, which the kernel makes
-			// again when the thread goes on: it was asleep, not spinning.
-			t.spinNote = "it was in a syscall"
+			// again when the thread goes on: it was asleep, not
+			// spinning. (A call that had ended leaves its result.)
+			t.spinNote = "it was asleep in a syscall"
 			return examSyscall, Stop{}, nil
 		}
 		var err error
@@ -307,6 +315,16 @@ func where(st SpinTracer, tid int, addr uint64) string {
 		}
 	}
 	return fmt.Sprintf("%#x", addr)
+}
+
+// restarting reports whether rax is the value of a syscall a signal
+// interrupted, which the kernel restarts (or fails with EINTR).
+func restarting(rax int64) bool {
+	switch rax {
+	case -abi.ERESTARTSYS, -abi.ERESTARTNOINTR, -abi.ERESTARTNOHAND, -abi.ERESTART_RESTARTBLOCK:
+		return true
+	}
+	return false
 }
 
 // ignoreUnlessGone keeps an error only when it says the thread died.

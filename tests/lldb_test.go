@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lldbCmds is the lldb session over gdb_threads that TestLLDB runs, with
@@ -121,6 +122,10 @@ func TestLLDB(t *testing.T) {
 	requireDebugging(t, "lldb")
 	dir, rec := recordThreads(t)
 	s := startReplay(t, dir)
+	// The lldb line follows the listening line startReplay waited for.
+	for deadline := time.Now().Add(10 * time.Second); !lldbAnnounceRE.Match(s.stderr.Bytes()) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	m := mustMatch(t, lldbAnnounceRE, string(s.stderr.Bytes()), "the lldb command hermit prints")
 	if m[2] != s.addr {
 		t.Errorf("hermit says to run lldb with gdb-remote %s, but it listens on %s", m[2], s.addr)

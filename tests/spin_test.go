@@ -43,6 +43,10 @@ func TestSpinWaits(t *testing.T) {
 		{"setter asleep", cGuest("spin.c", "sleep", "pure"), nil, "flag seen\n", false},
 		{"go, GOMAXPROCS=1", goGuest("gospin"), []string{"GOMAXPROCS=1"}, "gospin: GOMAXPROCS 1, sum 332833500\n", false},
 		{"go, GOMAXPROCS=2", goGuest("gospin"), []string{"GOMAXPROCS=2"}, "gospin: GOMAXPROCS 2, sum 332833500\n", false},
+		// The thread the spinner waits for is blocked in a read the
+		// spinner's own write ended: nothing but an examination finds
+		// that it can run.
+		{"waiting for a reader the spinner woke", cGuest("spins.c", "piped"), nil, "piped: seen\n", false},
 		// Each trapped rdtsc is an instruction hermit answers: every 32
 		// of them make a scheduling point.
 		{"reading rdtsc while waiting", cGuest("spins.c", "rdtsc"), nil, "rdtsc: seen, 0 backwards\n", true},

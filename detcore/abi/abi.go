@@ -60,6 +60,7 @@ const (
 	// runs (and, for ERESTARTSYS, if the handler has SA_RESTART), else
 	// it returns EINTR.
 	ERESTARTSYS    = 512
+	ERESTARTNOINTR = 513 // always restarted
 	ERESTARTNOHAND = 514
 
 	// ERESTART_RESTARTBLOCK (<linux/errno.h>, kernel-internal): a sleep

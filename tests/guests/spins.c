@@ -11,6 +11,8 @@
  *             each adding to a shared counter under it
  *   pingpong  two threads hand a turn variable to each other by spinning
  *   counter   a thread counts while it waits for a flag: n is printed
+ *   piped     a thread waits in read(2) on a pipe; the spinner writes to
+ *             the pipe (which ends the wait) and spins until it reads
  *   rdtsc     a thread reads the time-stamp counter while it waits for a
  *             flag (hermit traps rdtsc: each read is a deterministic point)
  *
@@ -124,6 +126,28 @@ static void spin_counter(void) {
 	say("counter: n %ld\n", n);
 }
 
+static int pipefd[2];
+
+static void *reader(void *arg) {
+	(void)arg;
+	char c;
+	CHECK(read(pipefd[0], &c, 1) == 1);
+	__sync_val_compare_and_swap(&flag, 0, 1);
+	return NULL;
+}
+
+static void spin_piped(void) {
+	pthread_t th;
+	CHECK(pipe(pipefd) == 0);
+	CHECK(pthread_create(&th, NULL, reader, NULL) == 0);
+	usleep(1000); /* the reader blocks in its read */
+	CHECK(write(pipefd[1], "x", 1) == 1);
+	while (__sync_val_compare_and_swap(&flag, 1, 2) != 1)
+		; /* lock cmpxchg that fails: writes nothing new */
+	CHECK(pthread_join(th, NULL) == 0);
+	say("piped: seen\n");
+}
+
 static void spin_rdtsc(void) {
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, setter, NULL) == 0);
@@ -149,6 +173,8 @@ int main(int argc, char **argv) {
 		spin_pingpong();
 	else if (strcmp(mode, "counter") == 0)
 		spin_counter();
+	else if (strcmp(mode, "piped") == 0)
+		spin_piped();
 	else if (strcmp(mode, "rdtsc") == 0)
 		spin_rdtsc();
 	else {
