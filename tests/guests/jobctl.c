@@ -38,12 +38,21 @@ static int unread(int fd) {
 }
 
 static void self(void) {
+	int go[2];
+	CHECK(pipe(go) == 0);
 	pid_t c = fork();
 	CHECK(c >= 0);
 	if (c == 0) {
+		close(go[1]);
 		raise(SIGSTOP);
+		/* Exit only once the parent has seen it continue: an exit
+		 * before the parent's waitpid(WCONTINUED) would replace the
+		 * continued report (natively, under load). */
+		char x;
+		CHECK(read(go[0], &x, 1) == 0);
 		_exit(4); /* its status tells it went on (a line could race the parent's) */
 	}
+	close(go[0]);
 	int st;
 	CHECK(waitpid(c, &st, WUNTRACED) == c);
 	report("raise(SIGSTOP)", st);
@@ -51,6 +60,7 @@ static void self(void) {
 	CHECK(kill(c, SIGCONT) == 0);
 	CHECK(waitpid(c, &st, WCONTINUED) == c);
 	report("SIGCONT", st);
+	close(go[1]);
 	CHECK(waitpid(c, &st, 0) == c);
 	report("child", st);
 }
