@@ -1,6 +1,11 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 type blockKind int
 
@@ -287,4 +292,26 @@ func (e *Engine) reply(t *thread, addr uint64, b []byte, ret int64) {
 		return
 	}
 	t.emulate(ret)
+}
+
+func (e *Engine) describeBlocked() string {
+	var parts []string
+	for _, t := range e.ordered() {
+		desc := "ready"
+		if t.state == tsStopped {
+			desc = "stopped by a signal"
+		}
+		if t.state == tsBlocked {
+			desc = abi.SyscallName(t.nr)
+			if t.block.kind == bkSpin {
+				st, _ := e.t.(SpinTracer)
+				desc = "spinning at " + where(st, t.tid, t.spinAt)
+			}
+			if t.block.kind == bkFutex {
+				desc += fmt.Sprintf("(%#x)", t.block.key.addr)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("thread %d %s", t.vtid, desc))
+	}
+	return strings.Join(parts, ", ")
 }

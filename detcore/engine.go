@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -393,17 +392,6 @@ func (e *Engine) countWaiting() int {
 	n := 0
 	for _, t := range e.threads {
 		if t.state == tsReady || t.state == tsNew {
-			n++
-		}
-	}
-	return n
-}
-
-// countSpinning counts threads in a spin wait (spin.go).
-func (e *Engine) countSpinning() int {
-	n := 0
-	for _, t := range e.threads {
-		if t.state == tsBlocked && t.block.kind == bkSpin {
 			n++
 		}
 	}
@@ -808,26 +796,4 @@ func (e *Engine) pollOutside(ws []FdWait, timeout time.Duration) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-func (e *Engine) describeBlocked() string {
-	var parts []string
-	for _, t := range e.ordered() {
-		desc := "ready"
-		if t.state == tsStopped {
-			desc = "stopped by a signal"
-		}
-		if t.state == tsBlocked {
-			desc = abi.SyscallName(t.nr)
-			if t.block.kind == bkSpin {
-				st, _ := e.t.(SpinTracer)
-				desc = "spinning at " + where(st, t.tid, t.spinAt)
-			}
-			if t.block.kind == bkFutex {
-				desc += fmt.Sprintf("(%#x)", t.block.key.addr)
-			}
-		}
-		parts = append(parts, fmt.Sprintf("thread %d %s", t.vtid, desc))
-	}
-	return strings.Join(parts, ", ")
 }

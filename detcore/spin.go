@@ -334,3 +334,14 @@ func ignoreUnlessGone(err error) error {
 	}
 	return nil
 }
+
+// countSpinning counts threads in a spin wait (spin.go).
+func (e *Engine) countSpinning() int {
+	n := 0
+	for _, t := range e.threads {
+		if t.state == tsBlocked && t.block.kind == bkSpin {
+			n++
+		}
+	}
+	return n
+}
