@@ -28,7 +28,7 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 			hint = "--watchdog sets the limit"
 		}
 		st, _ := e.t.(SpinTracer)
-		why := t.spinNote
+		why := t.note()
 		if why == "" {
 			why = "hermit did not examine it"
 		}

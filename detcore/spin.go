@@ -84,7 +84,7 @@ func (t *thread) budget() time.Duration {
 func (e *Engine) examineSpin(t *thread, recheck bool) error {
 	res, stop, err := e.examine(t)
 	if e.cfg.Debug != nil {
-		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.spinNote, stop, err)
+		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.note(), stop, err)
 	}
 	if err != nil {
 		return e.gone(t, err)
@@ -125,7 +125,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 	st, ok := e.t.(SpinTracer)
 	if !ok {
-		t.spinNote = "this tracer cannot examine it"
+		t.spinNote = fixedNote("this tracer cannot examine it")
 		return examRuns, Stop{}, nil
 	}
 	obs := make([]spinObs, 0, 32)
@@ -142,12 +142,12 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 			// The stop interrupted a syscall, which the kernel makes
 			// again when the thread goes on: it was asleep, not
 			// spinning. (A call that had ended leaves its result.)
-			t.spinNote = "it was asleep in a syscall"
+			t.spinNote = fixedNote("it was asleep in a syscall")
 			return examSyscall, Stop{}, nil
 		}
 		var err error
 		if ext, err = st.VectorRegs(t.tid, ext); err != nil {
-			t.spinNote = "hermit cannot read its vector registers"
+			t.spinNote = fixedNote("hermit cannot read its vector registers")
 			return examRuns, Stop{}, ignoreUnlessGone(err)
 		}
 		o.ext = append([]byte(nil), ext...)
@@ -160,7 +160,7 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 		}
 		inst, acc, known := accesses(e.readCode(t, o.regs.Rip), &o.regs)
 		if insnEnd(inst.Op) {
-			t.spinNote = fmt.Sprintf("it reached a %v instruction", inst.Op)
+			t.spinNote = fixedNote(fmt.Sprintf("it reached a %v instruction", inst.Op))
 			return examRuns, Stop{}, nil
 		}
 		o.acc, o.known = acc, known
@@ -190,8 +190,10 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 // is t's state now): a pure one leaves t waiting at its canonical point.
 func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResult, Stop, error) {
 	if !pureCycle(cycle) {
-		t.spinNote = fmt.Sprintf("it loops at %s, but the memory it writes changes or hermit does not model an instruction there",
-			where(st, t.tid, cycle[canonical(cycle)].regs.Rip))
+		head, tid := cycle[canonical(cycle)].regs.Rip, t.tid
+		t.spinNote = func() string {
+			return fmt.Sprintf("it loops at %s, but the memory it writes changes or hermit does not model an instruction there", where(st, tid, head))
+		}
 		return examRuns, Stop{}, nil
 	}
 	c := canonical(cycle)
@@ -290,8 +292,21 @@ func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
 	return out
 }
 
-// loopNote says what an examination that found no cycle saw.
-func loopNote(obs []spinObs, st SpinTracer, tid int) string {
+// fixedNote is a spinNote that needs no symbol.
+func fixedNote(s string) func() string { return func() string { return s } }
+
+// note returns what t's last examination found, or "".
+func (t *thread) note() string {
+	if t.spinNote == nil {
+		return ""
+	}
+	return t.spinNote()
+}
+
+// loopNote says what an examination that found no cycle saw. The
+// address is named only when the note is read (a warning): reading a
+// program's symbols costs more than the examination.
+func loopNote(obs []spinObs, st SpinTracer, tid int) func() string {
 	count := map[uint64]int{}
 	head, best := uint64(0), 0
 	for i := range obs {
@@ -302,9 +317,14 @@ func loopNote(obs []spinObs, st SpinTracer, tid int) string {
 		}
 	}
 	if best >= 3 {
-		return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, head))
+		return func() string {
+			return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, head))
+		}
 	}
-	return fmt.Sprintf("in %d instructions from %s it did not loop", len(obs), where(st, tid, obs[0].regs.Rip))
+	n, start := len(obs), obs[0].regs.Rip
+	return func() string {
+		return fmt.Sprintf("in %d instructions from %s it did not loop", n, where(st, tid, start))
+	}
 }
 
 // where names an address for a warning.

@@ -88,12 +88,13 @@ type thread struct {
 	fault  uint64
 	faults int
 	// spinWait is how long the thread runs without a stop before the
-	// watchdog examines it for a spin (0: spinBudget); spinNote is what
-	// its last examination found; spinAt is the canonical point it
+	// watchdog examines it for a spin (0: spinBudget); spinNote says
+	// what its last examination found (a func: symbols are read only
+	// for a warning); spinAt is the canonical point it
 	// waits at in a spin wait; spinRecheck: examine it again when it
 	// next runs (spin.go).
 	spinWait    time.Duration
-	spinNote    string
+	spinNote    func() string
 	spinAt      uint64
 	spinRecheck bool
 	// insnPoints counts the instructions answered (rdtsc, cpuid) since
