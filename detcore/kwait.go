@@ -53,8 +53,6 @@ func TracedWhen(nr int) (ArgCondition, bool) {
 		return ArgCondition{Arg: 1, Values: []uint32{fSetlkw, fOfdSetlkw, fNotify}}, true
 	case abi.SYS_CLONE:
 		return ArgCondition{Arg: 0, Mask: cloneUntraced}, true
-	case abi.SYS_IOCTL:
-		return ArgCondition{Arg: 1, Values: []uint32{fsIocGetversion, fsIoc32Getversion}}, true
 	}
 	return ArgCondition{}, false
 }

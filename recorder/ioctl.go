@@ -128,15 +128,6 @@ var legacyIoctls = map[uint32]int64{
 // Requests that return a new descriptor: replay stands in for it
 // (ResultStandIn), as for a terminal the guest opens. arg holds the new
 // descriptor's open flags.
-// fsQueryIoctls ask the file system about a file: their answers depend
-// on the file system, and a replay's rebuilt root is another one
-// (an overlay answers FS_IOC_GETVERSION with ENOTTY), so the trace keeps
-// them, as it keeps stat's.
-var fsQueryIoctls = map[uint32]bool{
-	0x80087601: true, // FS_IOC_GETVERSION
-	0x80047601: true, // FS_IOC32_GETVERSION
-}
-
 var fdIoctls = map[uint32]bool{
 	0x5441: true, // TIOCGPTPEER: the slave of a pty master
 	0x894c: true, // SIOCGSKNS: the network namespace of a socket

@@ -247,8 +247,7 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	case clRead, clIoctl:
 		fd := int(int32(c.Args[0]))
 		fc := r.classOf(c.Tid, fd)
-		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd) ||
-			cl == clIoctl && fsQueryIoctls[uint32(c.Args[1])]
+		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
 	case clSend:
 		fd := int(int32(c.Args[0]))
 		keep = r.classOf(c.Tid, fd) == ptrace.FdExternal && !r.procMem(c.Tid, fd)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/hermitdbg/hermit/detcore"
-	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
 // procGlobalScript reads /proc/uptime and /proc/loadavg before and after a
@@ -102,23 +101,4 @@ func TestProcSchedStable(t *testing.T) {
 			t.Errorf("hermit run %d differs from run 1 at %s", i, firstDiff(first.Stdout, r.Stdout))
 		}
 	}
-}
-
-// TestInodeGeneration: ioctl(FS_IOC_GETVERSION) on a file the guest
-// creates on the host's file system (ext4 draws the generation at random)
-// gives the same answer on every run and in replay, and a bad descriptor
-// still fails as the kernel says.
-func TestInodeGeneration(t *testing.T) {
-	argv := []string{testenv.BuildC(t, "fs_version.c"), t.TempDir()}
-	flags := []string{"--tmp=host"}
-	first := hermitRun(t, flags, argv)
-	if first.Exit != 0 || !strings.HasSuffix(string(first.Stdout), "bad descriptor: EBADF\n") {
-		t.Fatalf("hermit run: %s", describe(first))
-	}
-	for i := 2; i <= 3; i++ {
-		if r := hermitRun(t, flags, argv); string(r.Stdout) != string(first.Stdout) {
-			t.Errorf("hermit run %d: %q, run 1 printed %q", i, r.Stdout, first.Stdout)
-		}
-	}
-	recordReplay(t, flags, argv)
 }
