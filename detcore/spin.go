@@ -269,9 +269,10 @@ func (e *Engine) readCode(t *thread, rip uint64) []byte {
 	if e.t.ReadMem(t.tid, rip, b) == nil {
 		return b
 	}
-	b = b[:4096-rip%4096]
-	if len(b) < 16 && e.t.ReadMem(t.tid, rip, b) == nil {
-		return b
+	// Only the rest of the page, if the instruction ends a mapping (an
+	// unreadable page reads as nothing: the examination ends there).
+	if n := 4096 - rip%4096; n < 16 && e.t.ReadMem(t.tid, rip, b[:n]) == nil {
+		return b[:n]
 	}
 	return nil
 }
