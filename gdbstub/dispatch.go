@@ -75,6 +75,8 @@ var commands = []command{
 	{"C", true, (*session).continuePlain},
 	{"s", true, (*session).stepPlain},
 	{"S", true, (*session).stepPlain},
+	{"bc", false, (*session).reverseContinue},
+	{"bs", false, (*session).reverseStep},
 	{"vRun", false, (*session).vRun},
 	{"vAttach", false, reply("E01")},
 	{"D", true, (*session).detach},

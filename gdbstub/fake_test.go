@@ -201,6 +201,12 @@ type serveResult struct {
 // session is shut down and checked to end at the end of the test.
 func startServe(t *testing.T, ft *fakeTarget, opts Options) *client {
 	t.Helper()
+	return startServeTarget(t, ft, opts)
+}
+
+// startServeTarget is startServe for any Target.
+func startServeTarget(t *testing.T, ft Target, opts Options) *client {
+	t.Helper()
 	cc, sc := net.Pipe()
 	c := &client{t: t, conn: cc, r: bufio.NewReader(cc), ack: true, done: make(chan serveResult, 1)}
 	go func() {

@@ -28,6 +28,9 @@ func (s *session) qSupported(r *request) []byte {
 		";qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+" +
 		";qXfer:threads:read+;qXfer:libraries-svr4:read+;qXfer:siginfo:read+" +
 		";swbreak+;hwbreak+;vContSupported+;QPassSignals+")
+	if _, ok := s.t.(Reverser); ok {
+		b.WriteString(";ReverseContinue+;ReverseStep+")
+	}
 	if s.multiprocess {
 		b.WriteString(";multiprocess+")
 	}

@@ -41,6 +41,9 @@ func (s *session) stopReply(st Stop) []byte {
 	case StopSignal:
 		sig = gdbSignal(st.Signal)
 	}
+	if st.Begin {
+		sig = 0 // as rr: gdb says "No more reverse-execution history."
+	}
 	b := fmt.Appendf(nil, "T%02x", sig&0xff)
 	tid := st.Tid
 	if tid <= 0 {
@@ -72,6 +75,9 @@ func (s *session) stopReply(st Stop) []byte {
 			name = "awatch"
 		}
 		b = fmt.Appendf(b, "%s:%x;", name, st.Addr)
+	}
+	if st.Begin {
+		b = append(b, "replaylog:begin;"...)
 	}
 	if s.listThreads {
 		b = s.appendThreadList(b)

@@ -127,6 +127,8 @@ type Stop struct {
 	Signal int
 	// ExitCode is the exit status, for StopExited.
 	ExitCode int
+	// Begin: a reverse command reached the start of the recording.
+	Begin bool
 }
 
 // Registers is an x86-64 thread's register file.

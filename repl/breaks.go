@@ -188,6 +188,9 @@ func (r *REPL) cmdWatch(args []string) error {
 }
 
 func (r *REPL) cmdDelete(args []string) error {
+	if len(args) == 2 && args[0] == "checkpoint" {
+		return r.deleteCheckpoint(args[1])
+	}
 	if err := wantArgs("delete", args, 0, 1); err != nil {
 		return err
 	}

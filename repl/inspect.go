@@ -26,8 +26,10 @@ func (r *REPL) cmdInfo(args []string) error {
 		return r.infoBreakpoints()
 	case strings.HasPrefix("process", what):
 		return r.infoProcess()
+	case strings.HasPrefix("checkpoints", what) && len(what) > 1:
+		return r.infoCheckpoints()
 	}
-	return fmt.Errorf("info: %q: want threads, regs, maps, fds, breakpoints or process", args[0])
+	return fmt.Errorf("info: %q: want threads, regs, maps, fds, breakpoints, process or checkpoints", args[0])
 }
 
 func (r *REPL) infoThreads() error {

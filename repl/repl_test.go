@@ -49,7 +49,7 @@ func TestErrors(t *testing.T) {
 		{"watch 0x600000 3", `watch: length 3: the debug registers watch 1, 2, 4 or 8 bytes`},
 		{"delete 7", `delete: no breakpoint 7`},
 		{"info", `info: missing argument`},
-		{"info nothing", `info: "nothing": want threads, regs, maps, fds, breakpoints or process`},
+		{"info nothing", `info: "nothing": want threads, regs, maps, fds, breakpoints, process or checkpoints`},
 		{"x/4q 0x600000", `x/4q: unknown letter 'q'`},
 		{"x/0x 0x600000", `x/0x: the count must be from 1 to 4096`},
 		{"x/4xb 0x700000", `x: cannot read memory at 0x700000`},
@@ -192,7 +192,7 @@ func TestComplete(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"rev", []string{"reverse-continue", "reverse-step"}},
+		{"rev", []string{"reverse-continue", "reverse-next", "reverse-step", "reverse-stepi"}},
 		{"info th", []string{"info threads"}},
 		{"break sys", []string{"break syscall"}},
 		{"break syscall exit_g", []string{"break syscall exit_group"}},

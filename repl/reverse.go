@@ -102,6 +102,9 @@ func (r *REPL) cmdReverseContinue(args []string) error {
 	if err := wantArgs("reverse-continue", args, 0, 0); err != nil {
 		return err
 	}
+	if rw, ok := r.rewinder(); ok {
+		return r.rewindContinue(rw)
+	}
 	return r.reverse("reverse-continue", r.matchEvent)
 }
 

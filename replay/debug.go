@@ -152,6 +152,11 @@ type goal struct {
 	// stepTid is the thread to single-step (0: none), stepN how many
 	// instructions, steps how many it has executed.
 	stepTid, stepN, steps int
+	// stepAt, when set, also ends the step once the stepped thread's
+	// instruction pointer is there; trace, when set, receives the
+	// instruction pointer after each instruction.
+	stepAt uint64
+	trace  *[]uint64
 }
 
 // DebugRegs is implemented by tracers that reach a stopped thread's
@@ -478,6 +483,18 @@ func (l *layer) count(th *lthread) bool {
 		return false
 	}
 	l.goal.steps++
+	if l.goal.stepAt != 0 || l.goal.trace != nil {
+		var r abi.Regs
+		if l.inner.GetRegs(th.tid, &r) != nil {
+			r.Rip = 0
+		}
+		if l.goal.trace != nil {
+			*l.goal.trace = append(*l.goal.trace, r.Rip)
+		}
+		if l.goal.stepAt != 0 && r.Rip == l.goal.stepAt {
+			return true
+		}
+	}
 	return l.goal.steps >= l.goal.stepN
 }
 

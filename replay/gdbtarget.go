@@ -23,7 +23,9 @@ import (
 // the recording (a breakpoint hit in a forked child, its signals) are
 // stepped over: the debugger sees only its own process.
 type GDBTarget struct {
-	s   *Session
+	s *Session
+	// tl runs s forwards and backwards.
+	tl  *Timeline
 	rec *Recording
 	// vpid is the debugged process; start the event at which a run has
 	// it live with its program (0: from the start).
@@ -80,7 +82,7 @@ type TargetProcess struct {
 // NewGDBTarget debugs process p of s, a Session of rec's runs: it replays
 // to p.Event first.
 func NewGDBTarget(rec *Recording, s *Session, p TargetProcess) (*GDBTarget, error) {
-	t := &GDBTarget{s: s, rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}}
+	t := &GDBTarget{s: s, tl: NewTimeline(s, CheckpointOptions{}), rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}}
 	s.StopAtSignals(true)
 	if t.exe == "" {
 		t.exe = rec.Settings.Path
@@ -226,7 +228,7 @@ func (t *GDBTarget) ClearBreakpoint(kind gdbstub.BreakKind, addr uint64, size in
 // Continue implements gdbstub.Target.Continue.
 func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
 	for {
-		st, err := t.s.Continue()
+		st, err := t.tl.Continue()
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}
@@ -244,7 +246,7 @@ func (t *GDBTarget) Step(vtid int) (gdbstub.Stop, error) {
 		return t.last, err
 	}
 	for {
-		st, err := t.s.Step(th.Tid, 1)
+		st, err := t.tl.Step(th.Tid, 1)
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}
@@ -329,7 +331,7 @@ func (t *GDBTarget) LastStop() gdbstub.Stop { return t.last }
 
 // Restart implements gdbstub.Target.Restart.
 func (t *GDBTarget) Restart() (gdbstub.Stop, error) {
-	if err := t.s.Restart(); err != nil {
+	if _, err := t.tl.Restart(); err != nil {
 		return t.last, err
 	}
 	return t.begin()
@@ -354,7 +356,7 @@ func (t *GDBTarget) Goto(n uint64) (gdbstub.Stop, error) {
 	if n < t.start {
 		return t.last, fmt.Errorf("process %d has not started its program at event %d (it does at event %d)", t.vpid, n, t.start)
 	}
-	st, err := t.s.RunToEvent(n)
+	st, err := t.tl.RunToEvent(n)
 	if err != nil && st.Reason != ReasonExited {
 		return t.last, err
 	}

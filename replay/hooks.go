@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"os"
+
 	"github.com/hermitdbg/hermit/detcore"
 )
 
@@ -18,6 +20,9 @@ type Hooks struct {
 	// trace (n counts from 0), before the engine acts on it: the thread
 	// that owns the event is stopped, and so is every other guest thread.
 	OnEvent func(n uint64)
+	// Stdout and Stderr, when set, are where the guest's output goes,
+	// rather than where the Starter's options send it.
+	Stdout, Stderr *os.File
 }
 
 // A Runner is one started run of a trace, stopped before its first

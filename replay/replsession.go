@@ -20,7 +20,9 @@ import (
 // (repl.Session): every guest thread and process, named by the ids the
 // guest saw, and the recording's events, read once from the trace.
 type REPLSession struct {
-	s     *Session
+	s *Session
+	// tl runs s forwards and backwards (replrewind.go).
+	tl    *Timeline
 	rec   *Recording
 	evs   []replEvent
 	files map[string]openFile
@@ -48,7 +50,7 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 		return nil, err
 	}
 	defer r.Close()
-	rs := &REPLSession{s: s, rec: rec, evs: make([]replEvent, 0, r.Count()), files: map[string]openFile{}}
+	rs := &REPLSession{s: s, tl: NewTimeline(s, CheckpointOptions{}), rec: rec, evs: make([]replEvent, 0, r.Count()), files: map[string]openFile{}}
 	pidOf := map[int32]int32{}
 	// open maps a thread to its last syscall entry, until a recorded
 	// result of the same call comes.
@@ -194,21 +196,21 @@ func (rs *REPLSession) Where() repl.Stop {
 
 // Restart implements repl.Session.Restart.
 func (rs *REPLSession) Restart() (repl.Stop, error) {
-	if err := rs.s.Restart(); err != nil {
+	if _, err := rs.tl.Restart(); err != nil {
 		return rs.Where(), err
 	}
 	return rs.Where(), nil
 }
 
 // Goto implements repl.Session.Goto.
-func (rs *REPLSession) Goto(n uint64) (repl.Stop, error) { return rs.stop(rs.s.RunToEvent(n)) }
+func (rs *REPLSession) Goto(n uint64) (repl.Stop, error) { return rs.stop(rs.tl.RunToEvent(n)) }
 
 // Continue implements repl.Session.Continue.
 func (rs *REPLSession) Continue(until uint64) (repl.Stop, error) {
 	if until < rs.Len() && until >= rs.s.Event() {
-		return rs.stop(rs.s.ContinueTo(until))
+		return rs.stop(rs.tl.ContinueTo(until))
 	}
-	return rs.stop(rs.s.Continue())
+	return rs.stop(rs.tl.Continue())
 }
 
 // Stepi implements repl.Session.Stepi.
@@ -217,7 +219,7 @@ func (rs *REPLSession) Stepi(vtid, n int) (repl.Stop, error) {
 	if err != nil {
 		return rs.Where(), err
 	}
-	return rs.stop(rs.s.Step(th.Tid, n))
+	return rs.stop(rs.tl.Step(th.Tid, n))
 }
 
 // Interrupt implements repl.Session.Interrupt.
@@ -356,12 +358,14 @@ func (rs *REPLSession) Open(path string) (io.ReaderAt, int64, error) {
 	return ra, fi.Size(), nil
 }
 
-// Close closes the files Open opened.
+// Close closes the files Open opened, and ends the runs kept for going
+// back.
 func (rs *REPLSession) Close() {
 	for _, f := range rs.files {
 		f.c.Close()
 	}
 	rs.files = nil
+	_ = rs.tl.Close()
 }
 
 // openFile is a file Open keeps.

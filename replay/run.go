@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -289,7 +290,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC, TrapCPUID: s.CPUID,
 		Traced: append(detcore.InterceptedSyscalls(), recorder.Syscalls()...),
 		CPUs:   detcore.NumCPUs,
-		Stdin:  stdin, Stdout: out(opts.Stdout), Stderr: out(opts.Stderr),
+		Stdin:  stdin, Stdout: out(cmp.Or(h.Stdout, opts.Stdout)), Stderr: out(cmp.Or(h.Stderr, opts.Stderr)),
 		// ^C at the terminal is for hermit or its debugger, never the
 		// guest's: the recording had no such signal.
 		OwnGroup: true,

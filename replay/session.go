@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"sync"
@@ -43,6 +45,9 @@ type Session struct {
 	// every run (they are all the same) and touched only by the run
 	// goroutine, or under mu with no run. nil: not collected.
 	results map[uint64]int64
+	// out passes on the guest's output once across runs (nil: the
+	// Starter's runs write where it sends them).
+	out *outputMux
 
 	mu sync.Mutex
 	// r is the current run; nil once closed. Protected by mu.
@@ -93,7 +98,15 @@ const killTimeout = time.Minute
 // NewSession starts the first run, paused before the guest's first
 // instruction (Stop ReasonStart, event 0).
 func NewSession(start Starter) (*Session, error) {
+	return NewSessionWith(start, SessionOptions{})
+}
+
+// NewSessionWith is NewSession with options.
+func NewSessionWith(start Starter, o SessionOptions) (*Session, error) {
 	s := &Session{start: start, bps: map[uint64]bool{}}
+	if o.Stdout != nil || o.Stderr != nil {
+		s.out = &outputMux{w: [2]io.Writer{cmp.Or[io.Writer](o.Stdout, io.Discard), cmp.Or[io.Writer](o.Stderr, io.Discard)}}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.launch(); err != nil {
@@ -111,7 +124,16 @@ func (s *Session) launch() error {
 		bps = append(bps, a)
 	}
 	slices.Sort(bps)
-	go r.main(s.start, &s.intr, &s.signals, s.focus, s.results, bps, s.wps)
+	var h Hooks
+	if s.out != nil {
+		var err error
+		if h.Stdout, h.Stderr, err = s.out.pipes(); err != nil {
+			return fmt.Errorf("starting a run: %w", err)
+		}
+		defer h.Stdout.Close()
+		defer h.Stderr.Close()
+	}
+	go r.main(s.start, h, &s.intr, &s.signals, s.focus, s.results, bps, s.wps)
 	rep := <-r.reports
 	if rep.failed {
 		<-r.done
@@ -122,7 +144,7 @@ func (s *Session) launch() error {
 }
 
 // main is the run's goroutine.
-func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, focus int, results map[uint64]int64, bps []uint64, wps [4]watch) {
+func (r *dbgRun) main(start Starter, h Hooks, intr, signals *atomic.Bool, focus int, results map[uint64]int64, bps []uint64, wps [4]watch) {
 	defer close(r.done)
 	// ptrace binds the guest to this thread, which exits with the
 	// goroutine (never unlocked).
@@ -131,7 +153,8 @@ func (r *dbgRun) main(start Starter, intr, signals *atomic.Bool, focus int, resu
 	l.focus, l.results = focus, results
 	l.stop = r.pause
 	r.l = l
-	runner, err := start(Hooks{Wrap: l.wrap, OnEvent: l.onEvent})
+	h.Wrap, h.OnEvent = l.wrap, l.onEvent
+	runner, err := start(h)
 	if err != nil {
 		r.reports <- sessReport{failed: true, err: fmt.Errorf("starting a run: %w", err)}
 		return
@@ -538,9 +561,14 @@ func (s *Session) restart() error {
 	return s.launch()
 }
 
-// Close kills the run; no guest process is left behind.
+// Close kills the run; no guest process is left behind, and the output
+// it wrote has been passed on.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.kill()
+	err := s.kill()
+	if s.out != nil {
+		s.out.drain()
+	}
+	return err
 }

@@ -70,6 +70,7 @@ func serveGDB(cfg serveConfig) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	defer t.Close()
 	if cfg.hasGoto {
 		st, err := t.Goto(cfg.gotoEvent)
 		if err != nil {

@@ -104,10 +104,11 @@ func openRecording(arg string) (*replay.Recording, error) {
 // newSession starts a debugger's Session over rec's runs, the guest's
 // output going to hermit's.
 func newSession(rec *replay.Recording, cpu int) (*replay.Session, error) {
-	return replay.NewSession(rec.Starter(replay.Options{
-		Stdout: os.Stdout, Stderr: os.Stderr, CPU: recordedCPU(cpu, rec),
+	// Each byte of output once, however often the debugger goes back.
+	return replay.NewSessionWith(rec.Starter(replay.Options{
+		CPU:  recordedCPU(cpu, rec),
 		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
-	}))
+	}), replay.SessionOptions{Stdout: os.Stdout, Stderr: os.Stderr})
 }
 
 // recordedCPU resolves cpuRecorded: the CPU rec's header names, if this

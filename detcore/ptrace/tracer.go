@@ -372,7 +372,10 @@ func (t *Tracer) ProcStat(pid int) (byte, int, error) { return procStat(pid) }
 // Wait implements detcore.Tracer.Wait.
 func (t *Tracer) Wait() (detcore.Stop, error) {
 	for {
-		pid, ws, err := wait4(-1, unix.WALL)
+		// This thread's tracees and children only (__WNOTHREAD): other
+		// threads of hermit may trace runs of their own (a debugger's
+		// checkpoints), whose stops are theirs.
+		pid, ws, err := wait4(-1, unix.WALL|unix.WNOTHREAD)
 		if err != nil {
 			return detcore.Stop{}, fmt.Errorf("wait4: %w", err)
 		}
@@ -514,7 +517,7 @@ func (t *Tracer) Close() {
 		// guest process is gone, and killed tracees must be reaped by
 		// their tracer: reap everything until the launcher is.
 		for {
-			pid, _, err := wait4(-1, unix.WALL)
+			pid, _, err := wait4(-1, unix.WALL|unix.WNOTHREAD)
 			if err != nil || pid == t.initPid {
 				break
 			}

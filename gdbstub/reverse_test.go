@@ -1,0 +1,165 @@
+package gdbstub
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// reverseTarget is a fakeTarget that runs backwards: ReverseContinue and
+// ReverseStep return the next of back (or, when it is empty, the start of
+// the recording), and it keeps checkpoints as the event they were made at.
+type reverseTarget struct {
+	*fakeTarget
+	back   []Stop
+	ckpts  map[int]uint64
+	nextID int
+}
+
+func newReverseTarget() *reverseTarget {
+	return &reverseTarget{fakeTarget: newFakeTarget(), ckpts: map[int]uint64{}, nextID: 1}
+}
+
+func (r *reverseTarget) backStop() (Stop, error) {
+	if len(r.back) == 0 {
+		r.last = Stop{Kind: StopStart, Tid: 0x1234, Begin: true}
+		r.when = 0
+		return r.last, ErrNoHistory
+	}
+	st := r.back[0]
+	r.back = r.back[1:]
+	r.last = st
+	r.when--
+	return st, nil
+}
+
+func (r *reverseTarget) ReverseContinue() (Stop, error) {
+	r.call("reverse-continue")
+	return r.backStop()
+}
+
+func (r *reverseTarget) ReverseStep(tid int) (Stop, error) {
+	r.call("reverse-step %#x", tid)
+	return r.backStop()
+}
+
+func (r *reverseTarget) Checkpoint() (int, error) {
+	id := r.nextID
+	r.nextID++
+	r.ckpts[id] = r.when
+	return id, nil
+}
+
+func (r *reverseTarget) RestartCheckpoint(id int) (Stop, error) {
+	ev, ok := r.ckpts[id]
+	if !ok {
+		return r.last, fmt.Errorf("no checkpoint %d", id)
+	}
+	r.when = ev
+	r.last = Stop{Kind: StopStart, Tid: 0x1240}
+	return r.last, nil
+}
+
+func (r *reverseTarget) DeleteCheckpoint(id int) error {
+	if _, ok := r.ckpts[id]; !ok {
+		return fmt.Errorf("no checkpoint %d", id)
+	}
+	delete(r.ckpts, id)
+	return nil
+}
+
+func (r *reverseTarget) Checkpoints() []string {
+	var out []string
+	for id := 1; id < r.nextID; id++ {
+		if ev, ok := r.ckpts[id]; ok {
+			out = append(out, fmt.Sprintf("%d: event %d", id, ev))
+		}
+	}
+	return out
+}
+
+// TestReverseFeatures: the reverse packets are advertised only by a
+// target that can run backwards; another answers bc and bs with the empty
+// reply (unsupported), as gdb expects.
+func TestReverseFeatures(t *testing.T) {
+	plain := startServe(t, newFakeTarget(), Options{})
+	if got := plain.ask("qSupported:swbreak+"); strings.Contains(got, "Reverse") {
+		t.Errorf("a forward-only target advertises %q", got)
+	}
+	plain.expect("bc", "")
+	plain.expect("bs", "")
+
+	rt := newReverseTarget()
+	c := startServeTarget(t, rt, Options{})
+	if got := c.ask("qSupported:swbreak+"); !strings.Contains(got, ";ReverseContinue+;ReverseStep+") {
+		t.Errorf("qSupported: got %q, want ReverseContinue+;ReverseStep+", got)
+	}
+}
+
+// TestReverseStops: bc and bs report the stops going backwards as
+// forwards (a watchpoint with its address, a step of the Hc thread), and
+// the start of the recording as rr does, T00 with replaylog:begin, so that
+// gdb says "No more reverse-execution history.".
+func TestReverseStops(t *testing.T) {
+	rt := newReverseTarget()
+	rt.when = 10
+	rt.back = []Stop{
+		{Kind: StopWatch, Tid: 0x1240, Addr: 0x404028, Watch: WatchWrite},
+		{Kind: StopStep, Tid: 0x1240},
+	}
+	c := startServeTarget(t, rt, Options{})
+	c.expect("bc", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:1010400000000000;thread:1240;watch:404028;")
+	c.expect("Hc1240", "OK")
+	c.expect("bs", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:1010400000000000;thread:1240;")
+	c.expect("bs", "T0006:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:1234;replaylog:begin;")
+	// At the start, again: still the beginning, never an error.
+	c.expect("bc", "T0006:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:1234;replaylog:begin;")
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	want := []string{"reverse-continue", "reverse-step 0x1240", "reverse-step 0x1240", "reverse-continue"}
+	if strings.Join(rt.calls, ",") != strings.Join(want, ",") {
+		t.Errorf("calls %q, want %q", rt.calls, want)
+	}
+}
+
+// TestReverseAfterExit: once the process has exited, going back brings it
+// back (gdb's reverse-continue from the end of a recording).
+func TestReverseAfterExit(t *testing.T) {
+	rt := newReverseTarget()
+	rt.stops = []Stop{{Kind: StopExited, ExitCode: 3}}
+	rt.back = []Stop{{Kind: StopBreakpoint, Tid: 0x1234, Addr: 0x401000}}
+	c := startServeTarget(t, rt, Options{})
+	c.expect("c", "W03")
+	c.expect("bc", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:1234;swbreak:;")
+	c.expect("?", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:1234;swbreak:;")
+}
+
+// TestCheckpointMonitor: monitor checkpoint, info checkpoints, restart N
+// (also Delve's "c1") and delete checkpoint N, with usage errors.
+func TestCheckpointMonitor(t *testing.T) {
+	rt := newReverseTarget()
+	rt.when = 5
+	c := startServeTarget(t, rt, Options{})
+	mon := func(cmd, wantOut, wantFinal string) {
+		t.Helper()
+		c.expect("qRcmd,"+hexs(cmd), "O"+hexs(wantOut))
+		if got := c.recv(); got != wantFinal {
+			t.Errorf("monitor %s: final reply %q, want %q", cmd, got, wantFinal)
+		}
+	}
+	mon("checkpoint", "Checkpoint 1 at event 5.\n", "OK")
+	rt.when = 9
+	mon("info checkpoints", "1: event 5\n", "OK")
+	mon("restart c1", "At checkpoint 1, event 5.\n", "OK")
+	mon("restart 7", "restart 7: no checkpoint 7\n", "E01")
+	mon("restart x", "\"x\" is not a checkpoint number\n", "E01")
+	mon("delete checkpoint 1", "Deleted checkpoint 1.\n", "OK")
+	mon("info checkpoints", "No checkpoints.\n", "OK")
+	mon("delete 1", "usage: delete checkpoint N\n", "E01")
+
+	plain := startServe(t, newFakeTarget(), Options{})
+	plain.expect("qRcmd,"+hexs("checkpoint"), "O"+hexs("this target has no checkpoints\n"))
+	if got := plain.recv(); got != "E01" {
+		t.Errorf("checkpoint on a forward-only target: final reply %q", got)
+	}
+}

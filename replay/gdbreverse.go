@@ -1,0 +1,108 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hermitdbg/hermit/gdbstub"
+)
+
+// GDBTarget's reverse execution and checkpoints (gdbstub.Reverser and
+// gdbstub.Checkpointer), over its Timeline.
+
+var (
+	_ gdbstub.Reverser     = (*GDBTarget)(nil)
+	_ gdbstub.Checkpointer = (*GDBTarget)(nil)
+)
+
+// Close kills the replay's runs, the checkpoints' too.
+func (t *GDBTarget) Close() error { return t.tl.Close() }
+
+// ReverseContinue implements gdbstub.Reverser. Stops in other processes
+// are passed by, as going forwards.
+func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
+	for {
+		st, err := t.tl.ReverseContinue()
+		if errors.Is(err, ErrHistoryStart) {
+			return t.atBegin()
+		}
+		if err != nil {
+			return t.last, err
+		}
+		g, ours := t.convert(st)
+		if ours || t.intr.Swap(false) {
+			return t.stopped(g), nil
+		}
+	}
+}
+
+// ReverseStep implements gdbstub.Reverser.
+func (t *GDBTarget) ReverseStep(vtid int) (gdbstub.Stop, error) {
+	th, err := t.thread(vtid)
+	if err != nil {
+		return t.last, err
+	}
+	st, err := t.tl.ReverseStep(th.Tid)
+	if errors.Is(err, ErrHistoryStart) {
+		return t.atBegin()
+	}
+	if err != nil {
+		return t.last, err
+	}
+	g, _ := t.convert(st)
+	if g.Kind == gdbstub.StopStart || g.Kind == gdbstub.StopBreakpoint {
+		g = gdbstub.Stop{Kind: gdbstub.StopStep, Tid: vtid}
+	}
+	return t.stopped(g), nil
+}
+
+// atBegin is the stop at the start of the recording, going backwards.
+func (t *GDBTarget) atBegin() (gdbstub.Stop, error) {
+	g, _ := t.convert(t.s.LastStop())
+	g.Kind, g.Begin = gdbstub.StopStart, true
+	return t.stopped(g), gdbstub.ErrNoHistory
+}
+
+// Checkpoint implements gdbstub.Checkpointer.
+func (t *GDBTarget) Checkpoint() (int, error) { return t.tl.Checkpoint() }
+
+// RestartCheckpoint implements gdbstub.Checkpointer.
+func (t *GDBTarget) RestartCheckpoint(id int) (gdbstub.Stop, error) {
+	st, err := t.tl.RestartCheckpoint(id)
+	if err != nil && st.Reason != ReasonExited {
+		return t.last, err
+	}
+	t.ended(st, err)
+	g, _ := t.convert(st)
+	return t.stopped(g), nil
+}
+
+// DeleteCheckpoint implements gdbstub.Checkpointer.
+func (t *GDBTarget) DeleteCheckpoint(id int) error { return t.tl.DeleteCheckpoint(id) }
+
+// Checkpoints implements gdbstub.Checkpointer.
+func (t *GDBTarget) Checkpoints() []string { return describeCheckpoints(t.tl) }
+
+// describeCheckpoints lists tl's checkpoints, one line each, and the runs
+// kept automatically.
+func describeCheckpoints(tl *Timeline) []string {
+	mine, auto := tl.Checkpoints()
+	var out []string
+	for _, c := range mine {
+		state := "replays from an earlier run"
+		if c.Ready {
+			state = fmt.Sprintf("ready, %s of guest memory", mib(c.RSS))
+		}
+		out = append(out, fmt.Sprintf("%d: event %d, %s (%s)", c.ID, c.Event, c.Where, state))
+	}
+	var rss int64
+	for _, c := range auto {
+		rss += c.RSS
+	}
+	if len(auto) > 0 {
+		out = append(out, fmt.Sprintf("and %d runs kept automatically, %s of guest memory", len(auto), mib(rss)))
+	}
+	return out
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -1,0 +1,56 @@
+package replay
+
+import (
+	"errors"
+
+	"github.com/hermitdbg/hermit/repl"
+)
+
+// REPLSession's reverse execution and checkpoints (repl.Rewinder), over
+// its Timeline.
+
+var _ repl.Rewinder = (*REPLSession)(nil)
+
+// ReverseStepi implements repl.Rewinder.
+func (rs *REPLSession) ReverseStepi(vtid int) (repl.Stop, error) {
+	th, err := rs.thread(vtid)
+	if err != nil {
+		return rs.Where(), err
+	}
+	st, err := rs.tl.ReverseStep(th.Tid)
+	return rs.reversed(st, err)
+}
+
+// ReverseContinue implements repl.Rewinder.
+func (rs *REPLSession) ReverseContinue() (repl.Stop, error) {
+	return rs.reversed(rs.tl.ReverseContinue())
+}
+
+// reversed converts the stop of a reverse command.
+func (rs *REPLSession) reversed(st Stop, err error) (repl.Stop, error) {
+	if errors.Is(err, ErrHistoryStart) {
+		return rs.Where(), repl.ErrAtStart
+	}
+	if err != nil {
+		return rs.Where(), err
+	}
+	out := rs.convert(st)
+	if t, err := rs.s.Time(); err == nil {
+		out.Time = t
+	}
+	return out, nil
+}
+
+// Checkpoint implements repl.Rewinder.
+func (rs *REPLSession) Checkpoint() (int, error) { return rs.tl.Checkpoint() }
+
+// RestartCheckpoint implements repl.Rewinder.
+func (rs *REPLSession) RestartCheckpoint(id int) (repl.Stop, error) {
+	return rs.stop(rs.tl.RestartCheckpoint(id))
+}
+
+// DeleteCheckpoint implements repl.Rewinder.
+func (rs *REPLSession) DeleteCheckpoint(id int) error { return rs.tl.DeleteCheckpoint(id) }
+
+// Checkpoints implements repl.Rewinder.
+func (rs *REPLSession) Checkpoints() []string { return describeCheckpoints(rs.tl) }

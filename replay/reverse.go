@@ -1,0 +1,455 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Going backwards (see Timeline).
+
+// maxSteps stands for "until the stop" in a counting step.
+const maxSteps = math.MaxInt32
+
+// ReverseStep goes back one instruction of thread tid. At the start of
+// the recording it returns the start stop and ErrHistoryStart.
+func (t *Timeline) ReverseStep(tid int) (Stop, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer t.autoCheckpoint()
+	vtid := t.vtidOf(tid)
+	if vtid == 0 {
+		return t.pos.final, fmt.Errorf("reverse step: no live thread %d", tid)
+	}
+	q, err := t.back(t.pos, vtid)
+	if err != nil {
+		return t.pos.final, err
+	}
+	if err := t.seek(q); err != nil {
+		return t.pos.final, err
+	}
+	st := t.pos.final
+	if len(t.pos.moves) > 0 || t.pos.at > 0 {
+		st.Reason, st.Steps = ReasonStep, 1
+		if ntid, err := t.hostTid(vtid); err == nil {
+			st.Tid = ntid
+		}
+	}
+	return st, nil
+}
+
+// back returns the position one instruction of thread vtid before p,
+// which the run may have to visit to count that thread's instructions.
+func (t *Timeline) back(p position, vtid int) (position, error) {
+	switch {
+	case p.end:
+		return p, errors.New("the replay has ended: step back from a stop before the end")
+	case p.inexact:
+		p = position{at: p.at}
+	}
+	k := len(p.moves)
+	if k == 0 {
+		if p.at == 0 {
+			return p, ErrHistoryStart
+		}
+		return t.backFromBoundary(p, vtid)
+	}
+	m, q := p.moves[k-1], p.prefix(k-1)
+	if m.step && m.vtid == vtid {
+		switch n := p.done; {
+		case n > 1:
+			m.n = n - 1
+			return q.with(m), nil
+		case n == 1:
+			return q, nil
+		}
+		// The thread did nothing in this move: back from where it began.
+		if err := t.seek(q); err != nil {
+			return p, err
+		}
+		return t.back(t.pos, vtid)
+	}
+	if p.vtid != vtid {
+		return p, fmt.Errorf("reverse step: thread %d did not make the last stop (thread %d did): select it first", vtid, p.vtid)
+	}
+	// Replay the move single-stepping the thread, counting its
+	// instructions up to the move's stop: from the boundary before the
+	// stop when the move began in an earlier span (the thread may not
+	// have existed then, and there is less to step), since the move makes
+	// no stop before its own.
+	if e := p.final.Event; m.ev < e {
+		q = position{at: e}
+	}
+	var at uint64
+	if p.final.Reason == ReasonBreakpoint {
+		at = p.final.Addr
+	}
+	st, c, tr, qev, err := t.count(q, vtid, m.pts, at, false, 0)
+	if err != nil {
+		return p, err
+	}
+	if !sameStop(p.final, st) {
+		return p, fmt.Errorf("reverse step: replaying from the last stop of thread %d did not come back to %v (got %v)", vtid, p.final, st)
+	}
+	switch {
+	case c > 1:
+		return q.with(move{step: true, vtid: vtid, n: c - 1, pts: m.pts, ev: qev, trace: tr}), nil
+	case c == 1:
+		return q, nil
+	}
+	if err := t.seek(q); err != nil {
+		return p, err
+	}
+	return t.back(t.pos, vtid)
+}
+
+// A stepTrace is where one thread went, single-stepped from a position:
+// its instruction pointer there (pc0) and after each instruction. A step
+// move that has one replays, when long, as breakpoint hits: to the hth
+// arrival of the thread at the address it ends at, which costs a trap
+// per arrival rather than one per instruction.
+type stepTrace struct {
+	pc0 uint64
+	pcs []uint64
+}
+
+// hitsFrom is the shortest step a trace replays as breakpoint hits.
+const hitsFrom = 16
+
+// count single-steps thread vtid from q under pts until its instruction
+// pointer is at (if set), the run reaches boundary event (toEvent), or a
+// stop of pts; it returns the stop, the instructions, the trace and the
+// events consumed at q.
+func (t *Timeline) count(q position, vtid int, pts points, at uint64, toEvent bool, event uint64) (Stop, int, *stepTrace, uint64, error) {
+	if err := t.seek(q); err != nil {
+		return Stop{}, 0, nil, 0, err
+	}
+	qev := t.pos.event()
+	tid, err := t.hostTid(vtid)
+	if err != nil {
+		return Stop{}, 0, nil, 0, fmt.Errorf("reverse step: %w (at event %d)", err, qev)
+	}
+	if err := t.s.setPoints(pts); err != nil {
+		return Stop{}, 0, nil, 0, err
+	}
+	regs, err := t.s.Regs(tid)
+	if err != nil {
+		return Stop{}, 0, nil, 0, err
+	}
+	tr := &stepTrace{pc0: regs.Rip}
+	c := 0
+	for {
+		st, err := t.s.stepCount(tid, maxSteps-c, at, toEvent, event, &tr.pcs)
+		t.pos = position{at: q.at, final: st, inexact: true}
+		c += st.Steps
+		if err != nil || !toEvent || st.Reason == ReasonEvent || st.Reason == ReasonExited || st.Reason == ReasonInterrupt {
+			return st, c, tr, qev, err
+		}
+	}
+}
+
+// playHits replays step move m, which has a trace, as breakpoint hits.
+func (t *Timeline) playHits(m move, tid int) (Stop, error) {
+	x := m.trace.pcs[m.n-1]
+	h := 0
+	for _, pc := range m.trace.pcs[:m.n] {
+		if pc == x {
+			h++
+		}
+	}
+	if err := t.s.setPoints(points{bps: []uint64{x}}); err != nil {
+		return Stop{}, err
+	}
+	for got := 0; ; {
+		st, err := t.s.Continue()
+		switch {
+		case err != nil || st.Reason == ReasonExited || st.Reason == ReasonInterrupt:
+			return st, err
+		case st.Reason == ReasonBreakpoint && st.Addr == x && st.Tid == tid:
+			if got++; got == h {
+				st.Reason, st.Steps = ReasonStep, m.n
+				return st, nil
+			}
+		}
+	}
+}
+
+// sameStop says whether a counting step ended where a move had: st
+// stepped onto a breakpoint's address, or made the same watchpoint or
+// signal stop.
+func sameStop(want, st Stop) bool {
+	switch want.Reason {
+	case ReasonBreakpoint:
+		return st.Reason == ReasonStep && st.Steps < maxSteps
+	case ReasonWatchpoint:
+		return st.Reason == ReasonWatchpoint && st.Addr == want.Addr
+	case ReasonSignal:
+		return st.Reason == ReasonSignal && st.Sig == want.Sig
+	}
+	return false
+}
+
+// backFromBoundary returns the position one instruction of vtid before
+// event boundary p.at-1: it counts the thread's instructions from an
+// earlier boundary, further back each time the thread did not run.
+func (t *Timeline) backFromBoundary(p position, vtid int) (position, error) {
+	b := p.at - 1
+	for d := uint64(1); ; d *= 2 {
+		q := position{}
+		if p.at > d {
+			q.at = p.at - d
+		}
+		st, c, tr, qev, err := t.count(q, vtid, points{}, 0, true, b)
+		if err != nil {
+			return p, err
+		}
+		if st.Reason == ReasonInterrupt {
+			return p, errInterrupted
+		}
+		if c > 0 {
+			return q.with(move{step: true, vtid: vtid, n: c, ev: qev, trace: tr}), nil
+		}
+		if q.at == 0 {
+			return position{}, ErrHistoryStart
+		}
+	}
+}
+
+// ReverseContinue goes back to the latest stop of the current
+// breakpoints, watchpoints and signals before where the replay is. A
+// watchpoint stops before the access that triggers it, as gdb expects
+// going backwards. With nothing before, it goes to the start and returns
+// ErrHistoryStart.
+func (t *Timeline) ReverseContinue() (Stop, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer t.autoCheckpoint()
+	user := t.s.getPoints()
+	p := t.pos
+	if p.inexact {
+		p = position{at: p.at}
+	}
+	if !p.end && p.at == 0 && len(p.moves) == 0 {
+		return t.pos.final, ErrHistoryStart
+	}
+	cand, found, err := t.searchMoves(p, user)
+	if err == nil && !found {
+		cand, found, err = t.searchBefore(p, user)
+	}
+	if err == nil && !found {
+		err = t.seek(position{})
+		if err == nil {
+			err = ErrHistoryStart
+		}
+		return t.pos.final, err
+	}
+	if err != nil {
+		return t.pos.final, err
+	}
+	target := cand
+	watchStop := cand.final.Reason == ReasonWatchpoint
+	if watchStop {
+		if target, err = t.back(cand, cand.vtid); err != nil {
+			return t.pos.final, err
+		}
+	}
+	if err := t.seek(target); err != nil {
+		return t.pos.final, err
+	}
+	st := cand.final
+	if watchStop && len(cand.moves) > 0 {
+		// The slot of the set the search ran under, as the user has it.
+		w := cand.moves[len(cand.moves)-1].pts.wps[st.Watch]
+		for i, uw := range user.wps {
+			if uw == w {
+				st.Watch = i
+			}
+		}
+	}
+	st.Event = t.pos.final.Event
+	if tid, err := t.hostTid(cand.vtid); err == nil {
+		st.Tid = tid
+	}
+	return st, nil
+}
+
+// owns says whether the points pts (a subset of run, the points the run
+// had) make stop st.
+func owns(pts, run points, st Stop) bool {
+	switch st.Reason {
+	case ReasonBreakpoint:
+		return pts.hasBreak(st.Addr)
+	case ReasonWatchpoint:
+		return st.Watch >= 0 && st.Watch < len(run.wps) && pts.hasWatch(run.wps[st.Watch])
+	case ReasonSignal:
+		return true
+	}
+	return false
+}
+
+// union returns a's points and b's, a's watchpoints in their slots.
+func union(a, b points) (points, error) {
+	u := points{wps: a.wps}
+	seen := map[uint64]bool{}
+	for _, x := range append(append([]uint64(nil), a.bps...), b.bps...) {
+		if !seen[x] {
+			seen[x] = true
+			u.bps = append(u.bps, x)
+		}
+	}
+	slices.Sort(u.bps)
+	for _, w := range b.wps {
+		if !w.on || u.hasWatch(w) {
+			continue
+		}
+		free := -1
+		for i, o := range u.wps {
+			if !o.on {
+				free = i
+				break
+			}
+		}
+		if free < 0 {
+			return u, fmt.Errorf("going back needs the watchpoints of then and of now: %w", ErrNoWatchSlot)
+		}
+		u.wps[free] = w
+	}
+	return u, nil
+}
+
+// searchMoves finds the latest stop of user before p among the moves
+// that led to p from its boundary: it replays them, each under its own
+// points and user's.
+func (t *Timeline) searchMoves(p position, user points) (position, bool, error) {
+	if len(p.moves) == 0 {
+		return position{}, false, nil
+	}
+	if err := t.seek(position{at: p.at}); err != nil {
+		return position{}, false, err
+	}
+	cur := t.pos
+	var best position
+	found := false
+	for i, m := range p.moves {
+		mp, err := union(m.pts, user)
+		if err != nil {
+			return position{}, false, err
+		}
+		last := i == len(p.moves)-1
+		leg, remaining := m, m.n
+		// Every stop of mp must show: no breakpoint-hit shortcut.
+		leg.pts, leg.trace = mp, nil
+		for {
+			leg.n, leg.ev = remaining, t.pos.event()
+			st, err := t.play(leg)
+			if err != nil && st.Reason != ReasonExited {
+				return position{}, false, err
+			}
+			cur = cur.with(leg)
+			cur.final, cur.vtid, cur.done = st, t.vtidOf(st.Tid), st.Steps
+			t.pos = cur
+			if st.Reason == ReasonExited || st.Reason == ReasonEvent || st.Reason == ReasonInterrupt {
+				t.pos = position{at: st.Event + 1, end: st.Reason == ReasonExited, final: st, inexact: st.Reason == ReasonInterrupt}
+				if st.Reason == ReasonInterrupt {
+					return position{}, false, errInterrupted
+				}
+				return best, found, nil
+			}
+			own := st.Reason == ReasonStep || owns(m.pts, mp, st)
+			if owns(user, mp, st) && !(last && own) {
+				best, found = cur.prefix(len(cur.moves)), true
+				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
+			}
+			if own {
+				break
+			}
+			if m.step {
+				// A stop of the user's ended the step early: step on.
+				if remaining -= st.Steps; remaining <= 0 {
+					break
+				}
+			}
+		}
+	}
+	return best, found, nil
+}
+
+// errInterrupted: Interrupt stopped a reverse command's search.
+var errInterrupted = errors.New("interrupted")
+
+// searchBefore finds the latest stop of user before p's boundary: it
+// replays the spans between runs set aside (or the start) under user's
+// points, the latest span first.
+func (t *Timeline) searchBefore(p position, user points) (position, bool, error) {
+	hi := p.at // search up to boundary hi-1; with p.end, to the end
+	toEnd := p.end
+	for {
+		if !toEnd && hi == 0 {
+			return position{}, false, nil
+		}
+		src := t.pool.sourceBefore(hi, toEnd)
+		if err := t.seek(src); err != nil {
+			return position{}, false, err
+		}
+		var best position
+		found := false
+		perSpan := 0
+		leg := move{pts: user}
+		if !toEnd {
+			leg.until = hi
+		}
+		for {
+			leg.ev = t.pos.event()
+			st, err := t.play(leg)
+			if err != nil && st.Reason != ReasonExited {
+				return position{}, false, err
+			}
+			if st.Reason == ReasonExited || st.Reason == ReasonEvent || st.Reason == ReasonInterrupt {
+				t.pos = position{at: st.Event + 1, end: st.Reason == ReasonExited, final: st, inexact: st.Reason == ReasonInterrupt}
+				if st.Reason == ReasonInterrupt {
+					return position{}, false, errInterrupted
+				}
+				break
+			}
+			t.pos = t.pos.with(leg)
+			t.pos.final, t.pos.vtid = st, t.vtidOf(st.Tid)
+			// The stop as a position from the boundary before it, which
+			// a step back replays from cheaply.
+			if found && best.at == st.Event {
+				perSpan++
+			} else {
+				perSpan = 1
+			}
+			best = position{at: st.Event, final: st, vtid: t.pos.vtid}
+			for i := range perSpan {
+				l := leg
+				l.ev = st.Event // the first begins at the boundary before
+				if i == 0 {
+					l.ev = max(st.Event, 1) - 1
+				}
+				best.moves = append(best.moves, l)
+			}
+			found = true
+		}
+		if found {
+			return best, true, nil
+		}
+		if src.at == 0 {
+			return position{}, false, nil
+		}
+		hi, toEnd = src.at, false
+	}
+}
+
+// sourceBefore returns the latest boundary before hi (as a position's at;
+// toEnd: any) where a run is set aside, or the start.
+func (p *pool) sourceBefore(hi uint64, toEnd bool) position {
+	best := position{}
+	for _, c := range p.list {
+		if c.run != nil && len(c.pos.moves) == 0 && !c.pos.end && (toEnd || c.pos.at < hi) && c.pos.at > best.at {
+			best = position{at: c.pos.at}
+		}
+	}
+	return best
+}

@@ -1,0 +1,208 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// Reverse execution under a real gdb: the corruption that corrupt.c
+// aborts on is found by going backwards from the abort.
+
+// recordCorrupt records corrupt (-O0) and returns the trace and the
+// recording, which aborts (134).
+func recordCorrupt(t *testing.T) (string, testenv.Result) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "corrupt.c", "-O0")})
+	if rec.Exit != 134 {
+		t.Fatalf("hermit record corrupt: want exit 134 (abort), got %s", describe(rec))
+	}
+	return dir, rec
+}
+
+// markedLine returns the line of corrupt.c that carries /* mark */.
+func markedLine(t *testing.T, mark string) int {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(testenv.GuestsDir(t), "corrupt.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.Contains(l, "/* "+mark+" */") {
+			return i + 1
+		}
+	}
+	t.Fatalf("corrupt.c has no /* %s */ line", mark)
+	return 0
+}
+
+// gdbRegs is what the register comparisons print: every general register.
+const gdbRegs = "info registers rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 rip eflags"
+
+func reverseCmds(addr string) []string {
+	return []string{
+		"target extended-remote " + addr,
+		"continue",
+		"watch -l balance",
+		"reverse-continue",
+		"bt",
+		gdbRegs,
+		"reverse-stepi 20",
+		"stepi 20",
+		gdbRegs,
+		"reverse-next",
+		"reverse-next",
+		"reverse-finish",
+		"reverse-continue",
+		"continue",
+		"continue",
+		"continue",
+	}
+}
+
+// TestGDBReverse: continue to the abort, watch the global, and
+// reverse-continue stops at the corrupting write in the other thread,
+// with gdb's old and new values (going backwards: the value after the
+// write, then before it) and the source line. 20 instructions back and 20
+// forwards give the same registers; reverse-next goes to the start of the
+// line and then to the line before; reverse-finish to the call; a
+// reverse-continue with no write before says there is no more history.
+// Forwards again, the watchpoint and the abort come back, and the guest's
+// output and status are the recording's, printed once. Two sessions give
+// the same transcript.
+func TestGDBReverse(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordCorrupt(t)
+	corruptLine, computeLine, callLine := markedLine(t, "CORRUPT"), markedLine(t, "COMPUTE"), markedLine(t, "CALL")
+	lineRE := func(fn string, line int) *regexp.Regexp {
+		return regexp.MustCompile(fmt.Sprintf(`(?m)^(?:0x[0-9a-f]+ in )?%s \(.*\) at \S*corrupt\.c:%d\n|^(?:0x[0-9a-f]+\t)?%d\t`, fn, line, line))
+	}
+	var first string
+	for run := 0; run < 2; run++ {
+		s := startReplay(t, dir)
+		tr := runGDB(t, t.TempDir(), reverseCmds(s.addr)...)
+		rep := s.wait(t)
+		noClientErrors(t, tr, nil)
+
+		mustMatch(t, regexp.MustCompile(`(?m)received signal SIGABRT, Aborted\.$`), tr.out(t, "continue", 0), "continue to the abort")
+		back := tr.out(t, "reverse-continue", 0)
+		mustMatch(t, regexp.MustCompile(fmt.Sprintf(`(?s)hit Hardware watchpoint \d+: -location balance\n\nOld value = -293\nNew value = 100\ncorrupt \(\) at \S*corrupt\.c:%d\n%d\t\tbalance = -v;`, corruptLine, corruptLine)), back, "reverse-continue to the corrupting write")
+		mustMatch(t, regexp.MustCompile(`(?m)^#1  0x[0-9a-f]+ in corrupter \(arg=0x0\) at \S*corrupt\.c:\d+$`), tr.out(t, "bt", 0), "bt at the write (the corrupter thread, not main)")
+		if a, b := tr.out(t, gdbRegs, 0), tr.out(t, gdbRegs, 1); a != b || !strings.Contains(a, "rip ") {
+			t.Errorf("reverse-stepi 20 then stepi 20 changed the registers:\nbefore:\n%s\nafter:\n%s", a, b)
+		}
+		if out := tr.out(t, "reverse-stepi 20", 0); strings.Contains(out, "No more reverse-execution history") {
+			t.Errorf("reverse-stepi 20 ran out of history:\n%s", out)
+		}
+		mustMatch(t, lineRE("corrupt", corruptLine), tr.out(t, "reverse-next", 0), "the first reverse-next (the start of the line)")
+		if out := tr.out(t, "reverse-next", 0); strings.HasPrefix(out, "0x") {
+			t.Errorf("the first reverse-next stopped mid-line:\n%s", out)
+		}
+		mustMatch(t, lineRE("corrupt", computeLine), tr.out(t, "reverse-next", 1), "the second reverse-next (the line before)")
+		mustMatch(t, lineRE("corrupter", callLine), tr.out(t, "reverse-finish", 0), "reverse-finish (the call)")
+		mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-continue", 1), "reverse-continue with no write before")
+		mustMatch(t, regexp.MustCompile(`(?s)hit Hardware watchpoint \d+: -location balance\n\nOld value = 100\nNew value = -293\n`), tr.out(t, "continue", 1), "continue forwards to the write")
+		mustMatch(t, regexp.MustCompile(`(?m)received signal SIGABRT, Aborted\.$`), tr.out(t, "continue", 2), "continue to the abort again")
+		mustMatch(t, regexp.MustCompile(`(?m)^Program terminated with signal SIGABRT, Aborted\.$`), tr.out(t, "continue", 3), "continue to the end")
+		checkServedRun(t, rec, rep)
+		if t.Failed() {
+			t.Fatalf("session %d:\n%s", run, tr.text)
+		}
+		text := strings.ReplaceAll(tr.text, s.addr, "ADDR")
+		if run == 0 {
+			first = text
+		} else if d := firstDiff([]byte(first), []byte(text)); d != "" {
+			t.Fatalf("the second gdb session differs from the first at %s\nfirst:\n%s\nsecond:\n%s", d, first, text)
+		}
+	}
+}
+
+// TestGDBBackAndForth moves backwards and forwards 50 times (steps,
+// watchpoint and breakpoint stops, a checkpoint) and then runs to the
+// end: every pass finds the write again, and the guest's output and exit
+// status are the recording's, each byte printed once.
+func TestGDBBackAndForth(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordCorrupt(t)
+	cmds := []string{"target extended-remote ADDR", "break check", "continue", "monitor checkpoint", "watch -l balance"}
+	// A cycle of ten moves, from the breakpoint in check back to it.
+	moves := []string{
+		"reverse-continue",  // to the write
+		"reverse-stepi 3",   //
+		"stepi 2",           //
+		"stepi",             // the write again
+		"continue",          // over it: the watchpoint, forwards
+		"reverse-stepi",     // before it
+		"continue",          // over it again
+		"continue",          // the breakpoint in check
+		"monitor restart 1", // the same place, from the checkpoint
+		"reverse-stepi 5",   // a little before it
+	}
+	for i := 0; i < 50; i++ {
+		cmds = append(cmds, moves[i%len(moves)])
+	}
+	cmds = append(cmds, "delete", "continue", "continue")
+	s := startReplay(t, dir)
+	for i := range cmds {
+		cmds[i] = strings.ReplaceAll(cmds[i], "ADDR", s.addr)
+	}
+	tr := runGDB(t, t.TempDir(), cmds...)
+	rep := s.wait(t)
+	noClientErrors(t, tr, nil)
+	mustMatch(t, regexp.MustCompile(`(?m)^Checkpoint 1 at event \d+\.$`), tr.out(t, "monitor checkpoint", 0), "monitor checkpoint")
+	// Every reverse-continue from the breakpoint in check finds the write.
+	for n := 0; n < 5; n++ {
+		if out := tr.out(t, "reverse-continue", n); !strings.Contains(out, "Old value = -293\nNew value = 100") {
+			t.Errorf("reverse-continue %d did not stop at the corrupting write:\n%s", n, out)
+		}
+		if out := tr.out(t, "continue", 1+3*n); !strings.Contains(out, "Old value = 100\nNew value = -293") {
+			t.Errorf("continue %d did not stop at the corrupting write:\n%s", 1+3*n, out)
+		}
+	}
+	mustMatch(t, regexp.MustCompile(`(?m)^Program terminated with signal SIGABRT, Aborted\.$`), tr.steps[len(tr.steps)-1].out, "the run to the end")
+	checkServedRun(t, rec, rep)
+	if t.Failed() {
+		t.Logf("transcript:\n%s", tr.text)
+	}
+}
+
+// TestREPLReverseWatch finds the corruption in hermit's own debugger, from
+// a piped script: watch the global at the abort, reverse-continue to the
+// write in the corrupter thread (stopped before the store), three
+// instructions back and forth to the same place, a checkpoint that brings
+// the replay back there, and the run to the end with each line of the
+// program's output printed once.
+func TestREPLReverseWatch(t *testing.T) {
+	requireDebugging(t, "cc")
+	dir, rec := recordCorrupt(t)
+	corruptLine := markedLine(t, "CORRUPT")
+	out := string(runREPLScript(t, dir, []string{
+		"continue", "watch balance", "reverse-continue", "x/i $pc",
+		"reverse-stepi 3", "stepi 3", "checkpoint", "continue", "restart 1",
+		"info checkpoints", "continue", "continue", "continue", "quit",
+	}).Stdout)
+	abort := mustMatch(t, regexp.MustCompile(`(?m)^#(\d+) tid (\d+) --- SIGABRT ---`), out, "continue to the abort")
+	hit := mustMatch(t, regexp.MustCompile(fmt.Sprintf(`(?m)^#(\d+) tid (\d+) watchpoint 1: 0x[0-9a-f]+ written, pc (0x[0-9a-f]+)  corrupt at \S*corrupt\.c:%d$`, corruptLine)), out, "reverse-continue to the write")
+	if hit[2] == abort[2] {
+		t.Errorf("the write was found in thread %s, which aborted; the corrupter is another thread", hit[2])
+	}
+	mustMatch(t, regexp.MustCompile(`(?m)^=> `+hit[3]+` .*\bmov +%[a-z0-9]+,.*<balance>$`), out, "x/i $pc: the store is next")
+	steps := regexp.MustCompile(`(?m)^#\d+ tid \d+ step at (0x[0-9a-f]+) `).FindAllStringSubmatch(out, -1)
+	if len(steps) < 3 || steps[1][1] != hit[3] || steps[2][1] != hit[3] {
+		t.Errorf("stepi 3 after reverse-stepi 3, and restart 1, should be back at %s; steps: %q\n%s", hit[3], steps, out)
+	}
+	mustMatch(t, regexp.MustCompile(`(?m)^checkpoint 1 at event `+hit[1]+`$`), out, "checkpoint")
+	mustMatch(t, regexp.MustCompile(`(?m)^1: event `+hit[1]+`, `), out, "info checkpoints")
+	mustMatch(t, regexp.MustCompile(`(?m)the recording ends: the program exited with status 134$`), out, "the run to the end")
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(rec.Stdout), "\n"), "\n") {
+		if n := strings.Count(out, line); n != 1 {
+			t.Errorf("the program's line %q was printed %d times, want once:\n%s", line, n, out)
+		}
+	}
+}
