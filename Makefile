@@ -27,6 +27,7 @@ bench: build
 	$(GO) run ./tests/bench/tracebench
 	$(GO) run ./tests/bench/gdbbench
 	$(GO) run ./tests/bench/replbench
+	$(GO) run ./tests/bench/revbench
 
 # Build, then run a small bundled racy program twice under hermit: same bytes both times.
 demo: build

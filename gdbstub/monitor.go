@@ -131,18 +131,24 @@ func (s *session) console(text string) {
 func (s *session) qRRCmd(r *request) []byte {
 	f := strings.Split(strings.TrimPrefix(r.args, ":"), ":")
 	name, args := f[0], f[1:]
-	if findMonitor(name) != nil {
+	// The new form names the command in plain words ("info
+	// checkpoints"), then the thread; the old one hex-encodes the name.
+	words := strings.Fields(name)
+	if len(words) > 0 && findMonitor(words[0]) != nil {
 		if len(args) > 0 {
 			args = args[1:] // the thread
 		}
 	} else if b, err := decodeHex(name); err == nil {
-		name = string(b)
+		words = strings.Fields(string(b))
 	}
-	c := findMonitor(name)
+	if len(words) == 0 {
+		return errReply
+	}
+	c := findMonitor(words[0])
 	if c == nil || c.name == "help" {
 		return errReply
 	}
-	var decoded []string
+	decoded := words[1:]
 	for _, a := range args {
 		b, err := decodeHex(a)
 		if err != nil {

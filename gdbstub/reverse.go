@@ -25,13 +25,22 @@ type Reverser interface {
 
 // Checkpointer is a Target that keeps checkpoints.
 type Checkpointer interface {
-	// Checkpoint makes one where the target is and returns its id.
-	Checkpoint() (int, error)
+	// Checkpoint makes one where the target is and returns its id; where
+	// describes the place (Delve names it; "" for the target to say).
+	Checkpoint(where string) (int, error)
 	// RestartCheckpoint goes to checkpoint id.
 	RestartCheckpoint(id int) (Stop, error)
 	DeleteCheckpoint(id int) error
-	// Checkpoints describes each, one line apiece.
-	Checkpoints() []string
+	// Checkpoints lists them in the order made.
+	Checkpoints() []Checkpoint
+}
+
+// Checkpoint describes one checkpoint.
+type Checkpoint struct {
+	ID int
+	// When is the event it is at; Where, the place (no tabs).
+	When  uint64
+	Where string
 }
 
 // ErrNoHistory is what a Reverser returns, with Stop.Begin set, when there
@@ -63,7 +72,12 @@ func (s *session) reverseStep(r *request) []byte {
 // reverse runs a reverse command. Going back revives a process that
 // ended.
 func (s *session) reverse(r *request, fn func() (Stop, error)) []byte {
-	s.holdStart = false
+	if s.holdStart {
+		// Delve resumes once after vRun, backwards after a reverse
+		// command: that resume reports where the restart went.
+		s.holdStart = false
+		return s.stopped(s.t.LastStop())
+	}
 	st, err := s.run(r.seq, fn)
 	if err != nil && !errors.Is(err, ErrNoHistory) {
 		s.logf("gdbstub: reverse: %v", err)
@@ -99,13 +113,11 @@ func (s *session) monCheckpoint(args []string) (string, error) {
 	if err != nil {
 		return err.Error() + "\n", err
 	}
-	if len(args) != 0 {
-		return "usage: checkpoint\n", errBadArgs
-	}
-	id, err := c.Checkpoint()
+	id, err := c.Checkpoint(strings.Join(args, " "))
 	if err != nil {
 		return fmt.Sprintf("checkpoint: %v\n", err), err
 	}
+	// rr's words, which Delve reads the id from.
 	return fmt.Sprintf("Checkpoint %d at event %d.\n", id, s.t.When()), nil
 }
 
@@ -147,11 +159,17 @@ func (s *session) monInfo(args []string) (string, error) {
 	if err != nil {
 		return err.Error() + "\n", err
 	}
-	lines := c.Checkpoints()
-	if len(lines) == 0 {
+	cs := c.Checkpoints()
+	if len(cs) == 0 {
 		return "No checkpoints.\n", nil
 	}
-	return strings.Join(lines, "\n") + "\n", nil
+	// rr's table, which Delve reads: a header, then tab-separated rows.
+	var b strings.Builder
+	b.WriteString("ID\tWhen\tWhere\n")
+	for _, cp := range cs {
+		fmt.Fprintf(&b, "%d\t%d\t%s\n", cp.ID, cp.When, strings.ReplaceAll(cp.Where, "\t", " "))
+	}
+	return b.String(), nil
 }
 
 func (s *session) monDelete(args []string) (string, error) {

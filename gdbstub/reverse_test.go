@@ -43,7 +43,7 @@ func (r *reverseTarget) ReverseStep(tid int) (Stop, error) {
 	return r.backStop()
 }
 
-func (r *reverseTarget) Checkpoint() (int, error) {
+func (r *reverseTarget) Checkpoint(where string) (int, error) {
 	id := r.nextID
 	r.nextID++
 	r.ckpts[id] = r.when
@@ -68,11 +68,11 @@ func (r *reverseTarget) DeleteCheckpoint(id int) error {
 	return nil
 }
 
-func (r *reverseTarget) Checkpoints() []string {
-	var out []string
+func (r *reverseTarget) Checkpoints() []Checkpoint {
+	var out []Checkpoint
 	for id := 1; id < r.nextID; id++ {
 		if ev, ok := r.ckpts[id]; ok {
-			out = append(out, fmt.Sprintf("%d: event %d", id, ev))
+			out = append(out, Checkpoint{ID: id, When: ev, Where: "here"})
 		}
 	}
 	return out
@@ -149,7 +149,7 @@ func TestCheckpointMonitor(t *testing.T) {
 	}
 	mon("checkpoint", "Checkpoint 1 at event 5.\n", "OK")
 	rt.when = 9
-	mon("info checkpoints", "1: event 5\n", "OK")
+	mon("info checkpoints", "ID\tWhen\tWhere\n1\t5\there\n", "OK")
 	mon("restart c1", "At checkpoint 1, event 5.\n", "OK")
 	mon("restart 7", "restart 7: no checkpoint 7\n", "E01")
 	mon("restart x", "\"x\" is not a checkpoint number\n", "E01")
@@ -161,5 +161,39 @@ func TestCheckpointMonitor(t *testing.T) {
 	plain.expect("qRcmd,"+hexs("checkpoint"), "O"+hexs("this target has no checkpoints\n"))
 	if got := plain.recv(); got != "E01" {
 		t.Errorf("checkpoint on a forward-only target: final reply %q", got)
+	}
+}
+
+// TestDelveCheckpoints: Delve's rr dialect (Delve v1.27, gdbserial):
+// checkpoint, checkpoints and clear-checkpoint as qRRCmd in plain words
+// with the thread -1 and hex arguments, answered in rr's words (the id
+// after "Checkpoint ", a tab-separated table under a header); "restart
+// c1" as vRun;;HEX("c1"), after which Delve resumes once, backwards when
+// it last went backwards: that resume only reports where the restart
+// went.
+func TestDelveCheckpoints(t *testing.T) {
+	rt := newReverseTarget()
+	rt.when = 5
+	c := startServeTarget(t, rt, Options{})
+	c.expect("qRRCmd:checkpoint:-1:"+hexs("main.main() main.go:7"), hexs("Checkpoint 1 at event 5.\n"))
+	rt.when = 9
+	c.expect("qRRCmd:info checkpoints:-1", hexs("ID\tWhen\tWhere\n1\t5\there\n"))
+	c.expect("vRun;;"+hexs("c1"), "T0506:1000fe7f00000000;07:0000fe7f00000000;10:1010400000000000;thread:1240;")
+	if rt.when != 5 {
+		t.Errorf("restart c1: at event %d, want 5", rt.when)
+	}
+	c.expect("Hcp-1.-1", "OK")
+	c.expect("bc", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:1010400000000000;thread:1240;")
+	c.expect("vRun;;"+hexs("c7"), "E01")
+	c.expect("qRRCmd:delete checkpoint:-1:"+hexs("1"), hexs("Deleted checkpoint 1.\n"))
+	c.expect("qRRCmd:info checkpoints:-1", hexs("No checkpoints.\n"))
+	// The old form, every field in hex.
+	c.expect("qRRCmd:"+hexs("checkpoint")+":"+hexs("there"), hexs("Checkpoint 2 at event 5.\n"))
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, call := range rt.calls {
+		if strings.HasPrefix(call, "reverse") || call == "continue" {
+			t.Errorf("the resume after vRun ran the target (%s)", call)
+		}
 	}
 }

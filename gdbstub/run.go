@@ -228,25 +228,46 @@ func plainResumeAddr(r *request) bool {
 //
 // As with rr, a run's arguments cannot change the recording: gdb's "run N"
 // (vRun;FILE;N) replays from the start to event N instead, which also
-// refreshes everything gdb knows (unlike "monitor goto N"). Any other
-// argument (Delve's checkpoint names) is refused.
+// refreshes everything gdb knows (unlike "monitor goto N"). Delve's
+// "restart cN" (vRun;;HEX("cN")) goes to checkpoint N; any other argument
+// is refused.
 func (s *session) vRun(r *request) []byte {
 	var event uint64
 	var goTo bool
-	if parts := strings.Split(strings.TrimPrefix(r.args, ";"), ";"); len(parts) > 1 {
+	ckpt := 0
+	parts := strings.Split(strings.TrimPrefix(r.args, ";"), ";")
+	if len(parts) > 1 {
 		arg, err := hex.DecodeString(parts[1])
 		if err != nil {
 			return errReply
 		}
-		if len(arg) > 0 {
+		switch {
+		case len(arg) > 1 && arg[0] == 'c':
+			// Delve's "restart cN": checkpoint N.
+			if ckpt, err = checkpointID(string(arg)); err != nil {
+				s.logf("gdbstub: vRun: %v", err)
+				return errReply
+			}
+		case len(arg) > 0:
 			if event, err = strconv.ParseUint(string(arg), 10, 64); err != nil {
-				s.logf("gdbstub: vRun: %q is not an event number (a replay runs only as recorded)", arg)
+				s.logf("gdbstub: vRun: %q is not an event number or a checkpoint (a replay runs only as recorded)", arg)
 				return errReply
 			}
 			goTo = true
 		}
 	}
-	st, err := s.t.Restart()
+	var st Stop
+	var err error
+	if ckpt > 0 {
+		c, cerr := s.checkpointer()
+		if cerr == nil {
+			st, err = c.RestartCheckpoint(ckpt)
+		} else {
+			err = cerr
+		}
+	} else {
+		st, err = s.t.Restart()
+	}
 	if err == nil && goTo {
 		st, err = s.t.Goto(event)
 	}
@@ -260,8 +281,8 @@ func (s *session) vRun(r *request) []byte {
 	// vCont;c, after which it expects the program at its start: that
 	// continue does not run. gdb's vRun names the program, and its
 	// continue after it runs to the first breakpoint.
-	s.holdStart = strings.TrimPrefix(r.args, ";") == ""
-	return s.stopReply(st)
+	s.holdStart = parts[0] == ""
+	return s.stopped(st)
 }
 
 func (s *session) detach(*request) []byte {

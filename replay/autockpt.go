@@ -2,18 +2,32 @@ package replay
 
 import "sync"
 
-// Automatic checkpoints. After each command, when no run is kept at a
-// boundary within autoSpacing events before where the replay is, a
-// helper run is brought to the boundary just before it in the background,
-// from the start, and set aside: going back from there then costs the
-// distance to that boundary, not a replay from the start. The helper runs
-// while the user reads (on the other CPU, if there is one); its output
-// goes through the same once-only writer, so nothing shows twice. One
-// helper at a time; the runs kept are bounded like every checkpoint.
+// Automatic checkpoints. After each command the Timeline keeps a ladder
+// of runs at boundaries before where the replay is: one just before it,
+// and others about autoSpacing, 4, 16 and 64 times that further back, so
+// that going back a little costs little, and going back far costs a
+// replay from a rung below. A missing rung is made by a helper run in the
+// background, from the start, nearest rung first, while the user reads
+// (on the other CPU, if there is one); its output goes through the same
+// once-only writer, so nothing shows twice. One helper at a time; the runs
+// kept are bounded like every checkpoint.
 
-// autoSpacing is the distance, in events, within which a run kept before
-// the replay makes another unnecessary.
+// autoSpacing is the first rung's distance below the replay, in events;
+// each further one is 4 times as far.
 const autoSpacing = 1000
+
+// autoRungs is how many rungs below the first, just before the replay.
+const autoRungs = 4
+
+// rungs returns the boundaries (as positions' at) the ladder wants for a
+// replay whose last boundary passed is at-1, nearest first.
+func rungs(at uint64) []uint64 {
+	out := []uint64{at}
+	for d := uint64(autoSpacing); len(out) <= autoRungs && d < at; d *= 4 {
+		out = append(out, at-d)
+	}
+	return out
+}
 
 // builder is the background helper's state, under Timeline.mu.
 type builder struct {
@@ -24,27 +38,32 @@ type builder struct {
 	// off: no automatic checkpoints (CheckpointOptions.NoAuto), or the
 	// Timeline is closed.
 	off bool
-	wg  sync.WaitGroup
+	// failed are the rungs a helper could not make (the replay ended
+	// first, or failed): not tried again.
+	failed map[uint64]bool
+	wg     sync.WaitGroup
 }
 
 // autoCheckpoint starts the helper if the replay needs a run kept nearer.
 // Preconditions: t.mu held.
 func (t *Timeline) autoCheckpoint() {
 	b := &t.pool.b
-	if b.off || b.s != nil || t.pos.end || t.pos.inexact {
+	if b.off || b.s != nil || t.pos.inexact {
 		return
 	}
-	at := t.pos.event() // boundary at-1: the last one the replay has passed
+	cur := t.pos.event() // boundary cur-1: the last one the replay has passed
 	if len(t.pos.moves) == 0 && t.pos.at > 0 {
-		at = t.pos.at
+		cur = t.pos.at
 	}
-	if at < 2 {
-		return
-	}
-	for _, c := range t.pool.list {
-		if c.run != nil && len(c.pos.moves) == 0 && !c.pos.end && c.pos.at <= at && at-c.pos.at < autoSpacing {
-			return
+	at := uint64(0)
+	for _, r := range rungs(cur) {
+		if r >= 2 && !b.failed[r] && !t.pool.covered(r, r-min(r, rungSlack(cur, r))) {
+			at = r
+			break
 		}
+	}
+	if at == 0 {
+		return
 	}
 	hs := &Session{start: t.s.start, bps: map[uint64]bool{}, out: t.s.out}
 	b.s, b.idle = hs, make(chan struct{})
@@ -61,25 +80,50 @@ func (t *Timeline) autoCheckpoint() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		run := hs.detachRun()
+		if b.failed == nil {
+			b.failed = map[uint64]bool{}
+		}
 		switch {
 		case run == nil:
+			b.failed[at] = true
 		case err != nil || b.off || st.Reason != ReasonEvent:
 			_ = killParked(run)
+			b.failed[at] = true // not again
 		default:
 			t.pool.stash(position{at: at, final: st}, run, nil)
 		}
 		b.s = nil
 		close(b.idle)
+		t.autoCheckpoint() // the next rung
 	}()
+}
+
+// rungSlack is how far below rung r (of a replay at cur) a kept run may
+// be and still serve as it: a quarter of the rung's distance.
+func rungSlack(cur, r uint64) uint64 {
+	return max((cur-r)/4, autoSpacing/4)
+}
+
+// covered says whether a run is kept at a boundary in [lo, hi].
+func (p *pool) covered(hi, lo uint64) bool {
+	for _, c := range p.list {
+		if c.run != nil && len(c.pos.moves) == 0 && !c.pos.end && c.pos.at >= lo && c.pos.at <= hi {
+			return true
+		}
+	}
+	return false
 }
 
 // Settle waits until no automatic checkpoint is being made (for
 // measurements and tests).
 func (t *Timeline) Settle() {
-	t.mu.Lock()
-	idle := t.pool.b.idle
-	t.mu.Unlock()
-	if idle != nil {
+	for {
+		t.mu.Lock()
+		idle, busy := t.pool.b.idle, t.pool.b.s != nil
+		t.mu.Unlock()
+		if !busy {
+			return
+		}
 		<-idle
 	}
 }

@@ -32,7 +32,7 @@ type CheckpointOptions struct {
 }
 
 // DefaultCheckpoints is the number of runs a Timeline keeps set aside.
-const DefaultCheckpoints = 4
+const DefaultCheckpoints = 8
 
 // CheckpointInfo describes a checkpoint the user made.
 type CheckpointInfo struct {

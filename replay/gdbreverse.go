@@ -64,7 +64,16 @@ func (t *GDBTarget) atBegin() (gdbstub.Stop, error) {
 }
 
 // Checkpoint implements gdbstub.Checkpointer.
-func (t *GDBTarget) Checkpoint() (int, error) { return t.tl.Checkpoint() }
+func (t *GDBTarget) Checkpoint(where string) (int, error) {
+	id, err := t.tl.Checkpoint()
+	if err == nil && where != "" {
+		if t.where == nil {
+			t.where = map[int]string{}
+		}
+		t.where[id] = where
+	}
+	return id, err
+}
 
 // RestartCheckpoint implements gdbstub.Checkpointer.
 func (t *GDBTarget) RestartCheckpoint(id int) (gdbstub.Stop, error) {
@@ -81,7 +90,18 @@ func (t *GDBTarget) RestartCheckpoint(id int) (gdbstub.Stop, error) {
 func (t *GDBTarget) DeleteCheckpoint(id int) error { return t.tl.DeleteCheckpoint(id) }
 
 // Checkpoints implements gdbstub.Checkpointer.
-func (t *GDBTarget) Checkpoints() []string { return describeCheckpoints(t.tl) }
+func (t *GDBTarget) Checkpoints() []gdbstub.Checkpoint {
+	mine, _ := t.tl.Checkpoints()
+	out := make([]gdbstub.Checkpoint, 0, len(mine))
+	for _, c := range mine {
+		w := t.where[c.ID]
+		if w == "" {
+			w = c.Where
+		}
+		out = append(out, gdbstub.Checkpoint{ID: c.ID, When: c.Event, Where: w})
+	}
+	return out
+}
 
 // describeCheckpoints lists tl's checkpoints, one line each, and the runs
 // kept automatically.

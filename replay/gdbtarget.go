@@ -42,6 +42,8 @@ type GDBTarget struct {
 	// failure is why the last run ended early: the trace is damaged or
 	// the replay diverged (the debugger saw the end of the process).
 	failure error
+	// where names the checkpoints the debugger described (Delve).
+	where map[int]string
 }
 
 // Failure returns why the replay ended before the recording did (a

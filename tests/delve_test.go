@@ -84,6 +84,14 @@ func TestDelve(t *testing.T) {
 		}
 		runDelveScript(t, dlv, paranoid, env, sendLine, "replay", dir)
 	})
+	t.Run("reverse", func(t *testing.T) {
+		dir := filepath.Join(tmp, "trace-reverse")
+		rec := record(t, dir, nil, []string{bin})
+		if rec.Exit != gochanExit {
+			t.Fatalf("hermit record: want exit %d: %s", gochanExit, describe(rec))
+		}
+		runDelve(t, dlv, paranoid, env, reverseScript(sendLine), "replay", dir)
+	})
 	// With --backend=rr, Delve records through "rr record": the trace is
 	// hermit's, in $HERMIT_TRACE_DIR, and the latest there.
 	recorded := func(t *testing.T, prog string) {
@@ -108,13 +116,19 @@ func TestDelve(t *testing.T) {
 // and checks what each command printed.
 func runDelveScript(t *testing.T, dlv, paranoid string, env []string, sendLine int, args ...string) {
 	t.Helper()
-	// The script and, for each command, what its output must show.
-	type step struct {
-		cmd   string
-		check func(out string) error
-	}
-	var script []step
-	add := func(cmd string, check func(string) error) { script = append(script, step{cmd, check}) }
+	runDelve(t, dlv, paranoid, env, gochanScript(sendLine), args...)
+}
+
+// dlvStep is a command of a Delve script and what its output must show.
+type dlvStep struct {
+	cmd   string
+	check func(out string) error
+}
+
+// gochanScript is the forward session over gochan.
+func gochanScript(sendLine int) []dlvStep {
+	var script []dlvStep
+	add := func(cmd string, check func(string) error) { script = append(script, dlvStep{cmd, check}) }
 	add("break main.main", contains("Breakpoint 1 set at", "for main.main()"))
 	add("break main.work", contains("Breakpoint 2 set at", "for main.work()"))
 	add("continue", contains("> [Breakpoint 1] main.main()"))
@@ -137,7 +151,13 @@ func runDelveScript(t *testing.T, dlv, paranoid string, env []string, sendLine i
 	}, fmt.Sprintf("the square of one of 1..%d", gochanJobs)))
 	add("clearall", contains("Breakpoint 1 cleared", "Breakpoint 3 cleared"))
 	add("continue", matches(fmt.Sprintf(`Process \d+ has exited with status %d\b`, gochanExit)))
+	return script
+}
 
+// runDelve runs dlv ARGS... with script on stdin and checks what each
+// command printed.
+func runDelve(t *testing.T, dlv, paranoid string, env []string, script []dlvStep, args ...string) {
+	t.Helper()
 	var stdin strings.Builder
 	for _, s := range script {
 		stdin.WriteString(s.cmd + "\n")
@@ -186,6 +206,50 @@ func runDelveScript(t *testing.T, dlv, paranoid string, env []string, sendLine i
 	if r.Exit != 0 {
 		t.Fatalf("dlv exited %d after the script\n%s", r.Exit, session)
 	}
+}
+
+// reverseScript goes backwards through gochan with Delve: rewind from the
+// second breakpoint hit to the first (the same square), rev next to the line
+// before, a checkpoint there, forwards past two hits and restart c1 back
+// to it, then on to the end.
+func reverseScript(sendLine int) []dlvStep {
+	var script []dlvStep
+	add := func(cmd string, check func(string) error) { script = append(script, dlvStep{cmd, check}) }
+	hit := contains("> [Breakpoint 1] main.work()", fmt.Sprintf("main.go:%d", sendLine))
+	var first, second int
+	isSquare := func(v int) bool {
+		r := 1
+		for r*r < v {
+			r++
+		}
+		return r*r == v && r <= gochanJobs
+	}
+	record := func(to *int) func(string) error {
+		return printsInt(func(v int) bool { *to = v; return isSquare(v) }, fmt.Sprintf("the square of one of 1..%d", gochanJobs))
+	}
+	same := func(want *int, what string) func(string) error {
+		return printsInt(func(v int) bool { return v == *want }, what)
+	}
+	add(fmt.Sprintf("break main.go:%d", sendLine), contains("Breakpoint 1 set at"))
+	add("continue", hit)
+	add("print square", record(&first))
+	add("continue", hit)
+	add("print square", record(&second))
+	add("rewind", hit)
+	add("print square", same(&first, "square at the first hit"))
+	add("rev next", contains(fmt.Sprintf("main.go:%d", sendLine-1)))
+	add("checkpoint", matches(`Checkpoint c1 created\.`))
+	add("checkpoints", matches(`(?m)^c1\s+\d+\s+`))
+	add("continue", hit)
+	add("print square", same(&first, "square at the first hit"))
+	add("continue", hit)
+	add("print square", same(&second, "square at the second hit"))
+	add("restart c1", func(string) error { return nil })
+	add("continue", hit)
+	add("print square", same(&first, "square at the first hit, after the restart"))
+	add("clearall", contains("Breakpoint 1 cleared"))
+	add("continue", matches(fmt.Sprintf(`Process \d+ has exited with status %d\b`, gochanExit)))
+	return script
 }
 
 // checkGoroutines checks the goroutines listing at the last worker's entry

@@ -118,10 +118,9 @@ var lldbAnnounceRE = regexp.MustCompile(`(?m)^\s*lldb ('[^']+'|\S+) -o 'gdb-remo
 // TestLLDB debugs a replay of gdb_threads with lldb, run as hermit says
 // to: on the program's file it names (in the replay's rebuilt root), and
 // connected to the address it listens on.
-func TestLLDB(t *testing.T) {
-	requireDebugging(t, "lldb")
-	dir, rec := recordThreads(t)
-	s := startReplay(t, dir)
+// lldbExe returns the program's path that hermit tells lldb to load.
+func lldbExe(t *testing.T, s *stub) string {
+	t.Helper()
 	// The lldb line follows the listening line startReplay waited for.
 	for deadline := time.Now().Add(10 * time.Second); !lldbAnnounceRE.Match(s.stderr.Bytes()) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
@@ -130,8 +129,14 @@ func TestLLDB(t *testing.T) {
 	if m[2] != s.addr {
 		t.Errorf("hermit says to run lldb with gdb-remote %s, but it listens on %s", m[2], s.addr)
 	}
-	exe := strings.Trim(m[1], "'")
-	tr := runLLDB(t, t.TempDir(), exe, lldbCmds(s.addr)...)
+	return strings.Trim(m[1], "'")
+}
+
+func TestLLDB(t *testing.T) {
+	requireDebugging(t, "lldb")
+	dir, rec := recordThreads(t)
+	s := startReplay(t, dir)
+	tr := runLLDB(t, t.TempDir(), lldbExe(t, s), lldbCmds(s.addr)...)
 	rep := s.wait(t)
 	checkLLDB(t, tr, rec.Stdout, rec.Exit)
 	checkServedRun(t, rec, rep)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -204,5 +205,33 @@ func TestREPLReverseWatch(t *testing.T) {
 		if n := strings.Count(out, line); n != 1 {
 			t.Errorf("the program's line %q was printed %d times, want once:\n%s", line, n, out)
 		}
+	}
+}
+
+// TestLLDBReverse: lldb runs backwards only from LLVM 21 on (it sends bc,
+// which the stub serves); an older lldb refuses `process continue
+// --reverse` itself, with a clear error, and nothing hangs: lldb ends and
+// so does the replay.
+func TestLLDBReverse(t *testing.T) {
+	requireDebugging(t, "lldb")
+	ver := testenv.Run(t, runTimeout, testenv.Require(t, "lldb"), "--version")
+	m := regexp.MustCompile(`lldb version (\d+)\.`).FindSubmatch(ver.Stdout)
+	if m == nil {
+		t.Fatalf("lldb --version: %q", ver.Stdout)
+	}
+	major, _ := strconv.Atoi(string(m[1]))
+	dir, _ := recordCorrupt(t)
+	s := startReplay(t, dir)
+	tr := runLLDB(t, t.TempDir(), lldbExe(t, s), "gdb-remote "+s.addr, "breakpoint set -n check", "process continue", "process continue --reverse")
+	s.wait(t)
+	out := tr.out(t, "process continue --reverse", 0)
+	if major < 21 {
+		if !strings.Contains(out, "error: unknown or ambiguous option") {
+			t.Errorf("lldb %d: process continue --reverse should fail in lldb itself:\n%s", major, tr.text)
+		}
+		return
+	}
+	if !regexp.MustCompile(`(?m)^Process \d+ (stopped|resuming)`).MatchString(out) {
+		t.Errorf("lldb %d: process continue --reverse did not stop:\n%s", major, tr.text)
 	}
 }

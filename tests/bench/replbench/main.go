@@ -1,7 +1,8 @@
 // Command replbench times the interactive debugger's long moves over a
 // recording of about 100k events: `goto` to its last event, and one
-// `reverse-step` from there, which replays from the start (there are no
-// checkpoints yet), beside the plain replay of the same trace
+// `reverse-step` from there, which replays from the start (a command line
+// this short ends before the automatic checkpoints are made: see revbench
+// for going back with them), beside the plain replay of the same trace
 // (`--autopilot`) for scale. Each is timed as a whole `hermit replay`
 // command, less the same command doing nothing (`--ex quit`), over the
 // median of several runs.
