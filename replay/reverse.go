@@ -22,6 +22,8 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 	if vtid == 0 {
 		return t.pos.final, fmt.Errorf("reverse step: no live thread %d", tid)
 	}
+	// Counting runs under other points: the user's are back at the end.
+	defer t.restorePoints(t.s.getPoints())
 	q, err := t.back(t.pos, vtid)
 	if err != nil {
 		return t.pos.final, err
@@ -38,6 +40,9 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 	}
 	return st, nil
 }
+
+// restorePoints gives the Session the user's points again.
+func (t *Timeline) restorePoints(user points) { _ = t.s.setPoints(user) }
 
 // back returns the position one instruction of thread vtid before p,
 // which the run may have to visit to count that thread's instructions.
@@ -226,6 +231,8 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	defer t.mu.Unlock()
 	defer t.autoCheckpoint()
 	user := t.s.getPoints()
+	// The search runs under other points: the user's are back at the end.
+	defer t.restorePoints(user)
 	p := t.pos
 	if p.inexact {
 		p = position{at: p.at}

@@ -1,0 +1,138 @@
+package replay
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// TestTimelineExact goes forwards through a real guest noting the
+// registers at each stop, then backwards, and checks that every place it
+// comes back to has the registers it had going forwards: instruction
+// steps undone one by one, a watchpoint found backwards before the write
+// that a step then makes again, a checkpoint restarted twice (from its
+// run, then from an earlier one), and the start of the recording. Going
+// forwards again after all that ends as a plain run does.
+func TestTimelineExact(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (ptrace, pid and mount namespaces)")
+	}
+	bin := buildGuest(t, "racy_counter.c")
+	syms, _ := symbols(t, bin, "worker", "counter")
+	worker, counter := syms["worker"].Value, syms["counter"].Value
+	g := &guestStarter{path: bin}
+	want := g.plainRun()
+	if want.err != nil {
+		t.Skip("cannot run a guest under ptrace here: ", want.err)
+	}
+	s, err := NewSession(g.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := NewTimeline(s, CheckpointOptions{})
+	defer func() {
+		if err := tl.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	regs := func(what string) abi.Regs {
+		t.Helper()
+		st := tl.Where()
+		r, err := s.Regs(st.Tid)
+		if err != nil {
+			t.Fatalf("%s: registers of thread %d: %v", what, st.Tid, err)
+		}
+		return r
+	}
+
+	// Forwards: the breakpoint, then ten single steps.
+	if err := s.SetBreakpoint(worker); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tl.Continue()
+	mustStop(t, "Continue to worker", st, err, ReasonBreakpoint)
+	if err := s.ClearBreakpoint(worker); err != nil {
+		t.Fatal(err)
+	}
+	tid := st.Tid
+	var trail []abi.Regs
+	trail = append(trail, regs("at worker"))
+	for i := 0; i < 10; i++ {
+		st, err = tl.Step(tid, 1)
+		mustStop(t, "Step 1", st, err, ReasonStep)
+		trail = append(trail, regs("a step"))
+	}
+	// Backwards, one instruction at a time, to the breakpoint.
+	for i := len(trail) - 2; i >= 0; i-- {
+		st, err := tl.ReverseStep(tl.Where().Tid)
+		mustStop(t, "ReverseStep", st, err, ReasonStep)
+		if r := regs("a step back"); r != trail[i] {
+			t.Fatalf("%d steps from worker, going back: rip %#x rsp %#x; going forwards it was rip %#x rsp %#x", i, r.Rip, r.Rsp, trail[i].Rip, trail[i].Rsp)
+		}
+	}
+
+	// A watchpoint going forwards, a checkpoint there, on past it.
+	if _, err := s.SetWatchpoint(counter, 8, WatchWrite); err != nil {
+		t.Fatal(err)
+	}
+	st, err = tl.Continue()
+	mustStop(t, "Continue to the counter's write", st, err, ReasonWatchpoint)
+	atWrite := regs("after the write")
+	writer := tl.Where().Tid
+	id, err := tl.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		st, err = tl.Continue()
+		mustStop(t, "Continue to a later write", st, err, ReasonWatchpoint)
+	}
+	later := regs("a later write")
+
+	// Backwards to the previous write: before it, so one step makes it
+	// again.
+	st, err = tl.ReverseContinue()
+	mustStop(t, "ReverseContinue to the write before", st, err, ReasonWatchpoint)
+	before := regs("before the write")
+	st, err = tl.Step(tl.Where().Tid, 1)
+	mustStop(t, "the writing step", st, err, ReasonWatchpoint)
+	if r := regs("the write again"); r.Rip == before.Rip {
+		t.Errorf("the step after ReverseContinue did not move from %#x", before.Rip)
+	}
+
+	// The checkpoint, twice, and forwards to the same place.
+	for i := 0; i < 2; i++ {
+		st, err = tl.RestartCheckpoint(id)
+		mustStop(t, "RestartCheckpoint", st, err, ReasonWatchpoint)
+		if r := regs("at the checkpoint"); r != atWrite || tl.Where().Tid != writer {
+			t.Fatalf("restart %d: rip %#x in thread %d; the checkpoint was made at rip %#x in thread %d", i, r.Rip, tl.Where().Tid, atWrite.Rip, writer)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		st, err = tl.Continue()
+		mustStop(t, "Continue to a later write", st, err, ReasonWatchpoint)
+	}
+	if r := regs("the later write again"); r != later {
+		t.Errorf("the third write after the checkpoint: rip %#x, the first time rip %#x", r.Rip, later.Rip)
+	}
+
+	// The start, and nothing before it.
+	if err := s.ClearWatchpoint(0); err != nil {
+		t.Fatal(err)
+	}
+	st, err = tl.ReverseContinue()
+	if !errors.Is(err, ErrHistoryStart) || st.Reason != ReasonStart {
+		t.Fatalf("ReverseContinue with nothing set: %v, %v; want the start and ErrHistoryStart", st, err)
+	}
+	if _, err := tl.ReverseStep(tl.Where().Tid); !errors.Is(err, ErrHistoryStart) {
+		t.Errorf("ReverseStep at the start: %v, want ErrHistoryStart", err)
+	}
+
+	// And on to the end, as a plain run ends.
+	st, err = tl.Continue()
+	if err != nil || st.Reason != ReasonExited || st.Result.ExitCode != want.res.ExitCode || st.Event != want.events {
+		t.Errorf("Continue to the end: %v, %v; a plain run exits %d after %d events", st, err, want.res.ExitCode, want.events)
+	}
+}
