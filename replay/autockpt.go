@@ -1,8 +1,12 @@
 package replay
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
-// Automatic checkpoints. After each command the Timeline keeps a ladder
+// Automatic checkpoints. A checkpoint of the user's whose run a move used
+// up gets a new one. And after each command the Timeline keeps a ladder
 // of runs at boundaries before where the replay is: one just before it,
 // and others about autoSpacing, 4, 16 and 64 times that further back, so
 // that going back a little costs little, and going back far costs a
@@ -39,9 +43,11 @@ type builder struct {
 	// Timeline is closed.
 	off bool
 	// failed are the rungs a helper could not make (the replay ended
-	// first, or failed): not tried again.
-	failed map[uint64]bool
-	wg     sync.WaitGroup
+	// first, or failed), and failedMine the user's checkpoints: not tried
+	// again.
+	failed     map[uint64]bool
+	failedMine map[*ckpt]bool
+	wg         sync.WaitGroup
 }
 
 // autoCheckpoint starts the helper if the replay needs a run kept nearer.
@@ -51,19 +57,34 @@ func (t *Timeline) autoCheckpoint() {
 	if b.off || b.s != nil || t.pos.inexact {
 		return
 	}
-	cur := t.pos.event() // boundary cur-1: the last one the replay has passed
-	if len(t.pos.moves) == 0 && t.pos.at > 0 {
-		cur = t.pos.at
-	}
-	at := uint64(0)
-	for _, r := range rungs(cur) {
-		if r >= 2 && !b.failed[r] && !t.pool.covered(r, r-min(r, rungSlack(cur, r))) {
-			at = r
+	// A checkpoint of the user's whose run was used up comes first.
+	var mine *ckpt
+	for _, c := range t.pool.list {
+		if c.id > 0 && c.run == nil && !b.failedMine[c] {
+			mine = c
 			break
 		}
 	}
-	if at == 0 {
-		return
+	at := uint64(0)
+	if mine == nil {
+		cur := t.pos.event() // boundary cur-1: the last one the replay has passed
+		if len(t.pos.moves) == 0 && t.pos.at > 0 {
+			cur = t.pos.at
+		}
+		for _, r := range rungs(cur) {
+			if r >= 2 && !b.failed[r] && !t.pool.covered(r, r-min(r, rungSlack(cur, r))) {
+				at = r
+				break
+			}
+		}
+		if at == 0 {
+			return
+		}
+	}
+	target := position{at: at}
+	if mine != nil {
+		target = mine.pos
+		target.moves = slices.Clone(mine.pos.moves)
 	}
 	hs := &Session{start: t.s.start, bps: map[uint64]bool{}, out: t.s.out}
 	b.s, b.idle = hs, make(chan struct{})
@@ -73,24 +94,36 @@ func (t *Timeline) autoCheckpoint() {
 		hs.mu.Lock()
 		err := hs.launch()
 		hs.mu.Unlock()
-		var st Stop
+		// The helper's own Timeline, without checkpoints, brings the
+		// fresh run to the target.
+		ht := &Timeline{s: hs, pos: position{final: hs.LastStop()}}
+		ht.pool.b.off = true
 		if err == nil {
-			st, err = hs.RunToEvent(at - 1)
+			err = ht.goTo(target)
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		run := hs.detachRun()
 		if b.failed == nil {
-			b.failed = map[uint64]bool{}
+			b.failed, b.failedMine = map[uint64]bool{}, map[*ckpt]bool{}
 		}
+		ok := run != nil && err == nil && !b.off && !ht.pos.end && !ht.pos.inexact
 		switch {
-		case run == nil:
+		case !ok && mine != nil:
+			b.failedMine[mine] = true // not again
+		case !ok:
 			b.failed[at] = true
-		case err != nil || b.off || st.Reason != ReasonEvent:
+		case mine != nil && mine.run == nil && slices.Contains(t.pool.list, mine):
+			t.pool.clock++
+			mine.run, mine.used = run, t.pool.clock
+			t.pool.evict(mine)
+			run = nil
+		case mine == nil:
+			t.pool.stash(ht.pos, run, nil)
+			run = nil
+		}
+		if run != nil {
 			_ = killParked(run)
-			b.failed[at] = true // not again
-		default:
-			t.pool.stash(position{at: at, final: st}, run, nil)
 		}
 		b.s = nil
 		close(b.idle)
