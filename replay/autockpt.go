@@ -39,7 +39,7 @@ type builder struct {
 	// does.
 	s    *Session
 	idle chan struct{}
-	// off: no automatic checkpoints (CheckpointOptions.NoAuto), or the
+	// off: no automatic checkpoints (TimelineOptions.NoAuto), or the
 	// Timeline is closed.
 	off bool
 	// failed are the rungs a helper could not make (the replay ended

@@ -20,15 +20,18 @@ import (
 // places costs only the distance between them. A checkpoint's run is used
 // up when the replay goes on from it (its position is kept: going back to
 // it replays from the next run before it). The number of runs kept is
-// bounded (CheckpointOptions.Max); the least recently used automatic one
+// bounded (TimelineOptions.Max); the least recently used automatic one
 // goes first. Their memory is the guests' own (CheckpointInfo.RSS).
 
-// CheckpointOptions bound a Timeline's checkpoints.
-type CheckpointOptions struct {
+// TimelineOptions configure a Timeline.
+type TimelineOptions struct {
 	// Max is how many runs may be set aside at once (0: DefaultCheckpoints).
 	Max int
 	// NoAuto: no automatic checkpoints (autockpt.go).
 	NoAuto bool
+	// Progress, when set, receives a line now and then while a reverse
+	// command steps through a long stretch (count.go).
+	Progress func(string)
 }
 
 // DefaultCheckpoints is the number of runs a Timeline keeps set aside.
@@ -64,7 +67,7 @@ type pool struct {
 	clock  uint64
 }
 
-func (p *pool) init(o CheckpointOptions) {
+func (p *pool) init(o TimelineOptions) {
 	p.max, p.b.off = o.Max, o.NoAuto
 	if p.max <= 0 {
 		p.max = DefaultCheckpoints

@@ -157,6 +157,11 @@ type goal struct {
 	// instruction pointer after each instruction.
 	stepAt uint64
 	trace  *[]uint64
+	// countTid, when set, counts that thread's arrivals at the
+	// instruction breakpoint in debug register countSlot (counted), and
+	// stops at the countNth; other stops (breaks, toEvent) still end the
+	// leg, with Stop.Steps the count.
+	countTid, countSlot, countN, counted int
 }
 
 // DebugRegs is implemented by tracers that reach a stopped thread's
@@ -281,8 +286,11 @@ func (l *layer) setGoal(g goal) {
 // pause stops the run at st and serves the Session until it resumes.
 func (l *layer) pause(st Stop) {
 	st.Event = l.event
-	if l.goal.stepTid != 0 {
+	switch {
+	case l.goal.stepTid != 0:
 		st.Steps = l.goal.steps
+	case l.goal.countTid != 0:
+		st.Steps = l.goal.counted
 	}
 	l.setGoal(goal{})
 	l.intr.Store(false)
@@ -448,6 +456,13 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	}
 	done := c.step && l.count(th)
 	switch {
+	case c.watch >= 0 && l.goal.countTid != 0 && c.watch == l.goal.countSlot:
+		// An arrival the Session counts (Session.countHits).
+		if th.tid == l.goal.countTid {
+			if l.goal.counted++; l.goal.counted >= l.goal.countN {
+				l.pause(Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: l.wps[c.watch].addr, Watch: c.watch})
+			}
+		}
 	case c.watch >= 0 && l.goal.breaks:
 		w := l.wps[c.watch]
 		l.pause(Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: w.addr, Watch: c.watch})

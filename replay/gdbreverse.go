@@ -23,8 +23,11 @@ func (t *GDBTarget) Close() error { return t.tl.Close() }
 func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
 	for {
 		st, err := t.tl.ReverseContinue()
-		if errors.Is(err, ErrHistoryStart) {
+		switch {
+		case errors.Is(err, ErrHistoryStart):
 			return t.atBegin()
+		case errors.Is(err, ErrInterrupted):
+			return t.interrupted()
 		}
 		if err != nil {
 			return t.last, err
@@ -43,8 +46,11 @@ func (t *GDBTarget) ReverseStep(vtid int) (gdbstub.Stop, error) {
 		return t.last, err
 	}
 	st, err := t.tl.ReverseStep(th.Tid)
-	if errors.Is(err, ErrHistoryStart) {
+	switch {
+	case errors.Is(err, ErrHistoryStart):
 		return t.atBegin()
+	case errors.Is(err, ErrInterrupted):
+		return t.interrupted()
 	}
 	if err != nil {
 		return t.last, err
@@ -55,6 +61,19 @@ func (t *GDBTarget) ReverseStep(vtid int) (gdbstub.Stop, error) {
 	}
 	return t.stopped(g), nil
 }
+
+// interrupted is the stop of a reverse command the debugger interrupted:
+// where it began.
+func (t *GDBTarget) interrupted() (gdbstub.Stop, error) {
+	t.intr.Store(false)
+	g, _ := t.convert(t.s.LastStop())
+	g.Kind = gdbstub.StopInterrupt
+	return t.stopped(g), nil
+}
+
+// SetProgress has fn receive a line now and then while a reverse command
+// steps through a long stretch.
+func (t *GDBTarget) SetProgress(fn func(string)) { t.tl.opts.Progress = fn }
 
 // atBegin is the stop at the start of the recording, going backwards.
 func (t *GDBTarget) atBegin() (gdbstub.Stop, error) {

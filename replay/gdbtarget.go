@@ -84,7 +84,7 @@ type TargetProcess struct {
 // NewGDBTarget debugs process p of s, a Session of rec's runs: it replays
 // to p.Event first.
 func NewGDBTarget(rec *Recording, s *Session, p TargetProcess) (*GDBTarget, error) {
-	t := &GDBTarget{s: s, tl: NewTimeline(s, CheckpointOptions{}), rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}}
+	t := &GDBTarget{s: s, tl: NewTimeline(s, TimelineOptions{}), rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}}
 	s.StopAtSignals(true)
 	if t.exe == "" {
 		t.exe = rec.Settings.Path

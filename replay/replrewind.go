@@ -41,6 +41,10 @@ func (rs *REPLSession) reversed(st Stop, err error) (repl.Stop, error) {
 	return out, nil
 }
 
+// SetProgress has fn receive a line now and then while a reverse command
+// steps through a long stretch.
+func (rs *REPLSession) SetProgress(fn func(string)) { rs.tl.opts.Progress = fn }
+
 // Checkpoint implements repl.Rewinder.
 func (rs *REPLSession) Checkpoint() (int, error) { return rs.tl.Checkpoint() }
 

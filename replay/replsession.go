@@ -50,7 +50,7 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 		return nil, err
 	}
 	defer r.Close()
-	rs := &REPLSession{s: s, tl: NewTimeline(s, CheckpointOptions{}), rec: rec, evs: make([]replEvent, 0, r.Count()), files: map[string]openFile{}}
+	rs := &REPLSession{s: s, tl: NewTimeline(s, TimelineOptions{}), rec: rec, evs: make([]replEvent, 0, r.Count()), files: map[string]openFile{}}
 	pidOf := map[int32]int32{}
 	// open maps a thread to its last syscall entry, until a recorded
 	// result of the same call comes.

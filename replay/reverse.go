@@ -24,7 +24,11 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 	}
 	// Counting runs under other points: the user's are back at the end.
 	defer t.restorePoints(t.s.getPoints())
+	from := t.pos
 	q, err := t.back(t.pos, vtid)
+	if errors.Is(err, ErrInterrupted) {
+		return t.cancelled(from)
+	}
 	if err != nil {
 		return t.pos.final, err
 	}
@@ -39,6 +43,15 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 		}
 	}
 	return st, nil
+}
+
+// cancelled brings the replay back to where an interrupted reverse
+// command began.
+func (t *Timeline) cancelled(from position) (Stop, error) {
+	if err := t.seek(from); err != nil {
+		return t.pos.final, err
+	}
+	return t.pos.final, ErrInterrupted
 }
 
 // restorePoints gives the Session the user's points again.
@@ -75,6 +88,21 @@ func (t *Timeline) back(p position, vtid int) (position, error) {
 		}
 		return t.back(t.pos, vtid)
 	}
+	if m.hitAt != 0 && m.vtid == vtid {
+		// The nth arrival at an address: count from the one before.
+		if m.n > 1 {
+			m.n--
+			q = q.with(m)
+		}
+		cn, err := t.count(q, vtid, points{}, m.hitAt, false, 0)
+		if err != nil {
+			return p, err
+		}
+		if cn.st.Reason != ReasonStep {
+			return p, fmt.Errorf("reverse step: replaying from the arrival of thread %d at %#x before did not come back to the next (got %v)", vtid, m.hitAt, cn.st)
+		}
+		return t.before(cn, vtid, points{})
+	}
 	if p.vtid != vtid {
 		return p, fmt.Errorf("reverse step: thread %d did not make the last stop (thread %d did): select it first", vtid, p.vtid)
 	}
@@ -90,94 +118,29 @@ func (t *Timeline) back(p position, vtid int) (position, error) {
 	if p.final.Reason == ReasonBreakpoint {
 		at = p.final.Addr
 	}
-	st, c, tr, qev, err := t.count(q, vtid, m.pts, at, false, 0)
+	cn, err := t.count(q, vtid, m.pts, at, false, 0)
 	if err != nil {
 		return p, err
 	}
-	if !sameStop(p.final, st) {
-		return p, fmt.Errorf("reverse step: replaying from the last stop of thread %d did not come back to %v (got %v)", vtid, p.final, st)
+	if !sameStop(p.final, cn.st) {
+		return p, fmt.Errorf("reverse step: replaying from the last stop of thread %d did not come back to %v (got %v)", vtid, p.final, cn.st)
 	}
+	return t.before(cn, vtid, m.pts)
+}
+
+// before returns the position one instruction of vtid before where a
+// counting pass ended.
+func (t *Timeline) before(cn counted, vtid int, pts points) (position, error) {
 	switch {
-	case c > 1:
-		return q.with(move{step: true, vtid: vtid, n: c - 1, pts: m.pts, ev: qev, trace: tr}), nil
-	case c == 1:
-		return q, nil
+	case cn.c > 1:
+		return cn.base.with(move{step: true, vtid: vtid, n: cn.c - 1, pts: pts, ev: cn.ev, trace: cn.tr}), nil
+	case cn.c == 1:
+		return cn.base, nil
 	}
-	if err := t.seek(q); err != nil {
-		return p, err
+	if err := t.seek(cn.base); err != nil {
+		return cn.base, err
 	}
 	return t.back(t.pos, vtid)
-}
-
-// A stepTrace is where one thread went, single-stepped from a position:
-// its instruction pointer there (pc0) and after each instruction. A step
-// move that has one replays, when long, as breakpoint hits: to the hth
-// arrival of the thread at the address it ends at, which costs a trap
-// per arrival rather than one per instruction.
-type stepTrace struct {
-	pc0 uint64
-	pcs []uint64
-}
-
-// hitsFrom is the shortest step a trace replays as breakpoint hits.
-const hitsFrom = 16
-
-// count single-steps thread vtid from q under pts until its instruction
-// pointer is at (if set), the run reaches boundary event (toEvent), or a
-// stop of pts; it returns the stop, the instructions, the trace and the
-// events consumed at q.
-func (t *Timeline) count(q position, vtid int, pts points, at uint64, toEvent bool, event uint64) (Stop, int, *stepTrace, uint64, error) {
-	if err := t.seek(q); err != nil {
-		return Stop{}, 0, nil, 0, err
-	}
-	qev := t.pos.event()
-	tid, err := t.hostTid(vtid)
-	if err != nil {
-		return Stop{}, 0, nil, 0, fmt.Errorf("reverse step: %w (at event %d)", err, qev)
-	}
-	if err := t.s.setPoints(pts); err != nil {
-		return Stop{}, 0, nil, 0, err
-	}
-	regs, err := t.s.Regs(tid)
-	if err != nil {
-		return Stop{}, 0, nil, 0, err
-	}
-	tr := &stepTrace{pc0: regs.Rip}
-	c := 0
-	for {
-		st, err := t.s.stepCount(tid, maxSteps-c, at, toEvent, event, &tr.pcs)
-		t.pos = position{at: q.at, final: st, inexact: true}
-		c += st.Steps
-		if err != nil || !toEvent || st.Reason == ReasonEvent || st.Reason == ReasonExited || st.Reason == ReasonInterrupt {
-			return st, c, tr, qev, err
-		}
-	}
-}
-
-// playHits replays step move m, which has a trace, as breakpoint hits.
-func (t *Timeline) playHits(m move, tid int) (Stop, error) {
-	x := m.trace.pcs[m.n-1]
-	h := 0
-	for _, pc := range m.trace.pcs[:m.n] {
-		if pc == x {
-			h++
-		}
-	}
-	if err := t.s.setPoints(points{bps: []uint64{x}}); err != nil {
-		return Stop{}, err
-	}
-	for got := 0; ; {
-		st, err := t.s.Continue()
-		switch {
-		case err != nil || st.Reason == ReasonExited || st.Reason == ReasonInterrupt:
-			return st, err
-		case st.Reason == ReasonBreakpoint && st.Addr == x && st.Tid == tid:
-			if got++; got == h {
-				st.Reason, st.Steps = ReasonStep, m.n
-				return st, nil
-			}
-		}
-	}
 }
 
 // sameStop says whether a counting step ended where a move had: st
@@ -205,15 +168,12 @@ func (t *Timeline) backFromBoundary(p position, vtid int) (position, error) {
 		if p.at > d {
 			q.at = p.at - d
 		}
-		st, c, tr, qev, err := t.count(q, vtid, points{}, 0, true, b)
+		cn, err := t.count(q, vtid, points{}, 0, true, b)
 		if err != nil {
 			return p, err
 		}
-		if st.Reason == ReasonInterrupt {
-			return p, errInterrupted
-		}
-		if c > 0 {
-			return q.with(move{step: true, vtid: vtid, n: c, ev: qev, trace: tr}), nil
+		if cn.c > 0 {
+			return cn.base.with(move{step: true, vtid: vtid, n: cn.c, ev: cn.ev, trace: cn.tr}), nil
 		}
 		if q.at == 0 {
 			return position{}, ErrHistoryStart
@@ -233,6 +193,7 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	user := t.s.getPoints()
 	// The search runs under other points: the user's are back at the end.
 	defer t.restorePoints(user)
+	t0 := t.pos
 	p := t.pos
 	if p.inexact {
 		p = position{at: p.at}
@@ -243,6 +204,9 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	cand, found, err := t.searchMoves(p, user)
 	if err == nil && !found {
 		cand, found, err = t.searchBefore(p, user)
+	}
+	if errors.Is(err, ErrInterrupted) {
+		return t.cancelled(t0)
 	}
 	if err == nil && !found {
 		err = t.seek(position{})
@@ -257,7 +221,9 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	target := cand
 	watchStop := cand.final.Reason == ReasonWatchpoint
 	if watchStop {
-		if target, err = t.back(cand, cand.vtid); err != nil {
+		if target, err = t.back(cand, cand.vtid); errors.Is(err, ErrInterrupted) {
+			return t.cancelled(t0)
+		} else if err != nil {
 			return t.pos.final, err
 		}
 	}
@@ -359,11 +325,11 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 			if st.Reason == ReasonExited || st.Reason == ReasonEvent || st.Reason == ReasonInterrupt {
 				t.pos = position{at: st.Event + 1, end: st.Reason == ReasonExited, final: st, inexact: st.Reason == ReasonInterrupt}
 				if st.Reason == ReasonInterrupt {
-					return position{}, false, errInterrupted
+					return position{}, false, ErrInterrupted
 				}
 				return best, found, nil
 			}
-			own := st.Reason == ReasonStep || owns(m.pts, mp, st)
+			own := st.Reason == ReasonStep || owns(m.pts, mp, st) || m.hitAt != 0 && st.Steps >= remaining
 			if owns(user, mp, st) && !(last && own) {
 				best, found = cur.prefix(len(cur.moves)), true
 				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
@@ -371,8 +337,9 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 			if own {
 				break
 			}
-			if m.step {
-				// A stop of the user's ended the step early: step on.
+			if m.step || m.hitAt != 0 {
+				// A stop of the user's ended the step or the count
+				// early: on.
 				if remaining -= st.Steps; remaining <= 0 {
 					break
 				}
@@ -382,8 +349,9 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 	return best, found, nil
 }
 
-// errInterrupted: Interrupt stopped a reverse command's search.
-var errInterrupted = errors.New("interrupted")
+// ErrInterrupted: Interrupt stopped a reverse command; the replay is back
+// where the command began.
+var ErrInterrupted = errors.New("interrupted")
 
 // searchBefore finds the latest stop of user before p's boundary: it
 // replays the spans between runs set aside (or the start) under user's
@@ -415,7 +383,7 @@ func (t *Timeline) searchBefore(p position, user points) (position, bool, error)
 			if st.Reason == ReasonExited || st.Reason == ReasonEvent || st.Reason == ReasonInterrupt {
 				t.pos = position{at: st.Event + 1, end: st.Reason == ReasonExited, final: st, inexact: st.Reason == ReasonInterrupt}
 				if st.Reason == ReasonInterrupt {
-					return position{}, false, errInterrupted
+					return position{}, false, ErrInterrupted
 				}
 				break
 			}

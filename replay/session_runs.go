@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // What a Timeline needs of a Session beyond its public methods: setting
@@ -185,4 +187,47 @@ func (s *Session) stepCount(tid, n int, at uint64, toEvent bool, event uint64, t
 		}
 		return goal{breaks: true, stepTid: tid, stepN: n, stepAt: at, toEvent: toEvent, event: event, trace: trace}, nil
 	})
+}
+
+// eflagsRF is the resume flag (X86_EFLAGS_RF).
+const eflagsRF = 1 << 16
+
+// errNoFreeSlot: every debug register is taken (countHits).
+var errNoFreeSlot = ErrNoWatchSlot
+
+// countHits runs until thread tid has arrived n times at the instruction
+// at addr, counted with an instruction breakpoint in a free debug
+// register (one trap per arrival, nothing to step over), or until another
+// stop of the Session's points, or event boundary event (toEvent);
+// Stop.Steps is the arrivals counted. errNoFreeSlot when the debug
+// registers are all taken.
+func (s *Session) countHits(tid int, addr uint64, n int, toEvent bool, event uint64) (Stop, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slot := slices.IndexFunc(s.wps[:], func(w watch) bool { return !w.on })
+	if slot < 0 {
+		return Stop{}, errNoFreeSlot
+	}
+	w := watch{on: true, addr: addr, size: 1, kind: WatchExec}
+	if err := s.do(func(l *layer) error { return l.setWatch(slot, w) }); err != nil {
+		return Stop{}, err
+	}
+	st, err := s.resume(func(l *layer) (goal, error) {
+		return goal{breaks: true, toEvent: toEvent, event: event, countTid: tid, countSlot: slot, countN: n}, nil
+	})
+	if s.r != nil && !s.r.ended {
+		_ = s.do(func(l *layer) error {
+			if st.Reason == ReasonWatchpoint && st.Watch == slot {
+				// The trap set the resume flag, which the thread would
+				// not have here without it (and the register is gone).
+				var r abi.Regs
+				if l.inner.GetRegs(tid, &r) == nil && r.Eflags&eflagsRF != 0 {
+					r.Eflags &^= eflagsRF
+					_ = l.inner.SetRegs(tid, &r)
+				}
+			}
+			return l.setWatch(slot, s.wps[slot])
+		})
+	}
+	return st, err
 }

@@ -46,14 +46,17 @@ type Timeline struct {
 	pool pool
 	// noRun: the Session has no current run (Checkpoint took it).
 	noRun bool
+	opts  TimelineOptions
 }
 
 // A move is one resume of the run: a continue (to a boundary when until
-// is set) or a step of n instructions of thread vtid, under pts.
+// is set), a step of n instructions of thread vtid, under pts, or (hitAt
+// set) a run to thread vtid's nth arrival at address hitAt (count.go).
 type move struct {
 	step  bool
 	vtid  int
 	n     int
+	hitAt uint64
 	until uint64 // 1 + the boundary a continue also stops at; 0: none
 	pts   points
 	// ev is the number of events consumed where the move began, and
@@ -64,7 +67,7 @@ type move struct {
 }
 
 func (m move) equal(o move) bool {
-	return m.step == o.step && m.vtid == o.vtid && m.n == o.n && m.until == o.until && m.pts.equal(o.pts)
+	return m.step == o.step && m.vtid == o.vtid && m.n == o.n && m.hitAt == o.hitAt && m.until == o.until && m.pts.equal(o.pts)
 }
 
 // position is a place of the replay a Timeline can return to.
@@ -141,8 +144,8 @@ var ErrHistoryStart = errors.New("no more reverse-execution history")
 
 // NewTimeline runs s forwards and backwards. s must be at its start; the
 // Timeline owns it from now on (Close closes both).
-func NewTimeline(s *Session, opts CheckpointOptions) *Timeline {
-	t := &Timeline{s: s}
+func NewTimeline(s *Session, opts TimelineOptions) *Timeline {
+	t := &Timeline{s: s, opts: opts}
 	t.pos = position{final: s.LastStop()}
 	t.pool.init(opts)
 	return t
@@ -334,13 +337,25 @@ func (t *Timeline) play(m move) (Stop, error) {
 		return Stop{}, err
 	}
 	switch {
+	case m.hitAt != 0:
+		tid, err := t.hostTid(m.vtid)
+		if err != nil {
+			return Stop{}, err
+		}
+		if len(m.pts.bps) > 0 || m.pts.wps != (points{}).wps {
+			// A reverse search's leg: its points' stops show; Steps
+			// counts the arrivals before the stop.
+			st, _, err := t.hits(tid, m.hitAt, m.n, false, 0)
+			return st, err
+		}
+		return t.playHitsAt(tid, m.hitAt, m.n)
 	case m.step:
 		tid, err := t.hostTid(m.vtid)
 		if err != nil {
 			return Stop{}, err
 		}
 		if tr := m.trace; tr != nil && m.n >= hitsFrom && m.n <= len(tr.pcs) && tr.pcs[m.n-1] != tr.pc0 && tr.pcs[m.n-1] != 0 {
-			return t.playHits(m, tid)
+			return t.playTraced(m, tid)
 		}
 		return t.s.Step(tid, m.n)
 	case m.until > 0:

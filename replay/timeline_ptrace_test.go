@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -31,7 +32,7 @@ func TestTimelineExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := NewTimeline(s, CheckpointOptions{})
+	tl := NewTimeline(s, TimelineOptions{})
 	defer func() {
 		if err := tl.Close(); err != nil {
 			t.Error(err)
@@ -134,5 +135,53 @@ func TestTimelineExact(t *testing.T) {
 	st, err = tl.Continue()
 	if err != nil || st.Reason != ReasonExited || st.Result.ExitCode != want.res.ExitCode || st.Event != want.events {
 		t.Errorf("Continue to the end: %v, %v; a plain run exits %d after %d events", st, err, want.res.ExitCode, want.events)
+	}
+}
+
+// TestTimelineLongLoop goes back one instruction from the call that
+// follows a loop of 50,000 iterations without a system call: the
+// instruction counting anchors on the loop rather than stepping all of it
+// (its progress lines say so), and lands where a step forwards leaves the
+// same registers as before.
+func TestTimelineLongLoop(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (ptrace, pid and mount namespaces)")
+	}
+	bin := buildGuest(t, "long_loop.c")
+	syms, _ := symbols(t, bin, "after")
+	g := &guestStarter{path: bin}
+	if want := g.plainRun(); want.err != nil {
+		t.Skip("cannot run a guest under ptrace here: ", want.err)
+	}
+	s, err := NewSession(g.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress []string
+	tl := NewTimeline(s, TimelineOptions{Progress: func(m string) { progress = append(progress, m) }})
+	defer tl.Close()
+	if err := s.SetBreakpoint(syms["after"].Value); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tl.Continue()
+	mustStop(t, "Continue to after", st, err, ReasonBreakpoint)
+	at, _ := s.Regs(st.Tid)
+	st, err = tl.ReverseStep(st.Tid)
+	mustStop(t, "ReverseStep from after", st, err, ReasonStep)
+	back, _ := s.Regs(st.Tid)
+	if back.Rip == at.Rip || back.Rsp != at.Rsp+8 {
+		t.Errorf("one instruction back from after: rip %#x rsp %#x; want the call, with rsp %#x", back.Rip, back.Rsp, at.Rsp+8)
+	}
+	st, err = tl.Step(st.Tid, 1)
+	mustStop(t, "Step forwards again", st, err, ReasonStep)
+	if r, _ := s.Regs(st.Tid); r != at {
+		t.Errorf("a step forwards from there: rip %#x rsp %#x; want rip %#x rsp %#x as at after", r.Rip, r.Rsp, at.Rip, at.Rsp)
+	}
+	anchored := false
+	for _, m := range progress {
+		anchored = anchored || strings.Contains(m, "passes through")
+	}
+	if !anchored {
+		t.Errorf("going back did not anchor on the loop; progress: %q", progress)
 	}
 }

@@ -61,6 +61,7 @@ func reverseCmds(addr string) []string {
 		"reverse-next",
 		"reverse-finish",
 		"reverse-continue",
+		"reverse-continue", // at the first event
 		"continue",
 		"continue",
 		"continue",
@@ -108,6 +109,7 @@ func TestGDBReverse(t *testing.T) {
 		mustMatch(t, lineRE("corrupt", computeLine), tr.out(t, "reverse-next", 1), "the second reverse-next (the line before)")
 		mustMatch(t, lineRE("corrupter", callLine), tr.out(t, "reverse-finish", 0), "reverse-finish (the call)")
 		mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-continue", 1), "reverse-continue with no write before")
+		mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-continue", 2), "reverse-continue at the first event")
 		mustMatch(t, regexp.MustCompile(`(?s)hit Hardware watchpoint \d+: -location balance\n\nOld value = 100\nNew value = -293\n`), tr.out(t, "continue", 1), "continue forwards to the write")
 		mustMatch(t, regexp.MustCompile(`(?m)received signal SIGABRT, Aborted\.$`), tr.out(t, "continue", 2), "continue to the abort again")
 		mustMatch(t, regexp.MustCompile(`(?m)^Program terminated with signal SIGABRT, Aborted\.$`), tr.out(t, "continue", 3), "continue to the end")

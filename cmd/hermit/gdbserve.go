@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"net"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hermitdbg/hermit/gdbstub"
 	"github.com/hermitdbg/hermit/replay"
@@ -71,6 +73,7 @@ func serveGDB(cfg serveConfig) int {
 		return fail("%v", err)
 	}
 	defer t.Close()
+	t.SetProgress(reverseProgress())
 	if cfg.hasGoto {
 		st, err := t.Goto(cfg.gotoEvent)
 		if err != nil {
@@ -247,4 +250,20 @@ func shellQuote(s string) string {
 		}
 	}
 	return s
+}
+
+// reverseProgress returns what shows a long reverse command's progress:
+// a line on stderr at most once a second, when stderr is a terminal
+// (nil otherwise: logs get nothing).
+func reverseProgress() func(string) {
+	if ptrace.StdioKind(os.Stderr) != "tty" {
+		return nil
+	}
+	var last time.Time
+	return func(msg string) {
+		if time.Since(last) >= time.Second {
+			last = time.Now()
+			fmt.Fprintf(os.Stderr, "hermit: %s (^C stops)\n", msg)
+		}
+	}
 }

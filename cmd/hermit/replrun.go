@@ -42,6 +42,7 @@ func runREPL(cfg replConfig) int {
 		return replayFail("%s: %v", dir, err)
 	}
 	defer rs.Close()
+	rs.SetProgress(reverseProgress())
 	r := repl.New(rs, os.Stdout)
 	interactive := len(cfg.exs) == 0 && cfg.batch == "" && repl.IsTerminal(os.Stdin)
 	if interactive {

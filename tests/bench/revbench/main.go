@@ -127,7 +127,7 @@ func moves(rec *replay.Recording, mark uint64, auto bool, row func(string, time.
 	if err != nil {
 		return err
 	}
-	tl := replay.NewTimeline(s, replay.CheckpointOptions{NoAuto: !auto})
+	tl := replay.NewTimeline(s, replay.TimelineOptions{NoAuto: !auto})
 	defer tl.Close()
 	last := rec.Events - 3 // before exit_group and the end
 	begin := time.Now()
