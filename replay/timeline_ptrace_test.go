@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -183,5 +184,57 @@ func TestTimelineLongLoop(t *testing.T) {
 	}
 	if !anchored {
 		t.Errorf("going back did not anchor on the loop; progress: %q", progress)
+	}
+}
+
+// TestTimelineInterrupt: an Interrupt (the debugger's ^C) during a long
+// reverse step cancels it: the replay is back where the command began,
+// and goes on from there.
+func TestTimelineInterrupt(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (ptrace, pid and mount namespaces)")
+	}
+	bin := buildGuest(t, "long_loop.c")
+	syms, _ := symbols(t, bin, "after")
+	g := &guestStarter{path: bin}
+	if want := g.plainRun(); want.err != nil {
+		t.Skip("cannot run a guest under ptrace here: ", want.err)
+	}
+	s, err := NewSession(g.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := NewTimeline(s, TimelineOptions{})
+	defer tl.Close()
+	if err := s.SetBreakpoint(syms["after"].Value); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tl.Continue()
+	mustStop(t, "Continue to after", st, err, ReasonBreakpoint)
+	at, _ := s.Regs(st.Tid)
+	done := make(chan struct{})
+	go func() {
+		// Again and again: one between two legs of the command is lost.
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+				s.Interrupt()
+			}
+		}
+	}()
+	_, err = tl.ReverseStep(st.Tid)
+	close(done)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("ReverseStep interrupted: %v, want ErrInterrupted", err)
+	}
+	here := tl.Where()
+	if r, _ := s.Regs(here.Tid); r != at || here.Reason != ReasonBreakpoint {
+		t.Errorf("after the interrupted reverse step: %v, rip %#x; want the breakpoint at after, rip %#x", here, r.Rip, at.Rip)
+	}
+	st, err = tl.Continue()
+	if err != nil || st.Reason != ReasonExited {
+		t.Errorf("Continue to the end after the interrupt: %v, %v", st, err)
 	}
 }
