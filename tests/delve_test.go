@@ -211,7 +211,8 @@ func runDelve(t *testing.T, dlv, paranoid string, env []string, script []dlvStep
 // reverseScript goes backwards through gochan with Delve: rewind from the
 // second breakpoint hit to the first (the same square), rev next to the line
 // before, a checkpoint there, forwards past two hits and restart c1 back
-// to it, then on to the end.
+// to it, rev step to the line before and rev stepout to work's caller,
+// then on to the end.
 func reverseScript(sendLine int) []dlvStep {
 	var script []dlvStep
 	add := func(cmd string, check func(string) error) { script = append(script, dlvStep{cmd, check}) }
@@ -247,6 +248,9 @@ func reverseScript(sendLine int) []dlvStep {
 	add("restart c1", func(string) error { return nil })
 	add("continue", hit)
 	add("print square", same(&first, "square at the first hit, after the restart"))
+	add("rev step", contains(fmt.Sprintf("main.go:%d", sendLine-1)))
+	add("continue", hit)
+	add("rev stepout", matches(`> main\.main\.gowrap1\(\) \S*main\.go:\d+`)) // work's caller
 	add("clearall", contains("Breakpoint 1 cleared"))
 	add("continue", matches(fmt.Sprintf(`Process \d+ has exited with status %d\b`, gochanExit)))
 	return script
