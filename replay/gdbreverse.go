@@ -23,14 +23,8 @@ func (t *GDBTarget) Close() error { return t.tl.Close() }
 func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
 	for {
 		st, err := t.tl.ReverseContinue()
-		switch {
-		case errors.Is(err, ErrHistoryStart):
-			return t.atBegin()
-		case errors.Is(err, ErrInterrupted):
-			return t.interrupted()
-		}
-		if err != nil {
-			return t.last, err
+		if g, done, err := t.reverseEnd(err); done {
+			return g, err
 		}
 		g, ours := t.convert(st)
 		if ours || t.intr.Swap(false) {
@@ -46,20 +40,30 @@ func (t *GDBTarget) ReverseStep(vtid int) (gdbstub.Stop, error) {
 		return t.last, err
 	}
 	st, err := t.tl.ReverseStep(th.Tid)
-	switch {
-	case errors.Is(err, ErrHistoryStart):
-		return t.atBegin()
-	case errors.Is(err, ErrInterrupted):
-		return t.interrupted()
-	}
-	if err != nil {
-		return t.last, err
+	if g, done, err := t.reverseEnd(err); done {
+		return g, err
 	}
 	g, _ := t.convert(st)
 	if g.Kind == gdbstub.StopStart || g.Kind == gdbstub.StopBreakpoint {
 		g = gdbstub.Stop{Kind: gdbstub.StopStep, Tid: vtid}
 	}
 	return t.stopped(g), nil
+}
+
+// reverseEnd handles a reverse command's error: the start of the
+// recording, an interrupt, a failure (done set), or none.
+func (t *GDBTarget) reverseEnd(err error) (g gdbstub.Stop, done bool, _ error) {
+	switch {
+	case err == nil:
+		return g, false, nil
+	case errors.Is(err, ErrHistoryStart):
+		g, err = t.atBegin()
+	case errors.Is(err, ErrInterrupted):
+		g, err = t.interrupted()
+	default:
+		g = t.last
+	}
+	return g, true, err
 }
 
 // interrupted is the stop of a reverse command the debugger interrupted:

@@ -260,6 +260,11 @@ func (s *Session) kill() error {
 		return nil
 	}
 	s.r = nil
+	return r.end()
+}
+
+// end kills the run, paused or ended, and waits until its guest is gone.
+func (r *dbgRun) end() error {
 	if !r.ended {
 		c := sessCmd{resume: true, done: make(chan error, 1), do: func() error {
 			r.l.kill()

@@ -3,7 +3,6 @@ package replay
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -85,24 +84,7 @@ func (s *Session) launchRun() error {
 }
 
 // killParked ends a run set aside.
-func killParked(p *parked) error {
-	r := p.r
-	if !r.ended {
-		c := sessCmd{resume: true, done: make(chan error, 1), do: func() error {
-			r.l.kill()
-			r.runner.Kill()
-			return nil
-		}}
-		r.cmds <- c
-		<-c.done
-	}
-	select {
-	case <-r.done:
-		return nil
-	case <-time.After(killTimeout):
-		return fmt.Errorf("the killed run did not end within %v", killTimeout)
-	}
-}
+func killParked(p *parked) error { return p.r.end() }
 
 // syncPoints makes the current run's breakpoints and watchpoints the
 // Session's; a breakpoint whose page is not mapped yet goes in when it

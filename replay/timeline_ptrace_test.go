@@ -145,29 +145,10 @@ func TestTimelineExact(t *testing.T) {
 // (its progress lines say so), and lands where a step forwards leaves the
 // same registers as before.
 func TestTimelineLongLoop(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (ptrace, pid and mount namespaces)")
-	}
-	bin := buildGuest(t, "long_loop.c")
-	syms, _ := symbols(t, bin, "after")
-	g := &guestStarter{path: bin}
-	if want := g.plainRun(); want.err != nil {
-		t.Skip("cannot run a guest under ptrace here: ", want.err)
-	}
-	s, err := NewSession(g.start)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var progress []string
-	tl := NewTimeline(s, TimelineOptions{Progress: func(m string) { progress = append(progress, m) }})
-	defer tl.Close()
-	if err := s.SetBreakpoint(syms["after"].Value); err != nil {
-		t.Fatal(err)
-	}
-	st, err := tl.Continue()
-	mustStop(t, "Continue to after", st, err, ReasonBreakpoint)
+	s, tl, st := atAfterLoop(t, TimelineOptions{Progress: func(m string) { progress = append(progress, m) }})
 	at, _ := s.Regs(st.Tid)
-	st, err = tl.ReverseStep(st.Tid)
+	st, err := tl.ReverseStep(st.Tid)
 	mustStop(t, "ReverseStep from after", st, err, ReasonStep)
 	back, _ := s.Regs(st.Tid)
 	if back.Rip == at.Rip || back.Rsp != at.Rsp+8 {
@@ -187,10 +168,11 @@ func TestTimelineLongLoop(t *testing.T) {
 	}
 }
 
-// TestTimelineInterrupt: an Interrupt (the debugger's ^C) during a long
-// reverse step cancels it: the replay is back where the command began,
-// and goes on from there.
-func TestTimelineInterrupt(t *testing.T) {
+// atAfterLoop starts a Timeline over long_loop and brings it to the
+// breakpoint at after, past the loop; the Timeline is closed at the end
+// of the test.
+func atAfterLoop(t *testing.T, opts TimelineOptions) (*Session, *Timeline, Stop) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (ptrace, pid and mount namespaces)")
 	}
@@ -204,13 +186,20 @@ func TestTimelineInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := NewTimeline(s, TimelineOptions{})
-	defer tl.Close()
+	tl := NewTimeline(s, opts)
+	t.Cleanup(func() { tl.Close() })
 	if err := s.SetBreakpoint(syms["after"].Value); err != nil {
 		t.Fatal(err)
 	}
 	st, err := tl.Continue()
-	mustStop(t, "Continue to after", st, err, ReasonBreakpoint)
+	return s, tl, mustStop(t, "Continue to after", st, err, ReasonBreakpoint)
+}
+
+// TestTimelineInterrupt: an Interrupt (the debugger's ^C) during a long
+// reverse step cancels it: the replay is back where the command began,
+// and goes on from there.
+func TestTimelineInterrupt(t *testing.T) {
+	s, tl, st := atAfterLoop(t, TimelineOptions{})
 	at, _ := s.Regs(st.Tid)
 	done := make(chan struct{})
 	go func() {
@@ -224,7 +213,7 @@ func TestTimelineInterrupt(t *testing.T) {
 			}
 		}
 	}()
-	_, err = tl.ReverseStep(st.Tid)
+	_, err := tl.ReverseStep(st.Tid)
 	close(done)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("ReverseStep interrupted: %v, want ErrInterrupted", err)

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/hermitdbg/hermit/tests/bench/internal/cguest"
 )
 
 const guest = `#include <sched.h>
@@ -43,23 +45,12 @@ func main() {
 }
 
 func run(hermit string, events, runs int) error {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		fmt.Println("replbench: skipped: no C compiler (apt-get install gcc)")
-		return nil
-	}
-	work, err := os.MkdirTemp("", "replbench-")
-	if err != nil {
+	work, bin, ok, err := cguest.Build("replbench", guest)
+	if !ok {
 		return err
 	}
 	defer os.RemoveAll(work)
-	src, bin, tr := filepath.Join(work, "yield.c"), filepath.Join(work, "yield"), filepath.Join(work, "trace")
-	if err := os.WriteFile(src, []byte(guest), 0o600); err != nil {
-		return err
-	}
-	if out, err := exec.Command(cc, "-O1", "-o", bin, src).CombinedOutput(); err != nil {
-		return fmt.Errorf("cc: %v\n%s", err, out)
-	}
+	tr := filepath.Join(work, "trace")
 	env := append(os.Environ(), "HERMIT_CACHE_DIR="+filepath.Join(work, "cache"), "HERMIT_TRACE_DIR="+work)
 	if out, err := command(env, hermit, "record", "-o", tr, "--", bin, strconv.Itoa(events)).CombinedOutput(); err != nil {
 		return fmt.Errorf("hermit record: %v\n%s", err, out)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"github.com/hermitdbg/hermit/replay"
+	"github.com/hermitdbg/hermit/tests/bench/internal/cguest"
 )
 
 // The guest yields n times and calls mark once, 1,000 yields before the
@@ -58,27 +59,16 @@ func main() {
 }
 
 func run(hermit string, events int) error {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		fmt.Println("revbench: skipped: no C compiler (apt-get install gcc)")
-		return nil
-	}
 	if os.Geteuid() != 0 {
 		fmt.Println("revbench: skipped: replays need root (ptrace, pid and mount namespaces)")
 		return nil
 	}
-	work, err := os.MkdirTemp("", "revbench-")
-	if err != nil {
+	work, bin, ok, err := cguest.Build("revbench", guest)
+	if !ok {
 		return err
 	}
 	defer os.RemoveAll(work)
-	src, bin, tr := filepath.Join(work, "yield.c"), filepath.Join(work, "yield"), filepath.Join(work, "trace")
-	if err := os.WriteFile(src, []byte(guest), 0o600); err != nil {
-		return err
-	}
-	if out, err := exec.Command(cc, "-O1", "-o", bin, src).CombinedOutput(); err != nil {
-		return fmt.Errorf("cc: %v\n%s", err, out)
-	}
+	tr := filepath.Join(work, "trace")
 	cache := filepath.Join(work, "cache")
 	os.Setenv("HERMIT_CACHE_DIR", cache)
 	env := append(os.Environ(), "HERMIT_TRACE_DIR="+work)
