@@ -43,7 +43,13 @@ the first difference, says where, and exits 125.
 Thread ids and pids the debugger shows are the ones the recorded program
 saw; the program's files (executable, libraries) are served from the
 trace, so the debugger needs no local copy. A recording cannot change:
-writes to registers or memory are refused.
+writes to registers or memory are refused. Debuggers run backwards:
+gdb's reverse-continue, reverse-stepi, reverse-next, reverse-finish
+(watchpoints fire going backwards) and "monitor checkpoint"; Delve's
+rewind, rev next and checkpoints; the interactive debugger's
+reverse-continue, reverse-stepi and checkpoint. Going back replays
+forwards, exactly, from a run kept paused before the place; the
+program's output is printed once.
 
 Flags:
 `)
