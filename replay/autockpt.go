@@ -11,10 +11,12 @@ import (
 // and others about autoSpacing, 4, 16 and 64 times that further back, so
 // that going back a little costs little, and going back far costs a
 // replay from a rung below. A missing rung is made by a helper run in the
-// background, from the start, nearest rung first, while the user reads
-// (on the other CPU, if there is one); its output goes through the same
-// once-only writer, so nothing shows twice. One helper at a time; the runs
-// kept are bounded like every checkpoint.
+// background, from the start, nearest rung first, while the user reads.
+// It runs on the replay's own CPU, as every run of the recording does (a
+// guest may read its CPU number without a system call), so it competes
+// with the user's commands while it works. Its output goes through the
+// same once-only writer, so nothing shows twice. One helper at a time;
+// the runs kept are bounded like every checkpoint.
 
 // autoSpacing is the first rung's distance below the replay, in events;
 // each further one is 4 times as far.
