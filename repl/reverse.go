@@ -103,7 +103,7 @@ func (r *REPL) cmdReverseContinue(args []string) error {
 		return err
 	}
 	if rw, ok := r.rewinder(); ok {
-		return r.rewindContinue(rw)
+		return r.rewindContinue(rw, "reverse-continue", r.matchEvent)
 	}
 	return r.reverse("reverse-continue", r.matchEvent)
 }

@@ -90,13 +90,14 @@ func (r *REPL) cmdReverseNext(args []string) error {
 }
 
 // rewindContinue is reverse-continue on a Rewinder: the latest code stop
-// before the replay, or the latest event breakpoint, whichever is later.
-func (r *REPL) rewindContinue(rw Rewinder) error {
+// before the replay, or the latest event boundary match accepts (nil:
+// any, as reverse-step wants), whichever is later.
+func (r *REPL) rewindContinue(rw Rewinder, name string, match func(Event) bool) error {
 	at := r.s.Where()
 	if at.Kind == StopStart {
-		return errors.New("reverse-continue: at the start of the recording")
+		return fmt.Errorf("%s: at the start of the recording", name)
 	}
-	m, haveM := r.boundaryBefore(at.Event, 1, r.matchEvent)
+	m, haveM := r.boundaryBefore(at.Event, 1, match)
 	for {
 		st, err := rw.ReverseContinue()
 		switch {
@@ -104,13 +105,15 @@ func (r *REPL) rewindContinue(rw Rewinder) error {
 			if haveM {
 				return r.gotoEvent(m)
 			}
-			r.printf("no breakpoint before this stop; back at the start\n")
+			if name == "reverse-continue" {
+				r.printf("no breakpoint before this stop; back at the start\n")
+			}
 			r.track(st)
 			return r.report(st, nil)
 		case err != nil:
 			return err
 		case haveM && m >= st.Event:
-			// The event breakpoint comes after the code stop.
+			// The event boundary comes after the code stop.
 			return r.gotoEvent(m)
 		case !r.wanted(st):
 			continue // a signal the user did not ask for

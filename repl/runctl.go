@@ -151,7 +151,13 @@ func (r *REPL) cmdReverseStep(args []string) error {
 	// Back to the previous stop, a boundary or a breakpoint hit: where a
 	// step from a breakpoint began.
 	for range n {
-		if err := r.reverse("reverse-step", nil); err != nil {
+		var err error
+		if rw, ok := r.rewinder(); ok {
+			err = r.rewindContinue(rw, "reverse-step", nil)
+		} else {
+			err = r.reverse("reverse-step", nil)
+		}
+		if err != nil {
 			return err
 		}
 	}
