@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -31,50 +32,116 @@ type outputMux struct {
 	wg sync.WaitGroup
 }
 
+// outStream is one stream of one run: the read end of its pipe (non-
+// blocking) and how far the run has written.
+type outStream struct {
+	i   int
+	fd  int
+	off int64
+	eof bool
+}
+
 // outputDrain bounds the wait for killed runs' last output.
 const outputDrain = 5 * time.Second
 
+// Polling intervals of a stream with nothing to read: it backs off from
+// the first to the second while it stays idle.
+const (
+	outputPollMin = time.Millisecond
+	outputPollMax = 50 * time.Millisecond
+)
+
 // pipes returns a run's output pipes: the write ends for the guest (close
-// them once it has them) and starts copying from the read ends.
-func (m *outputMux) pipes() (stdout, stderr *os.File, err error) {
+// them once it has them), and the read ends, which a goroutine polls and
+// sync drains (at every stop, so that what the guest wrote before it
+// comes before what the debugger prints of it).
+func (m *outputMux) pipes() (stdout, stderr *os.File, streams []*outStream, err error) {
 	var ws [2]*os.File
 	for i := range ws {
-		r, w, err := os.Pipe()
-		if err != nil {
+		var fds [2]int
+		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
 			for _, f := range ws[:i] {
 				f.Close()
 			}
-			return nil, nil, err
+			for _, st := range streams {
+				syscall.Close(st.fd)
+			}
+			return nil, nil, nil, err
 		}
-		ws[i] = w
+		if err := syscall.SetNonblock(fds[0], true); err != nil {
+			syscall.Close(fds[0])
+			syscall.Close(fds[1])
+			return nil, nil, nil, err
+		}
+		ws[i] = os.NewFile(uintptr(fds[1]), "guest output")
+		st := &outStream{i: i, fd: fds[0]}
+		streams = append(streams, st)
 		m.wg.Add(1)
-		go m.copy(i, r)
+		go m.poll(st)
 	}
-	return ws[0], ws[1], nil
+	return ws[0], ws[1], streams, nil
 }
 
-// copy passes on stream i of one run until every writer is gone.
-func (m *outputMux) copy(i int, r *os.File) {
+// poll passes on a stream as it comes, until every writer is gone.
+func (m *outputMux) poll(st *outStream) {
 	defer m.wg.Done()
-	defer r.Close()
-	buf := make([]byte, 32<<10)
-	var off int64
+	wait := outputPollMin
 	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			m.write(i, off, buf[:n])
-			off += int64(n)
-		}
-		if err != nil {
+		m.mu.Lock()
+		n := m.read(st)
+		eof := st.eof
+		m.mu.Unlock()
+		switch {
+		case eof:
+			syscall.Close(st.fd)
 			return
+		case n > 0:
+			wait = outputPollMin
+		default:
+			wait = min(2*wait, outputPollMax)
 		}
+		time.Sleep(wait)
+	}
+}
+
+// sync passes on everything the run's streams hold now.
+func (m *outputMux) sync(streams []*outStream) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range streams {
+		m.read(st)
+	}
+}
+
+// read passes on what st holds, and returns how many bytes it read.
+// Preconditions: mu held.
+func (m *outputMux) read(st *outStream) int {
+	if st.eof {
+		return 0
+	}
+	var buf [32 << 10]byte
+	total := 0
+	for {
+		n, err := syscall.Read(st.fd, buf[:])
+		if n > 0 {
+			m.write(st.i, st.off, buf[:n])
+			st.off += int64(n)
+			total += n
+			continue
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if n == 0 && err == nil {
+			st.eof = true
+		}
+		return total
 	}
 }
 
 // write passes on what of b, at offset off of stream i, is new.
+// Preconditions: mu held.
 func (m *outputMux) write(i int, off int64, b []byte) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	end := off + int64(len(b))
 	if end <= m.hw[i] {
 		return

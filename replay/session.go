@@ -75,6 +75,8 @@ type dbgRun struct {
 	done chan struct{}
 	// ended: the run has reported its exit. Protected by Session.mu.
 	ended bool
+	// outs are its output streams, when the Session passes output on.
+	outs []*outStream
 }
 
 // sessCmd is work for the run's goroutine; a resume command, once do
@@ -127,7 +129,7 @@ func (s *Session) launch() error {
 	var h Hooks
 	if s.out != nil {
 		var err error
-		if h.Stdout, h.Stderr, err = s.out.pipes(); err != nil {
+		if h.Stdout, h.Stderr, r.outs, err = s.out.pipes(); err != nil {
 			return fmt.Errorf("starting a run: %w", err)
 		}
 		defer h.Stdout.Close()
@@ -243,6 +245,10 @@ func (s *Session) resume(setup func(l *layer) (goal, error)) (Stop, error) {
 		return Stop{}, err
 	}
 	rep := <-r.reports
+	if s.out != nil {
+		// What the guest wrote before the stop, before the stop.
+		s.out.sync(r.outs)
+	}
 	s.last, s.boundary = rep.stop, rep.boundary
 	if rep.stop.Reason == ReasonExited {
 		r.ended = true
