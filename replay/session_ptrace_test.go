@@ -109,6 +109,23 @@ func (r *guestRun) Run() (detcore.Result, error) {
 	return res, err
 }
 
+// guestSession runs bin once without a debugger (skipping t if it cannot
+// run under ptrace here) and starts a Session of its runs; the caller
+// closes it.
+func guestSession(t *testing.T, bin string) (*guestStarter, plainOutcome, *Session) {
+	t.Helper()
+	g := &guestStarter{path: bin}
+	want := g.plainRun()
+	if want.err != nil {
+		t.Skip("cannot run a guest under ptrace here: ", want.err)
+	}
+	s, err := NewSession(g.start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, want, s
+}
+
 // lockedThread runs f on a goroutine locked to a thread of its own, which
 // ends with it (ptrace binds the guest to it).
 func lockedThread[T any](f func() T) T {
@@ -544,15 +561,7 @@ func TestSessionBreakpointsInEveryProcess(t *testing.T) {
 		t.Run(c.src, func(t *testing.T) {
 			bin := buildGuest(t, c.src)
 			addr := lineAddr(t, bin, c.src, c.line)
-			g := &guestStarter{path: bin}
-			want := g.plainRun()
-			if want.err != nil {
-				t.Skip("cannot run a guest under ptrace here: ", want.err)
-			}
-			s, err := NewSession(g.start)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, want, s := guestSession(t, bin)
 			defer s.Close()
 			if err := s.SetBreakpoint(addr); err != nil {
 				t.Fatal(err)

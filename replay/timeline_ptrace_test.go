@@ -24,15 +24,7 @@ func TestTimelineExact(t *testing.T) {
 	bin := buildGuest(t, "racy_counter.c")
 	syms, _ := symbols(t, bin, "worker", "counter")
 	worker, counter := syms["worker"].Value, syms["counter"].Value
-	g := &guestStarter{path: bin}
-	want := g.plainRun()
-	if want.err != nil {
-		t.Skip("cannot run a guest under ptrace here: ", want.err)
-	}
-	s, err := NewSession(g.start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, want, s := guestSession(t, bin)
 	tl := NewTimeline(s, TimelineOptions{})
 	defer func() {
 		if err := tl.Close(); err != nil {
@@ -178,14 +170,7 @@ func atAfterLoop(t *testing.T, opts TimelineOptions) (*Session, *Timeline, Stop)
 	}
 	bin := buildGuest(t, "long_loop.c")
 	syms, _ := symbols(t, bin, "after")
-	g := &guestStarter{path: bin}
-	if want := g.plainRun(); want.err != nil {
-		t.Skip("cannot run a guest under ptrace here: ", want.err)
-	}
-	s, err := NewSession(g.start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, s := guestSession(t, bin)
 	tl := NewTimeline(s, opts)
 	t.Cleanup(func() { tl.Close() })
 	if err := s.SetBreakpoint(syms["after"].Value); err != nil {
