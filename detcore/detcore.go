@@ -37,9 +37,13 @@ const (
 	StopExited
 	// StopKilled: the thread is gone, killed by signal Sig.
 	StopKilled
+	// StopUntraced: a thread resumed with ResumeCount is at a syscall the
+	// seccomp filter lets through (Msg is its number), before it runs.
+	// Resumed, the call runs natively.
+	StopUntraced
 )
 
-var stopKindNames = [...]string{"seccomp", "syscall-exit", "clone", "exec", "event", "signal", "exited", "killed"}
+var stopKindNames = [...]string{"seccomp", "syscall-exit", "clone", "exec", "event", "signal", "exited", "killed", "untraced"}
 
 func (k StopKind) String() string {
 	if int(k) < len(stopKindNames) {
@@ -57,6 +61,9 @@ type Stop struct {
 	Msg  uint64
 	// CloneKind is SYS_CLONE, SYS_FORK or SYS_VFORK for StopClone.
 	CloneKind int
+	// Handled counts the syscall stops the tracer handled itself, without
+	// reporting them, since its last report (the exits of counted calls).
+	Handled int
 }
 
 // ResumeMode says how far a resumed thread runs.
@@ -69,6 +76,13 @@ const (
 	ResumeSyscall
 	// ResumeStep executes one instruction.
 	ResumeStep
+	// ResumeCount is ResumeCont that also stops (StopUntraced) before
+	// each syscall the filter lets through, so that a thread making only
+	// such calls still reaches scheduling points (count.go).
+	ResumeCount
+	// ResumeCountStep is ResumeStep that stops at such a call as
+	// ResumeCount does.
+	ResumeCountStep
 )
 
 // FdWait names a guest file descriptor and the poll events a thread waits for.
@@ -225,6 +239,10 @@ type Stats struct {
 	// SpinWaits counts the times a thread that spun on memory was
 	// stopped at its loop's head to wait for another thread (spin.go).
 	SpinWaits int64
+	// Counted counts the syscalls the filter lets through that were
+	// scheduling points, made while other threads (or a deadline) waited
+	// for a thread that made no other (count.go).
+	Counted int64
 	// Retries counts calls that would have blocked in the kernel (a
 	// lock, a semaphore) and waited in the engine to be tried again.
 	Retries int64

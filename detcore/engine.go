@@ -307,9 +307,11 @@ func (e *Engine) stopNow() {
 
 // countStop counts a ptrace stop (exit reports are not stops).
 func (e *Engine) countStop(st Stop) {
+	e.result.Stats.Stops += int64(st.Handled)
+	e.result.Stats.SyscallStops += int64(st.Handled)
 	switch st.Kind {
 	case StopExited, StopKilled:
-	case StopSeccomp, StopSyscallExit:
+	case StopSeccomp, StopSyscallExit, StopUntraced:
 		e.result.Stats.Stops++
 		e.result.Stats.SyscallStops++
 	default:
@@ -387,17 +389,6 @@ func (e *Engine) dropOrder(t *thread) {
 	}
 }
 
-// countWaiting counts threads that could run if the running one stopped.
-func (e *Engine) countWaiting() int {
-	n := 0
-	for _, t := range e.threads {
-		if t.state == tsReady || t.state == tsNew {
-			n++
-		}
-	}
-	return n
-}
-
 // ordered returns the live threads in round-robin (creation) order. The
 // slice is the engine's own: callers must not keep or modify it.
 func (e *Engine) ordered() []*thread { return e.order }
@@ -414,8 +405,8 @@ func (e *Engine) runnable(t *thread) bool {
 	return false
 }
 
-// resume restarts t according to how it parked.
-func (e *Engine) resume(t *thread) error {
+// resumeParked restarts t according to how it parked.
+func (e *Engine) resumeParked(t *thread) error {
 	if !t.started {
 		// Its first stop has not been reported yet: wait for it.
 		if err := e.awaitFirstStop(t); err != nil {
@@ -429,7 +420,7 @@ func (e *Engine) resume(t *thread) error {
 		e.journalNative(t)
 	}
 	t.atSyscall = false
-	mode := ResumeCont
+	mode := t.contMode()
 	switch t.act {
 	case actEmulate:
 		t.regs.OrigRax = ^uint64(0)
@@ -447,7 +438,7 @@ func (e *Engine) resume(t *thread) error {
 	e.running = t
 	if t.spinRecheck {
 		t.spinRecheck = false
-		if mode == ResumeCont && sig == 0 {
+		if mode != ResumeSyscall && sig == 0 {
 			return e.examineSpin(t, true)
 		}
 	}
@@ -550,9 +541,17 @@ func (e *Engine) handleStop(st Stop) error {
 			// replay) is no scheduling point, takes no turn and moves no
 			// clock, as in a run, where it is not intercepted at all:
 			// the same flags give the same schedule in run and record.
-			return e.resume(t)
+			// Unless the thread counts calls: then the run stops there
+			// too (StopUntraced), and so does this.
+			if t.counting && !markedOnly[t.nr] {
+				e.countedTurn(t, t.nr)
+				return nil
+			}
+			return e.resumeParked(t)
 		}
 		return nil
+	case StopUntraced:
+		return e.untraced(t, int(st.Msg))
 	case StopSyscallExit:
 		e.park(t)
 		if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
@@ -597,7 +596,7 @@ func (e *Engine) continueAfterExit(t *thread) error {
 	}
 	t.state = tsRunning
 	e.running = t
-	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

@@ -220,11 +220,23 @@ func TestRunOrder(t *testing.T) {
 			if got := tr.ResumedTids(); !slices.Equal(got, tc.want) {
 				t.Errorf("resumes: got %v, want %v", got, tc.want)
 			}
-			// Every Resume of this guest is a plain continue.
+			// Every Resume of this guest is a continue: a counting one
+			// (count.go) while other threads wait to run, a plain one
+			// for a thread that runs alone.
+			counted := 0
 			for _, r := range tr.Resumes() {
-				if r.Mode != detcore.ResumeCont || r.Sig != 0 {
-					t.Errorf("got resume %+v, want a plain continue", r)
+				if r.Mode == detcore.ResumeCount {
+					counted++
 				}
+				if (r.Mode != detcore.ResumeCont && r.Mode != detcore.ResumeCount) || r.Sig != 0 {
+					t.Errorf("got resume %+v, want a continue", r)
+				}
+			}
+			if tc.n == 1 && counted != 0 {
+				t.Errorf("%d counting resumes of a thread that runs alone, want 0", counted)
+			}
+			if tc.n > 1 && counted == 0 {
+				t.Errorf("no counting resume while %d threads take turns", tc.n)
 			}
 			if res.ExitCode != 0 || res.Signal != 0 {
 				t.Errorf("got exit %d signal %d, want 0 0", res.ExitCode, res.Signal)

@@ -82,7 +82,10 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		e.park(t)
 		return nil
 	}
-	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+	// The new thread waits for its turn: the parent counts its calls
+	// from here (count.go), as at a scheduling point.
+	t.counting = e.contended(t)
+	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil
@@ -139,7 +142,8 @@ func (e *Engine) handleExec(st Stop) error {
 			return err
 		}
 	}
-	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+	t.counting = e.contended(t)
+	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

@@ -163,7 +163,7 @@ func (e *Engine) faultAgain(t *thread, sig int) bool {
 }
 
 func (e *Engine) deliver(t *thread, sig int) error {
-	if err := e.t.Resume(t.tid, ResumeCont, sig); err != nil {
+	if err := e.t.Resume(t.tid, t.contMode(), sig); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

@@ -113,7 +113,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 			}
 		}
 	}
-	if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

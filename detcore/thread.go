@@ -97,6 +97,9 @@ type thread struct {
 	spinNote    func() string
 	spinAt      uint64
 	spinRecheck bool
+	// counting: the thread was last resumed at a scheduling point in
+	// count mode (count.go).
+	counting bool
 	// insnPoints counts the instructions answered (rdtsc, cpuid) since
 	// the thread's turn began (signals.go).
 	insnPoints int

@@ -29,7 +29,7 @@ import (
 //     set in every thread; a thread gets them at its first resume. A hit
 //     traps after the access, with the slot's bit set in DR6.
 //   - Single-stepping thread T turns the engine's ResumeCont resumes of T
-//     into ResumeStep and swallows the traps (DR6.BS set). A stop at an
+//     into ResumeStep (ResumeCount into ResumeCountStep) and swallows the traps (DR6.BS set). A stop at an
 //     intercepted syscall, or any other real event, goes to the engine as
 //     usual, and counting goes on when the engine resumes T. ResumeSyscall
 //     resumes are never changed.
@@ -129,8 +129,10 @@ type lthread struct {
 	// breakpoint at over.
 	over uint64
 	// needOver is the breakpoint the thread stopped at and must step over
-	// when it next runs.
-	needOver uint64
+	// when it next runs; remakeOver is one whose instruction, a syscall a
+	// counting thread stopped at (StopUntraced), runs when it next runs,
+	// the original byte in place.
+	needOver, remakeOver uint64
 	// resultOf is 1 + the event whose call the thread makes next and
 	// whose result the layer wants; exitForResult says the thread was
 	// resumed to that call's exit for it.
@@ -379,7 +381,7 @@ func (l *layer) note(st detcore.Stop) {
 		delete(l.ths, int(st.Msg))
 		l.ths[st.Tid] = &lthread{tid: st.Tid, inSyscall: true}
 		l.rearmExec(st.Tid)
-	case detcore.StopSeccomp, detcore.StopClone, detcore.StopEvent:
+	case detcore.StopSeccomp, detcore.StopUntraced, detcore.StopClone, detcore.StopEvent:
 		l.thread(st.Tid).inSyscall = true
 	case detcore.StopSignal:
 		if st.Sig != abi.SIGTRAP {
@@ -617,20 +619,25 @@ func (l *layer) resume(th *lthread, sig int) error {
 		// be in its first stop yet.
 		_ = l.applyDR(th)
 	}
+	if addr := th.remakeOver; addr != 0 {
+		th.remakeOver = 0
+		return l.stepOver(th, addr, sig, false)
+	}
 	if addr := th.needOver; addr != 0 {
 		th.needOver = 0
 		var r abi.Regs
 		if th.intent != detcore.ResumeSyscall && l.inner.GetRegs(th.tid, &r) == nil && r.Rip == addr && l.armedAt(th.tid, addr) {
-			return l.stepOver(th, addr, sig)
+			return l.stepOver(th, addr, sig, true)
 		}
 	}
 	mode := th.intent
+	runs := mode == detcore.ResumeCont || mode == detcore.ResumeCount
 	switch {
-	case mode == detcore.ResumeCont && l.goal.stepTid == th.tid:
-		mode = detcore.ResumeStep
+	case runs && l.goal.stepTid == th.tid:
+		mode = stepMode(mode)
 		th.ourStep, th.sigStep = true, sig != 0
 		th.resultOf = 0
-	case mode == detcore.ResumeCont && th.resultOf != 0:
+	case runs && th.resultOf != 0:
 		// Through the call to its exit, for its result (see onEvent).
 		mode = detcore.ResumeSyscall
 		th.exitForResult = true
@@ -640,15 +647,29 @@ func (l *layer) resume(th *lthread, sig int) error {
 	return l.inner.Resume(th.tid, mode, sig)
 }
 
-// stepOver runs th over the breakpoint at addr: the original byte goes
-// back, th executes one instruction, the int3 returns. th's stop goes to
-// the queue (after any other thread's that came first), marked so that
-// swallow knows what it ends.
-func (l *layer) stepOver(th *lthread, addr uint64, sig int) error {
-	if err := l.inner.WriteMem(th.tid, addr, []byte{l.bps[addr]}); err != nil {
-		return err
+// stepMode is the single-step that goes with resume mode m: one that
+// stops at the calls a counting thread stops at (detcore/count.go), so
+// that stepping through them takes the turns the recording took.
+func stepMode(m detcore.ResumeMode) detcore.ResumeMode {
+	if m == detcore.ResumeCount || m == detcore.ResumeCountStep {
+		return detcore.ResumeCountStep
 	}
-	if err := l.inner.Resume(th.tid, detcore.ResumeStep, sig); err != nil {
+	return detcore.ResumeStep
+}
+
+// stepOver runs th over the breakpoint at addr: the original byte goes
+// back (unless restore is false: it is there), th executes one
+// instruction, the int3 returns. th's stop goes to the queue (after any
+// other thread's that came first), marked so that swallow knows what it
+// ends. A counting thread whose instruction is a syscall it must stop at
+// first stops before it runs: the int3 waits until the call has run.
+func (l *layer) stepOver(th *lthread, addr uint64, sig int, restore bool) error {
+	if restore {
+		if err := l.inner.WriteMem(th.tid, addr, []byte{l.bps[addr]}); err != nil {
+			return err
+		}
+	}
+	if err := l.inner.Resume(th.tid, stepMode(th.intent), sig); err != nil {
 		_ = l.inner.WriteMem(th.tid, addr, []byte{int3})
 		return err
 	}
@@ -659,6 +680,10 @@ func (l *layer) stepOver(th *lthread, addr uint64, sig int) error {
 		}
 		l.note(st)
 		l.queue = append(l.queue, st)
+		if st.Tid == th.tid && st.Kind == detcore.StopUntraced {
+			th.remakeOver = addr
+			return nil
+		}
 		if st.Tid == th.tid || (st.Kind == detcore.StopExec && int(st.Msg) == th.tid) {
 			break
 		}

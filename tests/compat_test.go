@@ -1,7 +1,10 @@
 package tests
 
 import (
+	"bytes"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,6 +159,39 @@ func TestEscapes(t *testing.T) {
 		// ignoring a pid namespace init's fatal signal (TestRefusals).
 		{"a handled fault again and again at one instruction", cGuest("fault_handled.c"), "recovered from 5 faults at one instruction\n"},
 	})
+}
+
+// TestUntracedLoops: a thread that loops on calls hermit lets through
+// without a stop (gettid, getpid) while what ends its loop needs virtual
+// time (an interval timer's signal) or another thread's turns ends as
+// natively and at once: those calls become scheduling points while others
+// wait (detcore/count.go), so no watchdog preemption, which would make
+// the run unrepeatable, is needed; three runs give one schedule digest.
+func TestUntracedLoops(t *testing.T) {
+	cases := []compatCase{
+		{"an interval timer ends a loop on gettid", cGuest("untraced_loops.c", "timer"), "timer: 20 ticks ended a loop on gettid\n"},
+		{"another thread ends a loop on getpid", cGuest("untraced_loops.c", "threads"), "threads: the worker's flag ended a loop on getpid\n"},
+	}
+	checkCompat(t, cases)
+	digestRE := regexp.MustCompile(`(?m)^  schedule digest: ([0-9a-f]{16})$`)
+	for _, c := range cases {
+		t.Run(c.name+" deterministically", func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			var digests []string
+			for i := 0; i < compatRuns; i++ {
+				r := hermitRun(t, []string{"--summary"}, argv)
+				d := digestRE.FindSubmatch(r.Stderr)
+				if r.Exit != 0 || d == nil || bytes.Contains(r.Stderr, []byte("warning")) || !bytes.Contains(r.Stderr, []byte("nondeterministic points: 0\n")) {
+					t.Fatalf("run %d: want exit 0, no warning, no nondeterministic point; %s", i+1, describe(r))
+				}
+				digests = append(digests, string(d[1]))
+			}
+			if len(slices.Compact(slices.Clone(digests))) != 1 {
+				t.Errorf("schedule digests of %d runs differ: %v", compatRuns, digests)
+			}
+		})
+	}
 }
 
 // TestRefusals: what hermit cannot model ends with one line saying so,

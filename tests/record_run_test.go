@@ -21,6 +21,8 @@ func TestRecordIsRun(t *testing.T) {
 		{"pthreads racy counter", cGuest("racy_counter.c")},
 		// run finds the opens that wait; record stops at every open.
 		{"FIFO opens", cGuest("fifo_open.c")},
+		// Counted calls (detcore/count.go) are scheduling points in both.
+		{"a loop on untraced calls", cGuest("untraced_loops.c", "threads")},
 		{"go goroutines and timers", goGuest("gotimers")},
 		{"python threading", pyGuest("threads.py")},
 		{"shell pipeline", tool("sh", "-c", "seq 1 200 | sort -r | head -3; "+shellJobs)},

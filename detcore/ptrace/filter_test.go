@@ -8,51 +8,16 @@ import (
 	"github.com/hermitdbg/hermit/detcore"
 )
 
-// runFilter interprets the subset of classic BPF that buildFilter emits.
+// runFilter runs prog as seccomp would (runFilter in sysemu.go, which
+// count mode uses to tell the calls the kernel lets through) on a call
+// with arguments whose low halves are args.
 func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, args ...uint32) uint32 {
-	var a uint32
-	for pc := 0; pc < len(prog); pc++ {
-		in := prog[pc]
-		switch in.Code {
-		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
-			switch in.K {
-			case offArch:
-				a = arch
-			case offNr:
-				a = nr
-			default:
-				if i := (int(in.K) - offArgs) / 8; in.K >= offArgs && in.K%8 == 0 && i < 6 {
-					a = 0
-					if i < len(args) {
-						a = args[i]
-					}
-					break
-				}
-				t.Fatalf("load of offset %d", in.K)
-			}
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
-			cond := a == in.K
-			switch in.Code & 0xf0 {
-			case unix.BPF_JGE:
-				cond = a >= in.K
-			case unix.BPF_JSET:
-				cond = a&in.K != 0
-			}
-			if cond {
-				pc += int(in.Jt)
-			} else {
-				pc += int(in.Jf)
-			}
-		case unix.BPF_JMP | unix.BPF_JA:
-			pc += int(in.K)
-		case unix.BPF_RET | unix.BPF_K:
-			return in.K
-		default:
-			t.Fatalf("unexpected instruction %#x at %d", in.Code, pc)
-		}
+	t.Helper()
+	info := syscallInfo{Arch: arch, Nr: uint64(nr)}
+	for i, a := range args {
+		info.Args[i] = uint64(a) | 0xdead<<32
 	}
-	t.Fatal("fell off the end of the filter")
-	return 0
+	return filterAction(prog, &info)
 }
 
 // TestFilterLarge checks that every traced syscall, and only those, is

@@ -88,6 +88,13 @@ type Tracer struct {
 	stdioFiles map[devIno]bool
 	// pidns names the guest's pid namespace (see peerOutside).
 	pidns string
+	// filter is the guest's seccomp program; emus holds the count-mode
+	// state of threads resumed with ResumeCount (sysemu.go).
+	filter []unix.SockFilter
+	emus   map[int]*emuState
+	// handled counts the stops the tracer handled itself since the last
+	// one it reported (Stop.Handled).
+	handled int
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
@@ -113,6 +120,7 @@ func Start(o Options) (*Tracer, int, error) {
 			return nil, 0, fmt.Errorf("pinning to CPU %d: %w", o.CPU, err)
 		}
 	}
+	filter := buildFilter(o.Traced, detcore.MarkedSyscalls())
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		return nil, 0, err
@@ -130,7 +138,7 @@ func Start(o Options) (*Tracer, int, error) {
 		Path: "/proc/self/exe",
 		// The launcher execs Path with argv Argv.
 		Args:       append([]string{"hermit-launcher", o.Path}, o.Argv...),
-		Env:        append(launchEnv(o), envFiles+"="+files),
+		Env:        append(launchEnv(o, filter), envFiles+"="+files),
 		Dir:        launchDir(o),
 		Stdin:      orFile(o.Stdin, os.Stdin),
 		Stdout:     orFile(o.Stdout, os.Stdout),
@@ -154,7 +162,7 @@ func Start(o Options) (*Tracer, int, error) {
 		return nil, 0, explainStart(err)
 	}
 	errW.Close()
-	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID}
+	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID, filter: filter, emus: map[int]*emuState{}}
 	tid, err := t.seizeRoot(errR, o.Argv[0])
 	if err != nil {
 		t.KillAll()
@@ -202,7 +210,7 @@ func CurrentCPU() int {
 	return int(cpu)
 }
 
-func launchEnv(o Options) []string {
+func launchEnv(o Options, filter []unix.SockFilter) []string {
 	env := append([]string(nil), o.Env...)
 	flag := func(b bool) string {
 		if b {
@@ -212,7 +220,7 @@ func launchEnv(o Options) []string {
 	}
 	env = append(env,
 		envMode+"=1",
-		envFilter+"="+encodeFilter(buildFilter(o.Traced, detcore.MarkedSyscalls())),
+		envFilter+"="+encodeFilter(filter),
 		envTSC+"="+flag(o.TrapTSC),
 		envTmp+"="+flag(o.PrivateTmp && o.Root == ""),
 		envErrFd+"=3",
@@ -394,7 +402,14 @@ func (t *Tracer) Wait() (detcore.Stop, error) {
 			sig := int(ws.StopSignal())
 			switch ev := int(ws) >> 16; {
 			case sig == int(unix.SIGTRAP)|0x80:
-				st.Kind = detcore.StopSyscallExit
+				var report bool
+				st, report, err = t.syscallStop(pid, st)
+				if (err == nil && !report) || errors.Is(err, detcore.ErrGone) {
+					// Handled here (count.go), or the thread is gone:
+					// its exit report comes.
+					t.handled++
+					continue
+				}
 			case sig == int(unix.SIGTRAP) && ev == unix.PTRACE_EVENT_SECCOMP:
 				st.Kind = detcore.StopSeccomp
 			case sig == int(unix.SIGTRAP) && (ev == unix.PTRACE_EVENT_CLONE || ev == unix.PTRACE_EVENT_FORK || ev == unix.PTRACE_EVENT_VFORK):
@@ -418,6 +433,7 @@ func (t *Tracer) Wait() (detcore.Stop, error) {
 		default:
 			continue
 		}
+		st.Handled, t.handled = t.handled, 0
 		return st, nil
 	}
 }
@@ -427,18 +443,6 @@ func gone(err error) error {
 		return fmt.Errorf("%w: %v", detcore.ErrGone, err)
 	}
 	return err
-}
-
-// Resume implements detcore.Tracer.Resume.
-func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
-	req := unix.PTRACE_CONT
-	switch mode {
-	case detcore.ResumeSyscall:
-		req = unix.PTRACE_SYSCALL
-	case detcore.ResumeStep:
-		req = unix.PTRACE_SINGLESTEP
-	}
-	return gone(ptraceRaw(req, tid, 0, uintptr(sig)))
 }
 
 // GetRegs implements detcore.Tracer.GetRegs.

@@ -1,0 +1,94 @@
+package detcore
+
+// Count mode: scheduling points at the syscalls hermit does not intercept.
+//
+// A thread that makes only syscalls the seccomp filter lets through
+// (gettid, open and close of regular files, mmap) reaches no scheduling
+// point: while it loops on them, a thread waiting for its turn, or a
+// timer that would end the loop, waits for the watchdog, which finds no
+// spin (the loop makes syscalls) and lets it run on. So at every
+// scheduling point where that would hold others up, the engine resumes
+// the thread with ResumeCount instead of ResumeCont: the tracer then
+// stops it (StopUntraced) before each call the filter allows, and the
+// engine takes a turn there as at an intercepted call, with the clock
+// moving one quantum. The decision is made from the engine's state alone
+// (threads waiting to run, a deadline pending), so it is the same in every
+// run, and it holds until the thread's next scheduling point: the stops
+// hermit makes on its own account between two (a syscall exit, a clone
+// or exec event, a call intercepted only for a journal) resume it as it
+// was resumed there, so that a recording takes the turns a run takes.
+//
+// A counted call costs two ptrace stops (the tracer stops the thread at
+// the call, then makes it again natively); nothing changes for a thread
+// that runs alone with no deadline pending.
+
+// countWaiting counts threads that could run if the running one stopped.
+func (e *Engine) countWaiting() int {
+	n := 0
+	for _, t := range e.threads {
+		if t.state == tsReady || t.state == tsNew {
+			n++
+		}
+	}
+	return n
+}
+
+// resume restarts t, picked at a scheduling point, according to how it
+// parked, counting its calls if others wait (count.go).
+func (e *Engine) resume(t *thread) error {
+	t.counting = e.contended(t)
+	return e.resumeParked(t)
+}
+
+// contended reports whether t, about to be resumed at a scheduling point,
+// would hold up another thread or virtual time if it made no scheduling
+// point for a while: another thread is ready to run or spins waiting for
+// one, or a deadline (a sleep, a timer) is pending.
+func (e *Engine) contended(t *thread) bool {
+	n := e.countWaiting() + e.countSpinning()
+	if t.state == tsReady || t.state == tsNew {
+		n--
+	}
+	if n > 0 {
+		return true
+	}
+	_, ok := e.nextDeadline()
+	return ok
+}
+
+// contMode is how t runs on until its next stop, as decided at its last
+// scheduling point.
+func (t *thread) contMode() ResumeMode {
+	if t.counting {
+		return ResumeCount
+	}
+	return ResumeCont
+}
+
+// untraced handles StopUntraced: t, resumed in count mode, is at a call
+// the filter lets through. It takes a turn there; resumed, the call runs
+// natively. An open is no counted call: a run finds an open that waits
+// (fifo.go), and a recording, which stops at every open, makes the turn
+// of a policy call or none, as the run does.
+func (e *Engine) untraced(t *thread, nr int) error {
+	if markedOnly[nr] {
+		if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+			return e.gone(t, err)
+		}
+		return nil
+	}
+	e.park(t)
+	if e.sigAfter {
+		e.sigAfter = false
+		e.sigEpoch++
+	}
+	e.countedTurn(t, nr)
+	return nil
+}
+
+// countedTurn makes t, stopped at call nr that the engine lets run as it
+// is, wait for its turn as at an intercepted call.
+func (e *Engine) countedTurn(t *thread, nr int) {
+	t.nr, t.act, t.ret = nr, actCont, 0
+	e.result.Stats.Counted++
+}
