@@ -85,7 +85,8 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
   event stops: (\d+)
   scheduler turns: (\d+)
   nondeterministic points: (\d+)
-  schedule digest: ([0-9a-f]{16})
+(?:  counted syscalls: \d+ \(.*\)
+)?  schedule digest: ([0-9a-f]{16})
   cpuid: the host's values \(.*\)
 \z`)
 
