@@ -243,6 +243,9 @@ type Stats struct {
 	// scheduling points, made while other threads (or a deadline) waited
 	// for a thread that made no other (count.go).
 	Counted int64
+	// CountStops counts the ptrace stops count mode made: the entries of
+	// counted calls, and the entries and exits the tracer handled itself.
+	CountStops int64
 	// Retries counts calls that would have blocked in the kernel (a
 	// lock, a semaphore) and waited in the engine to be tried again.
 	Retries int64

@@ -309,6 +309,10 @@ func (e *Engine) stopNow() {
 func (e *Engine) countStop(st Stop) {
 	e.result.Stats.Stops += int64(st.Handled)
 	e.result.Stats.SyscallStops += int64(st.Handled)
+	e.result.Stats.CountStops += int64(st.Handled)
+	if st.Kind == StopUntraced {
+		e.result.Stats.CountStops++
+	}
 	switch st.Kind {
 	case StopExited, StopKilled:
 	case StopSeccomp, StopSyscallExit, StopUntraced:

@@ -414,7 +414,7 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 		fmt.Fprintf(w, "  spin waits: %d (a thread spinning on memory waited at its loop's head for another thread)\n", s.SpinWaits)
 	}
 	if s.Counted > 0 {
-		fmt.Fprintf(w, "  counted syscalls: %d (calls hermit does not intercept, made scheduling points while other threads or a timer waited)\n", s.Counted)
+		fmt.Fprintf(w, "  counted syscalls: %d (calls hermit does not intercept, made scheduling points while other threads or a timer waited; %d ptrace stops)\n", s.Counted, s.CountStops)
 	}
 	if s.Retries > 0 {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
