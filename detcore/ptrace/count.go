@@ -9,30 +9,44 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Count mode (detcore/count.go) with PTRACE_SYSCALL.
+// Count mode (detcore/count.go) with PTRACE_SYSCALL and PTRACE_SYSEMU.
 //
-// A thread resumed with ResumeCount runs under PTRACE_SYSCALL: the kernel
-// stops it at the entry and the exit of every syscall. At an entry the
-// tracer runs hermit's seccomp program on the call (the kernel runs it
-// later: seccomp comes after the entry stop). A call the filter lets
-// through is reported as StopUntraced, before it runs; any other is
-// resumed at once, and the kernel's seccomp stop that follows goes to the
-// engine as in any run. Exits are the tracer's own: it resumes them with
-// PTRACE_SYSCALL, so a counted call costs two stops and an intercepted
-// one three. (PTRACE_SYSEMU would save the exit stop, but it skips the
-// call it stops at, which must then be made again: three stops for every
-// counted call.)
+// A thread resumed with ResumeCount stops at the entry of every syscall,
+// where the tracer runs hermit's seccomp program on the call (the kernel
+// runs it later: seccomp comes after the entry stop). A call the filter
+// lets through is reported as StopUntraced, before it runs; for any other
+// the kernel's seccomp stop follows and goes to the engine as in any run.
+// The request that resumes it depends on where it stands:
+//
+//   - From a seccomp stop, PTRACE_SYSEMU: the call runs with no exit stop,
+//     and the next call stops at its entry, skipped. If it is one for the
+//     kernel's filter, the tracer makes it again at once (back to its
+//     syscall instruction, PTRACE_CONT): two stops for an intercepted
+//     call, one more than outside count mode. If not, it is reported;
+//     resumed, it is made again under PTRACE_SYSCALL, whose exit stop for
+//     the skipped call and entry stop for the new one are the tracer's.
+//   - From anywhere else, PTRACE_SYSCALL: the call runs to an exit stop,
+//     which the tracer takes, so that a thread looping on calls the
+//     filter lets through pays two stops a call.
 //
 // ResumeCountStep is a single step, except at a syscall instruction: that
 // one runs under PTRACE_SYSCALL, to its entry, and the step ends after
-// the call (the next resume from the entry, ResumeCountStep again, single
-// steps it).
+// the call (the next resume from the entry single steps it).
 
 // emuState is the count-mode state of one thread.
 type emuState struct {
 	// count: resumed with ResumeCount or ResumeCountStep, the thread's
 	// syscall stops are the tracer's to classify.
 	count bool
+	// req is the request that last resumed the thread.
+	req int
+	// atSeccomp: the last stop reported was a seccomp stop.
+	atSeccomp bool
+	// skipped: stopped at a call PTRACE_SYSEMU skipped, reported as
+	// StopUntraced; remade: that call is being made again, and after
+	// resumes the thread at the new call's entry.
+	skipped, remade bool
+	after           int
 }
 
 // syscallInfo is struct ptrace_syscall_info (PTRACE_GET_SYSCALL_INFO) for
@@ -54,27 +68,81 @@ func getSyscallInfo(tid int, info *syscallInfo) error {
 
 // Resume implements detcore.Tracer.Resume.
 func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
-	req := unix.PTRACE_CONT
-	switch mode {
-	case detcore.ResumeSyscall:
-		req = unix.PTRACE_SYSCALL
-	case detcore.ResumeStep:
-		req = unix.PTRACE_SINGLESTEP
-	case detcore.ResumeCount:
-		req = unix.PTRACE_SYSCALL
-	case detcore.ResumeCountStep:
-		req = unix.PTRACE_SINGLESTEP
-		if t.atSyscallInsn(tid) {
-			req = unix.PTRACE_SYSCALL
-		}
-	}
+	s := t.emus[tid]
 	counting := mode == detcore.ResumeCount || mode == detcore.ResumeCountStep
-	if s := t.emus[tid]; s != nil {
-		s.count = counting
-	} else if counting {
-		t.emus[tid] = &emuState{count: true}
+	if s == nil && !counting {
+		return gone(ptraceRaw(request(mode), tid, 0, uintptr(sig)))
 	}
+	if s == nil {
+		s = &emuState{}
+		t.emus[tid] = s
+	}
+	s.count, s.remade = counting, false
+	atSeccomp := s.atSeccomp
+	s.atSeccomp = false
+	if s.skipped {
+		s.skipped = false
+		return t.remake(tid, s, mode, sig)
+	}
+	req := request(mode)
+	switch {
+	case mode == detcore.ResumeCount && atSeccomp:
+		req = unix.PTRACE_SYSEMU
+	case mode == detcore.ResumeCountStep && t.atSyscallInsn(tid):
+		req = unix.PTRACE_SYSCALL
+	}
+	return t.resumeReq(tid, s, req, sig)
+}
+
+// request maps a resume mode to its ptrace request, outside the cases
+// Resume decides.
+func request(mode detcore.ResumeMode) int {
+	switch mode {
+	case detcore.ResumeSyscall, detcore.ResumeCount:
+		return unix.PTRACE_SYSCALL
+	case detcore.ResumeStep, detcore.ResumeCountStep:
+		return unix.PTRACE_SINGLESTEP
+	}
+	return unix.PTRACE_CONT
+}
+
+func (t *Tracer) resumeReq(tid int, s *emuState, req, sig int) error {
+	s.req = req
 	return gone(ptraceRaw(req, tid, 0, uintptr(sig)))
+}
+
+// rewind sets tid back to the syscall instruction of the call it is
+// stopped at, its number in rax, so that it makes the call again; it
+// reports false if the call was emulated (orig_rax -1).
+func rewind(tid int) (bool, error) {
+	var r abi.Regs
+	if err := getRegs(tid, &r); err != nil {
+		return false, gone(err)
+	}
+	if int64(r.OrigRax) == -1 {
+		return false, nil
+	}
+	// Two bytes: syscall, sysenter and int $0x80 alike.
+	r.Rip -= 2
+	r.Rax = r.OrigRax
+	return true, gone(setRegs(tid, &r))
+}
+
+// remake resumes tid, at a call PTRACE_SYSEMU skipped, so that the call
+// runs, then on as mode says.
+func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) error {
+	again, err := rewind(tid)
+	if err != nil {
+		return err
+	}
+	req := request(mode)
+	if !again || req == unix.PTRACE_CONT {
+		return t.resumeReq(tid, s, req, sig)
+	}
+	// Through the skipped call's exit and the new call's entry, both the
+	// tracer's; from the entry the call runs as mode says.
+	s.remade, s.after = true, req
+	return t.resumeReq(tid, s, unix.PTRACE_SYSCALL, sig)
 }
 
 // atSyscallInsn reports whether tid's next instruction is a syscall.
@@ -87,25 +155,49 @@ func (t *Tracer) atSyscallInsn(tid int) bool {
 	return insn == [2]byte{0x0f, 0x05}
 }
 
+// seccompStop notes that tid's stop to report is a seccomp stop.
+func (t *Tracer) seccompStop(tid int) {
+	if s := t.emus[tid]; s != nil {
+		s.atSeccomp = true
+	}
+}
+
 // syscallStop classifies a SIGTRAP|0x80 stop of tid. It returns the stop to
 // report, or ok false when the tracer handled the stop itself and the
 // thread runs on.
 func (t *Tracer) syscallStop(tid int, st detcore.Stop) (detcore.Stop, bool, error) {
 	st.Kind = detcore.StopSyscallExit
-	if s := t.emus[tid]; s == nil || !s.count {
+	s := t.emus[tid]
+	if s == nil || (!s.count && !s.remade) {
 		return st, true, nil
 	}
 	var info syscallInfo
 	if err := getSyscallInfo(tid, &info); err != nil {
 		return st, true, gone(err)
 	}
-	if info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY && filterAction(t.filter, &info) == unix.SECCOMP_RET_ALLOW {
+	entry := info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY
+	switch {
+	case s.remade && entry:
+		s.remade = false
+		return st, false, t.resumeReq(tid, s, s.after, 0)
+	case s.remade || !entry:
+		return st, false, t.resumeReq(tid, s, unix.PTRACE_SYSCALL, 0)
+	}
+	emu := s.req == unix.PTRACE_SYSEMU
+	if filterAction(t.filter, &info) == unix.SECCOMP_RET_ALLOW {
+		s.skipped = emu
 		st.Kind, st.Msg = detcore.StopUntraced, info.Nr
 		return st, true, nil
 	}
-	// An exit, or the entry of a call the kernel's filter decides on (its
-	// seccomp stop comes next): on, still counting.
-	return st, false, gone(ptraceRaw(unix.PTRACE_SYSCALL, tid, 0, 0))
+	// One for the kernel's filter: its seccomp stop comes next (the
+	// skipped one made again).
+	if !emu {
+		return st, false, t.resumeReq(tid, s, unix.PTRACE_SYSCALL, 0)
+	}
+	if _, err := rewind(tid); err != nil {
+		return st, true, err
+	}
+	return st, false, t.resumeReq(tid, s, unix.PTRACE_CONT, 0)
 }
 
 // filterAction runs the classic BPF program prog, as seccomp would, on a

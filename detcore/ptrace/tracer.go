@@ -412,6 +412,7 @@ func (t *Tracer) Wait() (detcore.Stop, error) {
 				}
 			case sig == int(unix.SIGTRAP) && ev == unix.PTRACE_EVENT_SECCOMP:
 				st.Kind = detcore.StopSeccomp
+				t.seccompStop(pid)
 			case sig == int(unix.SIGTRAP) && (ev == unix.PTRACE_EVENT_CLONE || ev == unix.PTRACE_EVENT_FORK || ev == unix.PTRACE_EVENT_VFORK):
 				st.Kind = detcore.StopClone
 				st.CloneKind = map[int]int{unix.PTRACE_EVENT_CLONE: abi.SYS_CLONE, unix.PTRACE_EVENT_FORK: abi.SYS_FORK, unix.PTRACE_EVENT_VFORK: abi.SYS_VFORK}[ev]
