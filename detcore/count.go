@@ -92,3 +92,21 @@ func (e *Engine) countedTurn(t *thread, nr int) {
 	t.nr, t.act, t.ret = nr, actCont, 0
 	e.result.Stats.Counted++
 }
+
+// countStop counts a ptrace stop (exit reports are not stops).
+func (e *Engine) countStop(st Stop) {
+	e.result.Stats.Stops += int64(st.Handled)
+	e.result.Stats.SyscallStops += int64(st.Handled)
+	e.result.Stats.CountStops += int64(st.Handled)
+	if st.Kind == StopUntraced {
+		e.result.Stats.CountStops++
+	}
+	switch st.Kind {
+	case StopExited, StopKilled:
+	case StopSeccomp, StopSyscallExit, StopUntraced:
+		e.result.Stats.Stops++
+		e.result.Stats.SyscallStops++
+	default:
+		e.result.Stats.Stops++
+	}
+}

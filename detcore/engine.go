@@ -305,24 +305,6 @@ func (e *Engine) stopNow() {
 	}
 }
 
-// countStop counts a ptrace stop (exit reports are not stops).
-func (e *Engine) countStop(st Stop) {
-	e.result.Stats.Stops += int64(st.Handled)
-	e.result.Stats.SyscallStops += int64(st.Handled)
-	e.result.Stats.CountStops += int64(st.Handled)
-	if st.Kind == StopUntraced {
-		e.result.Stats.CountStops++
-	}
-	switch st.Kind {
-	case StopExited, StopKilled:
-	case StopSeccomp, StopSyscallExit, StopUntraced:
-		e.result.Stats.Stops++
-		e.result.Stats.SyscallStops++
-	default:
-		e.result.Stats.Stops++
-	}
-}
-
 // pick chooses the next thread to run: the first runnable thread after the
 // last one picked, in creation order (round robin), or, with a seed, after a
 // pseudo-random thread. A blocked thread is runnable when its wait is over.
