@@ -3,7 +3,7 @@ package detcore
 // Count mode: scheduling points at the syscalls hermit does not intercept.
 //
 // A thread that makes only syscalls the seccomp filter lets through
-// (gettid, open and close of regular files, mmap) reaches no scheduling
+// (gettid, getpid, mmap) reaches no scheduling
 // point: while it loops on them, a thread waiting for its turn, or a
 // timer that would end the loop, waits for the watchdog, which finds no
 // spin (the loop makes syscalls) and lets it run on. So at every
@@ -18,9 +18,10 @@ package detcore
 // or exec event, a call intercepted only for a journal) resume it as it
 // was resumed there, so that a recording takes the turns a run takes.
 //
-// A counted call costs two ptrace stops (the tracer stops the thread at
-// the call, then makes it again natively); nothing changes for a thread
-// that runs alone with no deadline pending.
+// While a thread counts, a call the filter lets through costs two ptrace
+// stops, and so does an intercepted one (one otherwise): the tracer's
+// side is in ptrace/count.go. Nothing changes for a thread that runs
+// alone with no deadline pending.
 
 // countWaiting counts threads that could run if the running one stopped.
 func (e *Engine) countWaiting() int {
@@ -34,7 +35,7 @@ func (e *Engine) countWaiting() int {
 }
 
 // resume restarts t, picked at a scheduling point, according to how it
-// parked, counting its calls if others wait (count.go).
+// parked, counting its calls if that would hold others up.
 func (e *Engine) resume(t *thread) error {
 	t.counting = e.contended(t)
 	return e.resumeParked(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/hermitdbg/hermit/detcore"
 )
 
-// runFilter runs prog as seccomp would (runFilter in sysemu.go, which
+// runFilter runs prog as seccomp would (filterAction in count.go, which
 // count mode uses to tell the calls the kernel lets through) on a call
 // with arguments whose low halves are args.
 func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, args ...uint32) uint32 {
