@@ -89,7 +89,7 @@ type Tracer struct {
 	// pidns names the guest's pid namespace (see peerOutside).
 	pidns string
 	// filter is the guest's seccomp program; emus holds the count-mode
-	// state of threads resumed with ResumeCount (sysemu.go).
+	// state of threads resumed with ResumeCount (count.go).
 	filter []unix.SockFilter
 	emus   map[int]*emuState
 	// handled counts the stops the tracer handled itself since the last
