@@ -631,6 +631,7 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	}
 	delete(e.procs, p.pid)
 	e.processExited(p)
+	e.tracerGone(p)
 	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
 		status := int32(st.Code << 8)
 		if st.Kind == StopKilled {

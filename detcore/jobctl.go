@@ -83,7 +83,17 @@ func (e *Engine) joinStop(o *thread) {
 func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 	switch {
 	case st.Kind == StopSignal && st.Sig == abi.SIGSTOP:
-		// The thread that takes the SIGSTOP: deliver it, and it stops.
+		// The thread that takes the SIGSTOP: deliver it, and it stops
+		// (unless its tracer in the guest sees the signal first).
+		if t.pt != nil {
+			e.stopping--
+			t.state = tsRunning
+			if e.traceSignal(t, st.Sig) {
+				return true
+			}
+			t.state = tsStopping
+			e.stopping++
+		}
 		if err := e.t.Resume(t.tid, ResumeCont, st.Sig); err != nil {
 			e.stopping--
 			_ = e.gone(t, err)

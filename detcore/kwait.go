@@ -1,8 +1,6 @@
 package detcore
 
 import (
-	"fmt"
-
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
@@ -65,7 +63,6 @@ func init() {
 	policy[abi.SYS_SEMOP] = sysSemop
 	policy[abi.SYS_SEMTIMEDOP] = sysSemop
 	policy[abi.SYS_CLONE] = sysCloneUntraced
-	policy[abi.SYS_PTRACE] = sysPtrace
 }
 
 // cloneUntraced is CLONE_UNTRACED, with which a child would escape the
@@ -79,25 +76,6 @@ func sysCloneUntraced(e *Engine, t *thread) {
 	}
 	t.regs.Rdi &^= cloneUntraced
 	_ = e.t.SetRegs(t.tid, &t.regs)
-}
-
-// sysPtrace refuses a guest's ptrace: its programs are hermit's own
-// tracees, and hermit does not yet pass their ptrace stops on to a
-// tracer inside the guest. The kernel would say EPERM with no reason;
-// hermit says why, once.
-func sysPtrace(e *Engine, t *thread) {
-	req := ptraceRequests[t.regs.Rdi]
-	if req == "" {
-		req = fmt.Sprintf("request %#x", t.regs.Rdi)
-	}
-	e.warnOnce("ptrace", fmt.Sprintf("the guest called ptrace(%s): hermit does not emulate ptrace for the programs it runs (they are its own tracees), so the call fails with EPERM", req))
-	t.emulate(-abi.EPERM)
-}
-
-var ptraceRequests = map[uint64]string{
-	0: "PTRACE_TRACEME", 1: "PTRACE_PEEKTEXT", 2: "PTRACE_PEEKDATA", 7: "PTRACE_CONT", 8: "PTRACE_KILL",
-	9: "PTRACE_SINGLESTEP", 12: "PTRACE_GETREGS", 16: "PTRACE_ATTACH", 17: "PTRACE_DETACH",
-	24: "PTRACE_SYSCALL", 0x4200: "PTRACE_SETOPTIONS", 0x4206: "PTRACE_SEIZE", 0x4207: "PTRACE_INTERRUPT",
 }
 
 // retryState is the deadline of a call that is retried, kept across its

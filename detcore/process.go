@@ -142,6 +142,9 @@ func (e *Engine) handleExec(st Stop) error {
 			return err
 		}
 	}
+	if e.traceExec(t, former) {
+		return nil
+	}
 	t.counting = e.contended(t)
 	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
 		return e.gone(t, err)

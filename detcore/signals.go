@@ -50,7 +50,7 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if st.Sig == abi.SIGSTOP && int(e.kwaitTid.Load()) == t.tid {
 		return e.kernelWaitStop(t)
 	}
-	if t.state == tsDying || e.running != t {
+	if t.state == tsDying || (e.running != t && t.pt == nil) {
 		return e.deliver(t, st.Sig)
 	}
 	if st.Sig == abi.SIGSYS && e.foreignSyscall(t) {
@@ -62,6 +62,9 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 	}
 	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
+	if e.traceSignal(t, st.Sig) {
+		return nil
+	}
 	if e.faultAgain(t, st.Sig) {
 		return nil
 	}

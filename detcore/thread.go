@@ -18,6 +18,7 @@ const (
 	tsZombie                 // a leader that exited before its threads; reported last
 	tsStopping               // resumed to join its process's group stop (jobctl.go)
 	tsStopped                // in a group stop: runs again after a SIGCONT
+	tsTraced                 // in a ptrace-stop of a tracer in the guest (guestptrace.go)
 )
 
 // parkAction says how to resume a stopped thread when it is picked.
@@ -103,6 +104,8 @@ type thread struct {
 	// insnPoints counts the instructions answered (rdtsc, cpuid) since
 	// the thread's turn began (signals.go).
 	insnPoints int
+	// pt is set while a guest process traces the thread (guestptrace.go).
+	pt *tracee
 }
 
 // process is one guest thread group.

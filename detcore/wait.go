@@ -31,6 +31,9 @@ func sysWait(e *Engine, t *thread) {
 		optArg = 3 // waitid(idtype, id, infop, options, rusage)
 	}
 	opts := r.Arg(optArg)
+	if e.waitTraced(t, optArg, opts) {
+		return
+	}
 	if opts&abi.WNOHANG != 0 {
 		return
 	}
@@ -43,10 +46,7 @@ func sysWait(e *Engine, t *thread) {
 		e.hideRusage(t, optArg+1)
 		return
 	}
-	b := &blocker{kind: bkChild, epoch: e.childEpoch, deadline: -1}
-	b.check = func(e *Engine) bool { return e.childReady(t.proc, sel) }
-	b.onReady = func(e *Engine, t *thread) { e.hideRusage(t, optArg+1) }
-	e.blockOn(t, b)
+	e.waitChild(t, sel, optArg, opts, true)
 }
 
 // hideRusage makes a wait call that runs natively return an empty struct
@@ -69,11 +69,17 @@ func (e *Engine) hideRusage(t *thread, arg int) {
 // waitSelection decodes which children a wait call waits for; false means
 // the engine cannot judge it (stopped or continued children wanted).
 func (e *Engine) waitSelection(t *thread, opts uint64) (childSel, bool) {
+	if opts&(wUntraced|wContinued) != 0 || (t.nr == abi.SYS_WAITID && opts&wExited == 0) {
+		return childSel{}, false
+	}
+	return e.waitTarget(t)
+}
+
+// waitTarget decodes which processes a wait call names, whatever it waits
+// for.
+func (e *Engine) waitTarget(t *thread) (childSel, bool) {
 	r := &t.regs
 	if t.nr == abi.SYS_WAIT4 {
-		if opts&(wUntraced|wContinued) != 0 {
-			return childSel{}, false
-		}
 		switch pid := int(int32(r.Rdi)); {
 		case pid == -1:
 			return childSel{any: true}, true
@@ -84,9 +90,6 @@ func (e *Engine) waitSelection(t *thread, opts uint64) (childSel, bool) {
 		default:
 			return e.guestGroupSel(-pid)
 		}
-	}
-	if opts&(wUntraced|wContinued) != 0 || opts&wExited == 0 {
-		return childSel{}, false
 	}
 	switch id := int(int32(r.Rsi)); r.Rdi {
 	case pAll:

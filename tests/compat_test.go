@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -161,19 +162,12 @@ func TestEscapes(t *testing.T) {
 	})
 }
 
-// TestUntracedLoops: a thread that loops on calls hermit lets through
-// without a stop (gettid, getpid) while what ends its loop needs virtual
-// time (an interval timer's signal) or another thread's turns ends as
-// natively and at once: those calls become scheduling points while others
-// wait (detcore/count.go), so no watchdog preemption, which would make
-// the run unrepeatable, is needed; three runs give one schedule digest.
-func TestUntracedLoops(t *testing.T) {
-	cases := []compatCase{
-		{"an interval timer ends a loop on gettid", cGuest("untraced_loops.c", "timer"), "timer: 20 ticks ended a loop on gettid\n"},
-		{"another thread ends a loop on getpid", cGuest("untraced_loops.c", "threads"), "threads: the worker's flag ended a loop on getpid\n"},
-	}
-	checkCompat(t, cases)
-	digestRE := regexp.MustCompile(`(?m)^  schedule digest: ([0-9a-f]{16})$`)
+var digestRE = regexp.MustCompile(`(?m)^  schedule digest: ([0-9a-f]{16})$`)
+
+// checkDigests runs each case compatRuns times under `hermit run
+// --summary`: each run must exit 0 with no warning and no
+// nondeterministic point, and all must have one schedule digest.
+func checkDigests(t *testing.T, cases []compatCase) {
 	for _, c := range cases {
 		t.Run(c.name+" deterministically", func(t *testing.T) {
 			t.Parallel()
@@ -194,8 +188,24 @@ func TestUntracedLoops(t *testing.T) {
 	}
 }
 
+// TestUntracedLoops: a thread that loops on calls hermit lets through
+// without a stop (gettid, getpid) while what ends its loop needs virtual
+// time (an interval timer's signal) or another thread's turns ends as
+// natively and at once: those calls become scheduling points while others
+// wait (detcore/count.go), so no watchdog preemption, which would make
+// the run unrepeatable, is needed; three runs give one schedule digest.
+func TestUntracedLoops(t *testing.T) {
+	cases := []compatCase{
+		{"an interval timer ends a loop on gettid", cGuest("untraced_loops.c", "timer"), "timer: 20 ticks ended a loop on gettid\n"},
+		{"another thread ends a loop on getpid", cGuest("untraced_loops.c", "threads"), "threads: the worker's flag ended a loop on getpid\n"},
+	}
+	checkCompat(t, cases)
+	checkDigests(t, cases)
+}
+
 // TestRefusals: what hermit cannot model ends with one line saying so,
-// never a hang: a guest's own ptrace fails with EPERM and a warning; a
+// never a hang: a ptrace request hermit does not emulate fails with EIO
+// and a warning that names it; a
 // fault in the init of a pid namespace the guest made (which the kernel
 // ignores while hermit traces it) kills it, with a warning; a guest
 // whose threads all wait on each other ends with status 125 and the
@@ -203,23 +213,46 @@ func TestUntracedLoops(t *testing.T) {
 // is killed, and --summary says so.
 func TestRefusals(t *testing.T) {
 	cases := []struct {
-		name, mode   string
-		exit         int
-		stdout, line string
+		name, src, mode string
+		exit            int
+		stdout, line    string
 	}{
-		{"guest ptrace", "ptrace", 0, "PTRACE_TRACEME: -1 EPERM\n", "hermit: warning: the guest called ptrace(PTRACE_TRACEME): hermit does not emulate ptrace"},
-		{"pid namespace init faults", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
-		{"deadlock", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
+		{"guest PTRACE_SYSCALL", "guest_ptrace.c", "syscall", 0, "stopped by signal 19, event 0\nPTRACE_SYSCALL: -1 EIO\nexited with 0\n",
+			"hermit: warning: the guest called ptrace: PTRACE_SYSCALL is not emulated by hermit"},
+		{"pid namespace init faults", "escapes.c", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
+		{"deadlock", "escapes.c", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
 		// As in a container, the run ends with its main process.
-		{"daemon outlives the main process", "daemon", 0, "main exits, its daemon still running\n", "  processes killed when the main process exited: 1\n"},
+		{"daemon outlives the main process", "escapes.c", "daemon", 0, "main exits, its daemon still running\n", "  processes killed when the main process exited: 1\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := hermitRun(t, []string{"--summary"}, cGuest("escapes.c", c.mode)(t))
+			r := hermitRun(t, []string{"--summary"}, cGuest(c.src, c.mode)(t))
 			if r.Exit != c.exit || string(r.Stdout) != c.stdout || !strings.Contains(string(r.Stderr), c.line) {
 				t.Errorf("want exit %d, stdout %q and %q on stderr; %s", c.exit, c.stdout, c.line, describe(r))
 			}
 		})
 	}
+}
+
+// TestGuestPtrace: a guest that traces its own children (a debugger, a
+// crash handler) sees what it would see natively: the stops of a child
+// that asked to be traced or was attached, seized and interrupted, its
+// signals (passed on or suppressed), a breakpoint it planted, an exec;
+// its registers and memory; and every run and replay is the same.
+func TestGuestPtrace(t *testing.T) {
+	stop := func(sig, event int) string { return fmt.Sprintf("stopped by signal %d, event %d\n", sig, event) }
+	cases := []compatCase{
+		{"PTRACE_TRACEME, memory and registers", cGuest("guest_ptrace.c", "traceme"),
+			stop(19, 0) + "peek: 42\nregisters read: yes\nchild: secret is 99\nexited with 7\n"},
+		{"a breakpoint the tracer plants", cGuest("guest_ptrace.c", "breakpoint"),
+			stop(19, 0) + stop(5, 0) + "stopped just past the breakpoint: yes\ntarget ran\nexited with 0\n"},
+		{"signals passed on and suppressed", cGuest("guest_ptrace.c", "signal"),
+			stop(19, 0) + stop(10, 0) + "siginfo: signal 10\nchild: handler saw signal 10\n" + stop(12, 0) + "child: SIGUSR2 was suppressed\nexited with 0\n"},
+		{"PTRACE_ATTACH to a waiting child", cGuest("guest_ptrace.c", "attach"), stop(19, 0) + "killed by signal 15\n"},
+		{"PTRACE_SEIZE and PTRACE_INTERRUPT", cGuest("guest_ptrace.c", "seize"), stop(5, 128) + stop(15, 0) + "killed by signal 15\n"},
+		{"a traced child's exec", cGuest("guest_ptrace.c", "exec"), stop(19, 0) + stop(5, 0) + "the exec'd child runs\nexited with 0\n"},
+	}
+	checkCompat(t, cases)
+	checkDigests(t, cases)
 }

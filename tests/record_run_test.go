@@ -13,7 +13,6 @@ import (
 // scheduling points, so the schedule digest, stdout and stderr are run's,
 // under an unusual seed and timeslice too; and the replay shows the same.
 func TestRecordIsRun(t *testing.T) {
-	digestRE := regexp.MustCompile(`(?m)^  schedule digest: ([0-9a-f]{16})$`)
 	cases := []struct {
 		name string
 		argv argvFunc

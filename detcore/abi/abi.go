@@ -44,6 +44,7 @@ const (
 	ENOENT    = 2
 	ESRCH     = 3
 	EINTR     = 4
+	EIO       = 5
 	EBADF     = 9
 	ECHILD    = 10
 	EAGAIN    = 11
@@ -152,6 +153,39 @@ type Regs struct {
 	R9, R8, Rax, Rcx, Rdx, Rsi, Rdi        uint64
 	OrigRax, Rip, Cs, Eflags, Rsp, Ss      uint64
 	FsBase, GsBase, Ds, Es, Fs, Gs         uint64
+}
+
+// fields returns r's registers in struct user_regs_struct order.
+func (r *Regs) fields() [27]*uint64 {
+	return [27]*uint64{&r.R15, &r.R14, &r.R13, &r.R12, &r.Rbp, &r.Rbx, &r.R11, &r.R10,
+		&r.R9, &r.R8, &r.Rax, &r.Rcx, &r.Rdx, &r.Rsi, &r.Rdi,
+		&r.OrigRax, &r.Rip, &r.Cs, &r.Eflags, &r.Rsp, &r.Ss,
+		&r.FsBase, &r.GsBase, &r.Ds, &r.Es, &r.Fs, &r.Gs}
+}
+
+// Bytes returns r as the kernel lays out struct user_regs_struct.
+func (r *Regs) Bytes() []byte {
+	b := make([]byte, 0, 27*8)
+	for _, f := range r.fields() {
+		v := *f
+		b = append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+	}
+	return b
+}
+
+// SetBytes sets r from b, a struct user_regs_struct (as many registers
+// as b holds).
+func (r *Regs) SetBytes(b []byte) {
+	for i, f := range r.fields() {
+		if len(b) < 8*(i+1) {
+			return
+		}
+		var v uint64
+		for j := 7; j >= 0; j-- {
+			v = v<<8 | uint64(b[8*i+j])
+		}
+		*f = v
+	}
 }
 
 // Arg returns syscall argument i (0-5) as the kernel reads it.

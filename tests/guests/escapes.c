@@ -6,7 +6,6 @@
  *              then sigtimedwait takes a blocked signal pending all along
  *   execmask   a blocked signal stays blocked across execve
  *   alarm      SIGALRM goes to the one thread that does not block it
- *   ptrace     PTRACE_TRACEME (hermit refuses it: EPERM)
  *   pidns      the init of a new pid namespace dies of a fault
  *   deadlock   two threads each wait for the other's mutex
  *   orphan     a child finishes after its parent, the main process, exits
@@ -19,7 +18,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -113,15 +111,6 @@ int main(int argc, char **argv) {
 		alarm(1);
 		pause();
 		say("SIGALRM caught by the main thread: %d\n", (int)caught);
-	} else if (!strcmp(m, "ptrace")) {
-		pid_t c = fork();
-		CHECK(c >= 0);
-		if (c == 0) {
-			long r = ptrace(PTRACE_TRACEME, 0, 0, 0);
-			say("PTRACE_TRACEME: %ld%s\n", r, r == -1 && errno == EPERM ? " EPERM" : "");
-			_exit(0);
-		}
-		CHECK(waitpid(c, &st, 0) == c);
 	} else if (!strcmp(m, "pidns")) {
 		pid_t c = fork();
 		CHECK(c >= 0);

@@ -1,0 +1,147 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// The waits of a tracer in the guest (guestptrace.go). The kernel knows
+// nothing of the emulated ptrace-stops, so the engine answers a wait
+// that one of them ends, and keeps a tracer waiting for a tracee that is
+// not its own child in the engine. Waits for the tracer's own children
+// go on as sysWait handles them, woken also by its tracees' stops.
+
+// traceeStop returns, of p's tracees that sel names, the first (in
+// creation order) in a ptrace-stop p has not been told of, and whether
+// sel names any tracee at all.
+func (e *Engine) traceeStop(p *process, sel childSel) (stopped *thread, any bool) {
+	for _, o := range e.ordered() {
+		if o.pt == nil || o.pt.tracer != p || !e.namesThread(o, sel) {
+			continue
+		}
+		any = true
+		if o.state == tsTraced && !o.pt.reported {
+			return o, true
+		}
+	}
+	return nil, any
+}
+
+func (e *Engine) namesThread(o *thread, sel childSel) bool {
+	if sel.vpid > 0 {
+		return o.vtid == sel.vpid
+	}
+	return e.matches(o.proc, sel)
+}
+
+// hasChild reports whether p has a child, living or not yet reaped, that
+// sel names.
+func (e *Engine) hasChild(p *process, sel childSel) bool {
+	for _, c := range e.procs {
+		if c.parent == p && e.matches(c, sel) {
+			return true
+		}
+	}
+	for _, z := range e.zombies {
+		if z.parent == p && e.matches(z, sel) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitTraced handles a wait4 or waitid that names a tracee of the
+// caller's process, and reports whether it did.
+func (e *Engine) waitTraced(t *thread, optArg int, opts uint64) bool {
+	sel, ok := e.waitTarget(t)
+	if !ok {
+		return false
+	}
+	p := t.proc
+	stopped, any := e.traceeStop(p, sel)
+	switch {
+	case stopped != nil:
+		e.reportTraceStop(t, stopped, optArg, opts)
+		return true
+	case !any:
+		return false
+	}
+	children := e.hasChild(p, sel)
+	if children && (opts&abi.WNOHANG != 0 || opts&(wUntraced|wContinued) != 0 || (t.nr == abi.SYS_WAITID && opts&wExited == 0)) {
+		// The kernel answers for the children; a stopped or continued
+		// one is looked for by a retry, which comes back here.
+		return false
+	}
+	if opts&abi.WNOHANG != 0 {
+		// Only tracees the kernel does not count as children: none is
+		// ready.
+		if t.nr == abi.SYS_WAITID && t.regs.Rdx != 0 {
+			var zero [28]byte
+			_ = e.t.WriteMem(t.tid, t.regs.Rdx, zero[:])
+		}
+		t.emulate(0)
+		return true
+	}
+	e.waitChild(t, sel, optArg, opts, children)
+	return true
+}
+
+// waitChild makes t wait in the engine until a child sel names can be
+// reaped (when children is set) or a tracee of its process that sel
+// names stops; a tracer's wait may begin before its child calls
+// PTRACE_TRACEME.
+func (e *Engine) waitChild(t *thread, sel childSel, optArg int, opts uint64, children bool) {
+	p := t.proc
+	ready := func(e *Engine) bool {
+		o, _ := e.traceeStop(p, sel)
+		return o != nil || (children && e.childReady(p, sel))
+	}
+	b := &blocker{kind: bkChild, epoch: e.childEpoch, deadline: -1, check: ready}
+	b.onReady = func(e *Engine, t *thread) {
+		if o, _ := e.traceeStop(p, sel); o != nil {
+			e.reportTraceStop(t, o, optArg, opts)
+			return
+		}
+		e.hideRusage(t, optArg+1)
+	}
+	e.blockOn(t, b)
+}
+
+// reportTraceStop makes t's wait call return o's ptrace-stop.
+func (e *Engine) reportTraceStop(t, o *thread, optArg int, opts uint64) {
+	r := &t.regs
+	status := o.pt.status
+	e.digest.add(-9, int64(t.vtid), int64(o.vtid), int64(status))
+	if addr := r.Arg(optArg + 1); addr != 0 {
+		var zero [144]byte // struct rusage
+		if e.t.WriteMem(t.tid, addr, zero[:]) != nil {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+	}
+	if t.nr == abi.SYS_WAIT4 {
+		if r.Rsi != 0 {
+			var b [4]byte
+			putLE32(b[:], uint32(status))
+			if e.t.WriteMem(t.tid, r.Rsi, b[:]) != nil {
+				t.emulate(-abi.EFAULT)
+				return
+			}
+		}
+		o.pt.reported = true
+		t.emulate(int64(o.vtid))
+		return
+	}
+	if r.Rdx != 0 {
+		var info [28]byte
+		putLE32(info[0:], abi.SIGCHLD)
+		putLE32(info[8:], cldTrapped)
+		putLE32(info[16:], uint32(o.vtid))
+		putLE32(info[24:], uint32(status>>8))
+		if e.t.WriteMem(t.tid, r.Rdx, info[:]) != nil {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+	}
+	if opts&wNowait == 0 {
+		o.pt.reported = true
+	}
+	t.emulate(0)
+}

@@ -1,0 +1,174 @@
+/* guest_ptrace: a guest that is itself a tracer, as debuggers, strace and
+ * crash handlers are. Modes:
+ *   traceme     the child asks to be traced and stops itself; the parent
+ *               sees the stop, reads and writes the child's memory, reads
+ *               its registers, continues it and reaps its exit
+ *   breakpoint  the parent plants an int3 in the child's code, sees the
+ *               SIGTRAP, rewinds the child over it and lets it go on
+ *   signal      a signal the child gets stops it first; the parent passes
+ *               one on (the child's handler runs) and suppresses another
+ *   attach      the parent attaches to a child that waits in pause(),
+ *               sees the SIGSTOP, detaches, and kills it
+ *   seize       PTRACE_SEIZE, then PTRACE_INTERRUPT of a waiting child
+ *   exec        a traced child's execve stops it with a SIGTRAP
+ *   syscall     PTRACE_SYSCALL, which hermit does not emulate
+ */
+#include "guest.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+static volatile long secret = 42;
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig) { handled = sig; }
+
+__attribute__((noinline)) static void target(void) { say("target ran\n"); }
+
+static void expect_stop(pid_t c, int sig) {
+	int st;
+	CHECK(waitpid(c, &st, 0) == c);
+	CHECK(WIFSTOPPED(st));
+	say("stopped by signal %d, event %d\n", WSTOPSIG(st), st >> 16);
+	CHECK(WSTOPSIG(st) == sig);
+}
+
+static void expect_exit(pid_t c) {
+	int st;
+	CHECK(waitpid(c, &st, 0) == c);
+	if (WIFEXITED(st))
+		say("exited with %d\n", WEXITSTATUS(st));
+	else
+		say("killed by signal %d\n", WTERMSIG(st));
+}
+
+/* traced forks a child that asks to be traced and stops itself. */
+static pid_t traced(void) {
+	pid_t c = fork();
+	CHECK(c >= 0);
+	if (c == 0) {
+		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
+		raise(SIGSTOP);
+	}
+	return c;
+}
+
+int main(int argc, char **argv) {
+	CHECK(argc == 2);
+	const char *m = argv[1];
+	if (!strcmp(m, "exec-child")) {
+		say("the exec'd child runs\n");
+		return 0;
+	}
+	pid_t c;
+	if (!strcmp(m, "traceme")) {
+		if ((c = traced()) == 0) {
+			say("child: secret is %ld\n", secret);
+			_exit(7);
+		}
+		expect_stop(c, SIGSTOP);
+		errno = 0;
+		long v = ptrace(PTRACE_PEEKDATA, c, &secret, 0);
+		CHECK(errno == 0);
+		say("peek: %ld\n", v);
+		CHECK(ptrace(PTRACE_POKEDATA, c, &secret, (void *)99L) == 0);
+		struct user_regs_struct r;
+		CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+		say("registers read: %s\n", r.rip != 0 && r.rsp != 0 ? "yes" : "no");
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_exit(c);
+	} else if (!strcmp(m, "breakpoint")) {
+		if ((c = traced()) == 0) {
+			target();
+			_exit(0);
+		}
+		expect_stop(c, SIGSTOP);
+		unsigned long at = (unsigned long)target;
+		long orig = ptrace(PTRACE_PEEKTEXT, c, at, 0);
+		CHECK(ptrace(PTRACE_POKETEXT, c, at, (void *)((orig & ~0xffL) | 0xcc)) == 0);
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_stop(c, SIGTRAP);
+		struct user_regs_struct r;
+		CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+		say("stopped just past the breakpoint: %s\n", r.rip == at + 1 ? "yes" : "no");
+		CHECK(ptrace(PTRACE_POKETEXT, c, at, (void *)orig) == 0);
+		r.rip = at;
+		CHECK(ptrace(PTRACE_SETREGS, c, 0, &r) == 0);
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_exit(c);
+	} else if (!strcmp(m, "signal")) {
+		if ((c = traced()) == 0) {
+			signal(SIGUSR1, on_usr1);
+			raise(SIGUSR1);
+			say("child: handler saw signal %d\n", (int)handled);
+			raise(SIGUSR2);
+			say("child: SIGUSR2 was suppressed\n");
+			_exit(0);
+		}
+		expect_stop(c, SIGSTOP);
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_stop(c, SIGUSR1);
+		siginfo_t si;
+		CHECK(ptrace(PTRACE_GETSIGINFO, c, 0, &si) == 0);
+		say("siginfo: signal %d\n", si.si_signo);
+		CHECK(ptrace(PTRACE_CONT, c, 0, (void *)SIGUSR1) == 0);
+		expect_stop(c, SIGUSR2);
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_exit(c);
+	} else if (!strcmp(m, "attach") || !strcmp(m, "seize")) {
+		int p[2];
+		CHECK(pipe(p) == 0);
+		if ((c = fork()) == 0) {
+			CHECK(write(p[1], "r", 1) == 1);
+			for (;;)
+				pause();
+		}
+		char b;
+		CHECK(read(p[0], &b, 1) == 1);
+		if (!strcmp(m, "attach")) {
+			CHECK(ptrace(PTRACE_ATTACH, c, 0, 0) == 0);
+			expect_stop(c, SIGSTOP);
+			CHECK(ptrace(PTRACE_DETACH, c, 0, 0) == 0);
+		} else {
+			CHECK(ptrace(PTRACE_SEIZE, c, 0, 0) == 0);
+			CHECK(ptrace(PTRACE_INTERRUPT, c, 0, 0) == 0);
+			expect_stop(c, SIGTRAP);
+			CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+			/* Still traced: the SIGTERM stops it first. */
+			CHECK(kill(c, SIGTERM) == 0);
+			expect_stop(c, SIGTERM);
+			CHECK(ptrace(PTRACE_CONT, c, 0, (void *)SIGTERM) == 0);
+			expect_exit(c);
+			return 0;
+		}
+		CHECK(kill(c, SIGTERM) == 0);
+		expect_exit(c);
+	} else if (!strcmp(m, "exec")) {
+		if ((c = traced()) == 0) {
+			execl("/proc/self/exe", argv[0], "exec-child", (char *)NULL);
+			_exit(5);
+		}
+		expect_stop(c, SIGSTOP);
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_stop(c, SIGTRAP);
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_exit(c);
+	} else if (!strcmp(m, "syscall")) {
+		if ((c = traced()) == 0)
+			_exit(0);
+		expect_stop(c, SIGSTOP);
+		long r = ptrace(PTRACE_SYSCALL, c, 0, 0);
+		say("PTRACE_SYSCALL: %ld%s\n", r, r == -1 && errno == EIO ? " EIO" : "");
+		if (r == 0)
+			return 0; /* natively: hermit's refusal is all this mode shows */
+		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+		expect_exit(c);
+	} else {
+		say("unknown mode %s\n", m);
+		return 2;
+	}
+	return 0;
+}
