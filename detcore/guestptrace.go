@@ -249,8 +249,9 @@ func (e *Engine) ptraceAttach(t *thread, seize bool, opts uint64) int64 {
 	case seize && opts&^ptOptionsKnown != 0:
 		return e.ptraceRefuse(fmt.Sprintf("PTRACE_SEIZE with options %#x", opts&^ptOptionsKnown))
 	}
-	o.pt = &tracee{tracer: t.proc, seized: seize, opts: opts}
+	o.pt = &tracee{tracer: t.proc, seized: seize}
 	if seize {
+		o.pt.opts = opts // PTRACE_ATTACH ignores its data
 		if o.state == tsStopped {
 			// Seizing a stopped thread reports its group stop.
 			e.traceStop(o, stopStatus(abi.SIGSTOP, ptEventStop), 0, true)
