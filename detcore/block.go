@@ -298,8 +298,11 @@ func (e *Engine) describeBlocked() string {
 	var parts []string
 	for _, t := range e.ordered() {
 		desc := "ready"
-		if t.state == tsStopped {
+		switch t.state {
+		case tsStopped:
 			desc = "stopped by a signal"
+		case tsTraced:
+			desc = "stopped for its tracer"
 		}
 		if t.state == tsBlocked {
 			desc = abi.SyscallName(t.nr)

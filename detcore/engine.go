@@ -277,11 +277,14 @@ func (e *Engine) Run() (Result, error) {
 				e.cfg.Debug("all blocked at clock %d: %s", e.clock, e.describeBlocked())
 			}
 		}
-		if next == nil {
+		if next == nil && e.stopping == 0 {
 			if err := e.allBlocked(); err != nil {
 				return e.result, err
 			}
 			continue
+		}
+		if next == nil {
+			continue // threads that pick made join a group stop report it
 		}
 		if err := e.resume(next); err != nil {
 			return e.result, err
@@ -504,6 +507,7 @@ func (e *Engine) handleStop(st Stop) error {
 	}
 	if st.Kind == StopEvent && isStopSignal(st.Sig) {
 		e.groupStop(t)
+		e.traceGroupStop(t, st.Sig)
 		return nil
 	}
 	if t.state == tsStopping && e.stoppedOther(t, st) {

@@ -121,6 +121,19 @@ func (e *Engine) traceSignal(t *thread, sig int) bool {
 	return true
 }
 
+// traceGroupStop reports the group stop t just entered to its tracer
+// (PTRACE_EVENT_STOP for a seized tracee), which continues it.
+func (e *Engine) traceGroupStop(t *thread, sig int) {
+	if t.pt == nil || t.state != tsStopped {
+		return
+	}
+	ev := 0
+	if t.pt.seized {
+		ev = ptEventStop
+	}
+	e.traceStop(t, stopStatus(sig, ev), 0, true)
+}
+
 // traceExec handles the exec of a traced thread: an exec event stop with
 // PTRACE_O_TRACEEXEC; for a PTRACE_TRACEME or PTRACE_ATTACH tracee
 // without it, the SIGTRAP the kernel would send. It reports whether t

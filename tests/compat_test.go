@@ -251,6 +251,7 @@ func TestGuestPtrace(t *testing.T) {
 			stop(19, 0) + stop(10, 0) + "siginfo: signal 10\nchild: handler saw signal 10\n" + stop(12, 0) + "child: SIGUSR2 was suppressed\nexited with 0\n"},
 		{"PTRACE_ATTACH to a waiting child", cGuest("guest_ptrace.c", "attach"), stop(19, 0) + "killed by signal 15\n"},
 		{"PTRACE_SEIZE and PTRACE_INTERRUPT", cGuest("guest_ptrace.c", "seize"), stop(5, 128) + stop(15, 0) + "killed by signal 15\n"},
+		{"a SIGSTOP to a seized child, passed on", cGuest("guest_ptrace.c", "groupstop"), stop(19, 0) + stop(19, 128) + "killed by signal 9\n"},
 		{"a traced child's exec", cGuest("guest_ptrace.c", "exec"), stop(19, 0) + stop(5, 0) + "the exec'd child runs\nexited with 0\n"},
 	}
 	checkCompat(t, cases)

@@ -10,6 +10,8 @@
  *   attach      the parent attaches to a child that waits in pause(),
  *               sees the SIGSTOP, detaches, and kills it
  *   seize       PTRACE_SEIZE, then PTRACE_INTERRUPT of a waiting child
+ *   groupstop   a SIGSTOP to a seized child that waits stops it for its
+ *               tracer, which passes it on: the group stop is reported too
  *   exec        a traced child's execve stops it with a SIGTRAP
  *   syscall     PTRACE_SYSCALL, which hermit does not emulate
  */
@@ -118,7 +120,7 @@ int main(int argc, char **argv) {
 		expect_stop(c, SIGUSR2);
 		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
 		expect_exit(c);
-	} else if (!strcmp(m, "attach") || !strcmp(m, "seize")) {
+	} else if (!strcmp(m, "attach") || !strcmp(m, "seize") || !strcmp(m, "groupstop")) {
 		int p[2];
 		CHECK(pipe(p) == 0);
 		if ((c = fork()) == 0) {
@@ -128,6 +130,16 @@ int main(int argc, char **argv) {
 		}
 		char b;
 		CHECK(read(p[0], &b, 1) == 1);
+		if (!strcmp(m, "groupstop")) {
+			CHECK(ptrace(PTRACE_SEIZE, c, 0, 0) == 0);
+			CHECK(kill(c, SIGSTOP) == 0);
+			expect_stop(c, SIGSTOP);
+			CHECK(ptrace(PTRACE_CONT, c, 0, (void *)SIGSTOP) == 0);
+			expect_stop(c, SIGSTOP);
+			CHECK(kill(c, SIGKILL) == 0);
+			expect_exit(c);
+			return 0;
+		}
 		if (!strcmp(m, "attach")) {
 			CHECK(ptrace(PTRACE_ATTACH, c, 0, 0) == 0);
 			expect_stop(c, SIGSTOP);
