@@ -24,6 +24,16 @@ func (e *Engine) traceeStop(p *process, sel childSel) (stopped *thread, any bool
 	return nil, any
 }
 
+// traces reports whether p traces any guest thread.
+func (e *Engine) traces(p *process) bool {
+	for _, o := range e.ordered() {
+		if o.pt != nil && o.pt.tracer == p {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *Engine) namesThread(o *thread, sel childSel) bool {
 	if sel.vpid > 0 {
 		return o.vtid == sel.vpid
@@ -50,11 +60,16 @@ func (e *Engine) hasChild(p *process, sel childSel) bool {
 // waitTraced handles a wait4 or waitid that names a tracee of the
 // caller's process, and reports whether it did.
 func (e *Engine) waitTraced(t *thread, optArg int, opts uint64) bool {
+	p := t.proc
+	if !e.traces(p) {
+		// The common case costs no decoding (a process group is read
+		// from /proc).
+		return false
+	}
 	sel, ok := e.waitTarget(t)
 	if !ok {
 		return false
 	}
-	p := t.proc
 	stopped, any := e.traceeStop(p, sel)
 	switch {
 	case stopped != nil:
