@@ -85,14 +85,13 @@ func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 	case st.Kind == StopSignal && st.Sig == abi.SIGSTOP:
 		// The thread that takes the SIGSTOP: deliver it, and it stops
 		// (unless its tracer in the guest sees the signal first).
-		if t.pt != nil {
+		if t.pt != nil && t.pt.pass != st.Sig {
 			e.stopping--
-			t.state = tsRunning
-			if e.traceSignal(t, st.Sig) {
-				return true
-			}
-			t.state = tsStopping
-			e.stopping++
+			e.traceStop(t, stopStatus(st.Sig, 0), st.Sig, false)
+			return true
+		}
+		if t.pt != nil {
+			t.pt.pass = 0 // its tracer passed it on
 		}
 		if err := e.t.Resume(t.tid, ResumeCont, st.Sig); err != nil {
 			e.stopping--
