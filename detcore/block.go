@@ -196,6 +196,33 @@ func (e *Engine) wake(t *thread) bool {
 	return false
 }
 
+// couldWake reports whether blocked thread t's wait is over, as wake
+// would find it, without changing any state: the watchdog's question,
+// asked between scheduling points. A pending signal is not looked at.
+func (e *Engine) couldWake(t *thread) bool {
+	b := t.block
+	if b.deadline >= 0 && e.clock >= b.deadline {
+		return true
+	}
+	switch b.kind {
+	case bkFd:
+		ready, err := e.t.Poll(b.fds, 0)
+		if err != nil {
+			return true
+		}
+		for _, r := range ready {
+			if r {
+				return true
+			}
+		}
+	case bkRetry, bkSpin:
+		return b.check == nil || b.check(e)
+	case bkChild:
+		return e.childEpoch != b.epoch && (b.check == nil || b.check(e))
+	}
+	return false
+}
+
 // remainingSleep writes, at the exit of a sleep a signal interrupted, the
 // virtual time left until deadline into the timespec at rem.
 func remainingSleep(rem uint64, deadline int64) func(e *Engine, t *thread) {

@@ -37,6 +37,7 @@ func (e *Engine) countWaiting() int {
 // resume restarts t, picked at a scheduling point, according to how it
 // parked, counting its calls if that would hold others up.
 func (e *Engine) resume(t *thread) error {
+	e.wakeable = 0
 	t.counting = e.contended(t)
 	return e.resumeParked(t)
 }

@@ -96,8 +96,10 @@ type Engine struct {
 	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64
 	timed  atomic.Bool
-	// blockedOthers says another thread is blocked (spin.go asks).
+	// blockedOthers says another thread is blocked (spin.go asks);
+	// wakeable, how many an examination found the running one freed.
 	blockedOthers atomic.Bool
+	wakeable      int
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
@@ -234,7 +236,7 @@ func (e *Engine) Run() (Result, error) {
 				e.waitTid.Store(int64(e.running.tid))
 				n := e.countWaiting()
 				// A thread in a spin wait may be waiting for this one.
-				e.others.Store(int64(n + e.countSpinning()))
+				e.others.Store(int64(n + e.countSpinning() + e.wakeable))
 				e.blockedOthers.Store(len(e.threads) > 1+n)
 				timed := false
 				if n == 0 {

@@ -106,10 +106,14 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 	if !recheck {
 		t.spinWait = min(2*t.budget(), spinBudgetMax)
 		// A thread whose wait t ended while it ran (data in a pipe,
-		// say) waits to run: the watchdog must count it.
+		// say) waits to run: the watchdog must count it. It is not
+		// woken here: the examination came when the watchdog looked,
+		// and only a scheduling point may change what the schedule
+		// sees (a thread ready at t's next one makes t count calls).
+		e.wakeable = 0
 		for _, o := range e.ordered() {
-			if o != t && o.state == tsBlocked && o.block.kind != bkSpin {
-				e.runnable(o)
+			if o != t && o.state == tsBlocked && o.block.kind != bkSpin && e.couldWake(o) {
+				e.wakeable++
 			}
 		}
 	}
