@@ -61,6 +61,11 @@ func (e *Engine) contended(t *thread) bool {
 // contMode is how t runs on until its next stop, as decided at its last
 // scheduling point.
 func (t *thread) contMode() ResumeMode {
+	if t.pt != nil {
+		if m, ok := t.pt.mode(); ok {
+			return m
+		}
+	}
 	if t.counting {
 		return ResumeCount
 	}
@@ -111,4 +116,25 @@ func (e *Engine) countStop(st Stop) {
 	default:
 		e.result.Stats.Stops++
 	}
+}
+
+// continueAfterExit resumes t at once after a syscall-exit stop that left
+// it ready: an exit stop is not a scheduling point, so whether a call
+// needed one (to fix up its result, or for a journal) never changes the
+// schedule.
+func (e *Engine) continueAfterExit(t *thread) error {
+	if t.hold {
+		// Threads it killed must be reaped first (sysKill).
+		t.hold = false
+		return nil
+	}
+	if t.state != tsReady || t.act != actCont || t.sig != 0 || e.threads[t.tid] != t {
+		return nil
+	}
+	t.state = tsRunning
+	e.running = t
+	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+		return e.gone(t, err)
+	}
+	return nil
 }

@@ -410,6 +410,7 @@ func (e *Engine) resumeParked(t *thread) error {
 	if t.atSyscall && e.cfg.Journal != nil && (t.act == actCont || t.act == actExitStop) {
 		e.journalNative(t)
 	}
+	t.traceToExit()
 	t.atSyscall = false
 	mode := t.contMode()
 	switch t.act {
@@ -520,6 +521,10 @@ func (e *Engine) handleStop(st Stop) error {
 		e.threadGone(t, st)
 		return nil
 	case StopSeccomp:
+		reported, remade, err := e.traceSyscallEntry(t, false)
+		if reported || err != nil {
+			return err
+		}
 		e.park(t)
 		if e.sigAfter {
 			e.sigAfter = false
@@ -535,7 +540,7 @@ func (e *Engine) handleStop(st Stop) error {
 			// the same flags give the same schedule in run and record.
 			// Unless the thread counts calls: then the run stops there
 			// too (StopUntraced), and so does this.
-			if t.counting && !markedOnly[t.nr] {
+			if t.counting && !markedOnly[t.nr] && !remade {
 				e.countedTurn(t, t.nr)
 				return nil
 			}
@@ -543,6 +548,13 @@ func (e *Engine) handleStop(st Stop) error {
 		}
 		return nil
 	case StopUntraced:
+		reported, remade, err := e.traceSyscallEntry(t, true)
+		if reported || err != nil {
+			return err
+		}
+		if remade {
+			return e.remadeUntraced(t)
+		}
 		return e.untraced(t, int(st.Msg))
 	case StopSyscallExit:
 		e.park(t)
@@ -558,6 +570,9 @@ func (e *Engine) handleStop(st Stop) error {
 				return err
 			}
 		}
+		if e.traceSyscallExit(t) {
+			return nil
+		}
 		return e.continueAfterExit(t)
 	case StopClone:
 		return e.handleClone(t, st)
@@ -571,27 +586,6 @@ func (e *Engine) handleStop(st Stop) error {
 		return nil
 	}
 	return fmt.Errorf("thread %d: unexpected stop %v", t.tid, st.Kind)
-}
-
-// continueAfterExit resumes t at once after a syscall-exit stop that left
-// it ready: an exit stop is not a scheduling point, so whether a call
-// needed one (to fix up its result, or for a journal) never changes the
-// schedule.
-func (e *Engine) continueAfterExit(t *thread) error {
-	if t.hold {
-		// Threads it killed must be reaped first (sysKill).
-		t.hold = false
-		return nil
-	}
-	if t.state != tsReady || t.act != actCont || t.sig != 0 || e.threads[t.tid] != t {
-		return nil
-	}
-	t.state = tsRunning
-	e.running = t
-	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
-		return e.gone(t, err)
-	}
-	return nil
 }
 
 // park marks the running thread t as stopped and ready.
@@ -615,6 +609,7 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	delete(e.preempts, t.tid) // a SIGSTOP on its way is moot
 	e.preemptMu.Unlock()
 	e.forget(t)
+	e.traceeGone(t, st)
 	p := t.proc
 	if t.clearTid != 0 {
 		// The kernel cleared *clear_child_tid and woke its futex; waiters
@@ -648,9 +643,10 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 	e.dropTimers(p)
 	e.childEpoch++
 	e.sigEpoch++
-	if p.vforkParent != nil {
-		p.vforkParent.vforkChild = nil
+	if vp := p.vforkParent; vp != nil {
+		vp.vforkChild = nil
 		p.vforkParent = nil
+		e.traceVforkDone(vp, p)
 	}
 	if p == e.root {
 		e.rootDone = true

@@ -18,9 +18,9 @@ import (
 // is as deterministic as the rest, and the same in record and replay (the
 // requests are emulated, not journaled).
 //
-// Requests hermit does not emulate (syscall-stops, single steps, SYSEMU,
-// tracing children as they are cloned) fail with EIO and one warning that
-// names them.
+// Syscall-stops (PTRACE_SYSCALL) and the tracing of new children are in
+// guestptrace_syscall.go. Requests hermit does not emulate (single steps,
+// SYSEMU, seccomp stops) fail with EIO and one warning that names them.
 
 // ptrace requests and options from <linux/ptrace.h>.
 const (
@@ -44,24 +44,29 @@ const (
 	ptSetregset    = 0x4205
 	ptSeize        = 0x4206
 	ptInterrupt    = 0x4207
+	ptListen       = 0x4208
 	ptSyscallInfo  = 0x420e
 	ptOTraceExec   = 0x10
+	ptOTraceExit   = 0x40
 	ptOExitKill    = 0x100000
 	ptOSysGood     = 0x1
 	ptEventExec    = 4
+	ptEventExit    = 6
 	ptEventStop    = 128
 	ntPrstatus     = 1
 	userRegsSize   = 27 * 8
 	userDebugRegs  = 848 // offsetof(struct user, u_debugreg)
+	cldExited      = 1   // CLD_EXITED
+	cldKilled      = 2   // CLD_KILLED
 	cldTrapped     = 4   // CLD_TRAPPED
 	wNowait        = 0x01000000
 	siginfoSize    = 128
 	syscallInfoLen = 24 // struct ptrace_syscall_info up to its union
 )
 
-// ptOptionsKnown are the options the emulation honours (PTRACE_O_TRACESYSGOOD
-// only changes syscall-stops, which it refuses anyway).
-const ptOptionsKnown = ptOTraceExec | ptOExitKill | ptOSysGood
+// ptOptionsKnown are the options the emulation honours.
+const ptOptionsKnown = ptOTraceExec | ptOTraceExit | ptOExitKill | ptOSysGood |
+	ptOTraceFork | ptOTraceVfork | ptOTraceClone | ptOTraceVforkDone
 
 // tracee is a guest thread's emulated ptrace state.
 type tracee struct {
@@ -82,6 +87,12 @@ type tracee struct {
 	// without a second stop.
 	pass int
 	msg  uint64
+	sc   sysStops
+	// exited: the thread has had its PTRACE_O_TRACEEXIT stop.
+	exited bool
+	// groupStop: the thread's process is in a group stop no SIGCONT has
+	// ended yet (PTRACE_LISTEN leaves it there).
+	groupStop bool
 }
 
 func stopStatus(sig, event int) int32 { return int32((sig|event<<8)<<8 | 0x7f) }
@@ -131,6 +142,7 @@ func (e *Engine) traceGroupStop(t *thread, sig int) {
 	if t.pt.seized {
 		ev = ptEventStop
 	}
+	t.pt.groupStop = true
 	e.traceStop(t, stopStatus(sig, ev), 0, true)
 }
 
@@ -169,6 +181,7 @@ func (e *Engine) traceResume(t *thread, sig int) {
 		pt.pass = sig
 		_ = e.t.Signal(t.proc.pid, t.tid, sig, nil)
 	}
+	e.traceSyscallResume(t)
 }
 
 // tracerGone detaches the tracees of p, which exited (their tracer died),
@@ -184,6 +197,7 @@ func (e *Engine) tracerGone(p *process) {
 			e.setDying(o)
 			continue
 		}
+		pt.sc.on = false
 		if o.state == tsTraced {
 			e.traceResume(o, pt.sig)
 		}
@@ -194,8 +208,8 @@ func (e *Engine) tracerGone(p *process) {
 func init() { policy[abi.SYS_PTRACE] = sysPtrace }
 
 var ptraceRequests = map[uint64]string{
-	9: "PTRACE_SINGLESTEP", 14: "PTRACE_GETFPREGS", 15: "PTRACE_SETFPREGS", 24: "PTRACE_SYSCALL",
-	0x4203: "PTRACE_SETSIGINFO", 0x4208: "PTRACE_LISTEN", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
+	9: "PTRACE_SINGLESTEP", 14: "PTRACE_GETFPREGS", 15: "PTRACE_SETFPREGS",
+	0x4203: "PTRACE_SETSIGINFO", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
 	0x4209: "PTRACE_PEEKSIGINFO", 0x420c: "PTRACE_SECCOMP_GET_FILTER",
 }
 
@@ -267,6 +281,7 @@ func (e *Engine) ptraceAttach(t *thread, seize bool, opts uint64) int64 {
 		o.pt.opts = opts // PTRACE_ATTACH ignores its data
 		if o.state == tsStopped {
 			// Seizing a stopped thread reports its group stop.
+			o.pt.groupStop = true
 			e.traceStop(o, stopStatus(abi.SIGSTOP, ptEventStop), 0, true)
 		}
 		return 0
@@ -298,13 +313,27 @@ func (e *Engine) ptraceInterrupt(o *thread) int64 {
 // ptraceStopped answers a request on o, a tracee in a ptrace-stop.
 func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 	switch req {
-	case ptCont, ptDetach:
+	case ptCont, ptDetach, ptSyscall:
 		if data >= 65 {
 			return -abi.EIO
 		}
+		o.pt.sc.on = req == ptSyscall
 		e.traceResume(o, int(data))
 		if req == ptDetach {
 			o.pt = nil
+		}
+		return 0
+	case ptListen:
+		// A seized tracee in a group stop stays in it, but not in a
+		// ptrace-stop: a SIGCONT ends it (its tracer then sees the
+		// signal), as does one already sent.
+		if !o.pt.seized || o.pt.status>>16 != ptEventStop || o.pt.status>>8&0xff == abi.SIGTRAP {
+			return -abi.EIO
+		}
+		o.pt.sc.on = false
+		e.traceResume(o, 0)
+		if o.pt.groupStop {
+			o.state = tsStopped
 		}
 		return 0
 	case ptPeektext, ptPeekdata:
@@ -374,18 +403,19 @@ func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 	case ptGetsiginfo:
 		return e.ptraceSiginfo(t, o, data)
 	case ptSyscallInfo:
-		regs, err := e.traceeRegs(o)
-		if err != nil {
+		var regs abi.Regs
+		if e.t.GetRegs(o.tid, &regs) != nil {
 			return -abi.ESRCH
 		}
-		info := make([]byte, syscallInfoLen)
+		info := make([]byte, 80)
 		putLE32(info[4:], auditArchX8664)
-		copy(info[8:16], regs[16*8:17*8])  // rip
-		copy(info[16:24], regs[19*8:20*8]) // rsp
-		if n := e.ptraceOut(t, data, info[:min(int(addr), len(info))]); n != 0 {
-			return n
+		putLE64(info[8:], regs.Rip)
+		putLE64(info[16:], regs.Rsp)
+		n := syscallInfo(o, info, &regs)
+		if r := e.ptraceOut(t, data, info[:min(int(addr), n)]); r != 0 {
+			return r
 		}
-		return syscallInfoLen
+		return int64(n)
 	}
 	name := ptraceRequests[req]
 	if name == "" {
@@ -398,7 +428,7 @@ func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 // so once.
 func (e *Engine) ptraceRefuse(what string) int64 {
 	e.warnOnce("ptrace:"+what, fmt.Sprintf("the guest called ptrace: %s is not emulated by hermit (it emulates attach, seize, traceme, "+
-		"interrupt, signal and exec stops, registers, memory, cont, kill and detach), so the call fails with EIO", what))
+		"interrupt, signal, exec and syscall stops, registers, memory, cont, kill and detach), so the call fails with EIO", what))
 	return -abi.EIO
 }
 
@@ -469,9 +499,12 @@ func (e *Engine) ptraceSiginfo(t, o *thread, addr uint64) int64 {
 		}
 		copy(info, b)
 	} else {
-		putLE32(info, uint32(o.pt.status>>8&0xff))
-		if o.pt.status>>16 != 0 {
-			putLE32(info[8:], uint32(o.pt.status>>8)) // SIGTRAP | event<<8
+		// A syscall-stop's or event's: si_code is SIGTRAP|0x80 or
+		// SIGTRAP|event<<8.
+		signo, code := uint32(o.pt.status>>8&0x7f), uint32(o.pt.status>>8&0xffff)
+		putLE32(info, signo)
+		if code != signo {
+			putLE32(info[8:], code)
 		}
 	}
 	return e.ptraceOut(t, addr, info)

@@ -21,11 +21,35 @@ func (e *Engine) traceeStop(p *process, sel childSel) (stopped *thread, any bool
 			return o, true
 		}
 	}
+	for _, o := range p.traceExits {
+		if e.namesThread(o, sel) {
+			return o, true
+		}
+	}
 	return nil, any
+}
+
+// traceeGone keeps the exit of t, a tracee, for its tracer's wait, unless
+// the kernel reports it there (the tracer's own child).
+func (e *Engine) traceeGone(t *thread, st Stop) {
+	pt := t.pt
+	if pt == nil || (t.proc.parent == pt.tracer && t.vtid == t.proc.vpid) {
+		return
+	}
+	pt.status = int32(st.Code << 8)
+	if st.Kind == StopKilled {
+		pt.status = int32(st.Sig)
+	}
+	pt.reported = false
+	pt.tracer.traceExits = append(pt.tracer.traceExits, t)
+	e.childEpoch++
 }
 
 // traces reports whether p traces any guest thread.
 func (e *Engine) traces(p *process) bool {
+	if len(p.traceExits) > 0 {
+		return true
+	}
 	for _, o := range e.ordered() {
 		if o.pt != nil && o.pt.tracer == p {
 			return true
@@ -140,23 +164,41 @@ func (e *Engine) reportTraceStop(t, o *thread, optArg int, opts uint64) {
 				return
 			}
 		}
-		o.pt.reported = true
+		e.traceReported(t.proc, o)
 		t.emulate(int64(o.vtid))
 		return
 	}
 	if r.Rdx != 0 {
 		var info [28]byte
+		code, st := cldTrapped, uint32(status>>8)
+		switch {
+		case status&0x7f == 0:
+			code, st = cldExited, uint32(status>>8&0xff)
+		case status&0xff != 0x7f:
+			code, st = cldKilled, uint32(status&0x7f)
+		}
 		putLE32(info[0:], abi.SIGCHLD)
-		putLE32(info[8:], cldTrapped)
+		putLE32(info[8:], uint32(code))
 		putLE32(info[16:], uint32(o.vtid))
-		putLE32(info[24:], uint32(status>>8))
+		putLE32(info[24:], st)
 		if e.t.WriteMem(t.tid, r.Rdx, info[:]) != nil {
 			t.emulate(-abi.EFAULT)
 			return
 		}
 	}
 	if opts&wNowait == 0 {
-		o.pt.reported = true
+		e.traceReported(t.proc, o)
 	}
 	t.emulate(0)
+}
+
+// traceReported notes that tracer p's wait has reported o's stop or exit.
+func (e *Engine) traceReported(p *process, o *thread) {
+	o.pt.reported = true
+	for i, x := range p.traceExits {
+		if x == o {
+			p.traceExits = append(p.traceExits[:i:i], p.traceExits[i+1:]...)
+			return
+		}
+	}
 }

@@ -134,6 +134,9 @@ func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 func (e *Engine) continueStopped(t *thread) {
 	for _, p := range e.signalTargets(t) {
 		for _, o := range p.threads {
+			if o.pt != nil {
+				o.pt.groupStop = false
+			}
 			if o.state == tsStopped {
 				o.state = tsReady
 				o.act = actCont

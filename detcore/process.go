@@ -80,6 +80,10 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		t.vforkChild = p
 		p.vforkParent = t
 		e.park(t)
+		e.traceClone(t, child, flags)
+		return nil
+	}
+	if e.traceClone(t, child, flags) {
 		return nil
 	}
 	// The new thread waits for its turn: the parent counts its calls
@@ -103,7 +107,7 @@ func (e *Engine) handleExec(st Stop) error {
 	if t == nil {
 		return fmt.Errorf("exec event from unknown thread %d (was %d)", st.Tid, former)
 	}
-	p := t.proc
+	p, formerVtid := t.proc, t.vtid
 	for _, o := range append([]*thread(nil), p.threads...) {
 		if o == t {
 			continue
@@ -132,6 +136,7 @@ func (e *Engine) handleExec(st Stop) error {
 	if vp := p.vforkParent; vp != nil {
 		vp.vforkChild = nil
 		p.vforkParent = nil
+		e.traceVforkDone(vp, p)
 	}
 	e.digest.add(-3, int64(t.vtid))
 	if err := e.t.OnExec(t.tid, e.atRandom()); err != nil {
@@ -142,7 +147,7 @@ func (e *Engine) handleExec(st Stop) error {
 			return err
 		}
 	}
-	if e.traceExec(t, former) {
+	if e.traceExec(t, formerVtid) {
 		return nil
 	}
 	t.counting = e.contended(t)

@@ -125,6 +125,9 @@ type process struct {
 	// seccomp mode it put itself in (prctl.go).
 	noNewPrivs  bool
 	seccompMode int
+	// traceExits are the exited tracees of this process, a tracer, that
+	// its wait has not reported yet (guestptrace_wait.go).
+	traceExits []*thread
 }
 
 // addrSpace identifies an address space for private futex keys. Processes

@@ -217,8 +217,8 @@ func TestRefusals(t *testing.T) {
 		exit            int
 		stdout, line    string
 	}{
-		{"guest PTRACE_SYSCALL", "guest_ptrace.c", "syscall", 0, "stopped by signal 19, event 0\nPTRACE_SYSCALL: -1 EIO\nexited with 0\n",
-			"hermit: warning: the guest called ptrace: PTRACE_SYSCALL is not emulated by hermit"},
+		{"guest PTRACE_SINGLESTEP", "guest_ptrace.c", "singlestep", 0, "stopped by signal 19, event 0\nPTRACE_SINGLESTEP: -1 EIO\nexited with 0\n",
+			"hermit: warning: the guest called ptrace: PTRACE_SINGLESTEP is not emulated by hermit"},
 		{"pid namespace init faults", "escapes.c", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
 		{"deadlock", "escapes.c", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
 		// As in a container, the run ends with its main process.
@@ -236,10 +236,12 @@ func TestRefusals(t *testing.T) {
 }
 
 // TestGuestPtrace: a guest that traces its own children (a debugger, a
-// crash handler) sees what it would see natively: the stops of a child
-// that asked to be traced or was attached, seized and interrupted, its
-// signals (passed on or suppressed), a breakpoint it planted, an exec;
-// its registers and memory; and every run and replay is the same.
+// crash handler, strace) sees what it would see natively: the stops of a
+// child that asked to be traced or was attached, seized and interrupted,
+// its signals (passed on or suppressed), a breakpoint it planted, an
+// exec, its syscall-stops (calls skipped and changed), its exit event,
+// the threads and processes it creates; its registers and memory; and
+// every run and replay is the same.
 func TestGuestPtrace(t *testing.T) {
 	stop := func(sig, event int) string { return fmt.Sprintf("stopped by signal %d, event %d\n", sig, event) }
 	cases := []compatCase{
@@ -253,6 +255,13 @@ func TestGuestPtrace(t *testing.T) {
 		{"PTRACE_SEIZE and PTRACE_INTERRUPT", cGuest("guest_ptrace.c", "seize"), stop(5, 128) + stop(15, 0) + "killed by signal 15\n"},
 		{"a SIGSTOP to a seized child, passed on", cGuest("guest_ptrace.c", "groupstop"), stop(19, 0) + stop(19, 128) + "killed by signal 9\n"},
 		{"a traced child's exec", cGuest("guest_ptrace.c", "exec"), stop(19, 0) + stop(5, 0) + "the exec'd child runs\nexited with 0\n"},
+		{"syscall-stops: a call skipped, a call changed, the exit event", cGuest("ptrace_syscalls.c", "syscall"),
+			"child: the skipped call returned 4242; the changed one, its parent: yes\nthe child's write returned 72, error: 0\n" +
+				"entry of exit_group(3)\nexit event stop: status 3, after the entry of exit_group: yes\nexited with 3\n" +
+				"each entry-stop followed by its exit-stop: yes\n"},
+		{"new threads and processes traced from their start", cGuest("ptrace_syscalls.c", "children"),
+			"child's thread runs\nchild reaped its own child: status 4\n" +
+				"fork events: 1, clone events: 1, new tracees that started stopped: 2, exits reaped: 0 0 4\n"},
 	}
 	checkCompat(t, cases)
 	checkDigests(t, cases)

@@ -1,0 +1,66 @@
+package tests
+
+import (
+	"bytes"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// TestStraceInGuest: strace, a real tracer, runs inside hermit as it runs
+// natively (its ptrace is emulated): `strace -f` of a shell that forks
+// and execs prints a line for every call of every process, the same
+// processes start and exit as natively, and its whole output is the same
+// over three runs and in replay.
+func TestStraceInGuest(t *testing.T) {
+	strace := testenv.Require(t, "strace")
+	sh := testenv.Require(t, "sh")
+	argv := []string{strace, "-f", sh, "-c", "echo a; (echo b); " + sh + " -c 'echo c'; /bin/true"}
+	nat := native(t, argv)
+	if nat.Exit != 0 || string(nat.Stdout) != "a\nb\nc\n" {
+		t.Fatalf("native strace: want exit 0 and a, b, c; %s", describe(nat))
+	}
+	counts := func(stderr []byte) map[string]int {
+		return map[string]int{
+			"exits":    len(regexp.MustCompile(`\+\+\+ exited with 0 \+\+\+`).FindAll(stderr, -1)),
+			"execs":    len(regexp.MustCompile(`execve\(.*\) = 0\n`).FindAll(stderr, -1)),
+			"attached": len(regexp.MustCompile(`strace: Process \d+ attached`).FindAll(stderr, -1)),
+			"writes":   len(regexp.MustCompile(`write\(1, "[abc]\\n", 2\) += 2`).FindAll(stderr, -1)),
+		}
+	}
+	want := counts(nat.Stderr)
+	if want["exits"] < 3 || want["writes"] != 3 {
+		t.Fatalf("native strace output has %v; %s", want, describe(nat))
+	}
+	var first []byte
+	for i := 1; i <= 3; i++ {
+		// With the environment record gets (its trace directory).
+		r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), hermitArgs(nil, argv)...)
+		if r.Exit != 0 || string(r.Stdout) != "a\nb\nc\n" {
+			t.Fatalf("hermit run %d: want exit 0 and a, b, c; %s", i, describe(r))
+		}
+		if got := counts(r.Stderr); !maps.Equal(got, want) {
+			t.Fatalf("hermit run %d: strace printed %v, natively %v; %s", i, got, want, describe(r))
+		}
+		if bytes.Contains(r.Stderr, []byte("hermit: warning")) {
+			t.Fatalf("hermit run %d warned; %s", i, describe(r))
+		}
+		if i == 1 {
+			first = r.Stderr
+		} else if d := firstDiff(first, r.Stderr); d != "" {
+			t.Fatalf("hermit run %d: strace's output differs from run 1 at %s", i, d)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, argv)
+	if d := firstDiff(first, guestStderr(rec.Stderr)); d != "" || rec.Exit != 0 {
+		t.Fatalf("hermit record: strace's output differs from hermit run's at %s; %s", d, describe(rec))
+	}
+	rec.Stderr = guestStderr(rec.Stderr)
+	rep := replay(t, dir)
+	rep.Stderr = guestStderr(rep.Stderr)
+	sameRun(t, "replay", rec, rep)
+}

@@ -1,0 +1,172 @@
+/* ptrace_syscalls: a guest that traces its child's syscalls and children,
+ * as strace -f does. Modes:
+ *   syscall   PTRACE_SYSCALL through the child's calls: every entry-stop
+ *             is followed by its exit-stop (PTRACE_GET_SYSCALL_INFO says
+ *             which), the tracer skips one call and sets its result, and
+ *             changes another into a different call; PTRACE_O_TRACEEXIT
+ *             stops the child before it exits, with its status
+ *   children  PTRACE_O_TRACEFORK and PTRACE_O_TRACECLONE: the child's new
+ *             thread and process are traced from their first instruction,
+ *             the tracer hears of them from event stops and reaps the
+ *             exits of both (neither is its own child)
+ */
+#include "guest.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+/* traced forks a child that asks to be traced and stops itself. */
+static pid_t traced(void) {
+	pid_t c = fork();
+	CHECK(c >= 0);
+	if (c == 0) {
+		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
+		raise(SIGSTOP);
+		return 0;
+	}
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP);
+	return c;
+}
+
+static void syscalls(void) {
+	pid_t c = traced();
+	if (c == 0) {
+		long u = syscall(SYS_getuid);
+		long p = syscall(SYS_getpid);
+		say("child: the skipped call returned %ld; the changed one, its parent: %s\n", u,
+		    p == getppid() ? "yes" : "no");
+		_exit(3);
+	}
+	CHECK(ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT) == 0);
+	int in = 0, paired = 1, changed = 0;
+	long cur = -1;
+	for (;;) {
+		CHECK(ptrace(PTRACE_SYSCALL, c, 0, 0) == 0);
+		int st;
+		CHECK(waitpid(c, &st, 0) == c);
+		if (WIFEXITED(st)) {
+			say("exited with %d\n", WEXITSTATUS(st));
+			break;
+		}
+		CHECK(WIFSTOPPED(st));
+		if (st >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
+			unsigned long msg;
+			CHECK(ptrace(PTRACE_GETEVENTMSG, c, 0, &msg) == 0);
+			say("exit event stop: status %lu, after the entry of exit_group: %s\n", msg >> 8,
+			    in && cur == SYS_exit_group ? "yes" : "no");
+			continue;
+		}
+		CHECK(WSTOPSIG(st) == (SIGTRAP | 0x80));
+		struct __ptrace_syscall_info info;
+		CHECK(ptrace(PTRACE_GET_SYSCALL_INFO, c, sizeof info, &info) > 0);
+		struct user_regs_struct r;
+		CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+		siginfo_t si;
+		CHECK(ptrace(PTRACE_GETSIGINFO, c, 0, &si) == 0);
+		CHECK(si.si_signo == SIGTRAP && si.si_code == (SIGTRAP | 0x80));
+		if (!in) {
+			paired = paired && info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == r.orig_rax &&
+			         (long long)r.rax == -ENOSYS;
+			cur = (long)r.orig_rax;
+			if (cur == SYS_getuid) {
+				r.orig_rax = -1; /* skip it */
+				CHECK(ptrace(PTRACE_SETREGS, c, 0, &r) == 0);
+			} else if (cur == SYS_getpid && !changed++) {
+				r.orig_rax = SYS_getppid;
+				CHECK(ptrace(PTRACE_SETREGS, c, 0, &r) == 0);
+			} else if (cur == SYS_exit_group) {
+				say("entry of exit_group(%llu)\n", (unsigned long long)info.entry.args[0]);
+			}
+		} else {
+			paired = paired && info.op == PTRACE_SYSCALL_INFO_EXIT;
+			if (cur == SYS_getuid) {
+				r.rax = 4242;
+				CHECK(ptrace(PTRACE_SETREGS, c, 0, &r) == 0);
+			} else if (cur == SYS_write) {
+				say("the child's write returned %lld, error: %d\n", (long long)info.exit.rval, info.exit.is_error);
+			}
+		}
+		in = !in;
+	}
+	say("each entry-stop followed by its exit-stop: %s\n", paired ? "yes" : "no");
+}
+
+static void *thread_main(void *arg) {
+	(void)arg;
+	say("child's thread runs\n");
+	return NULL;
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static void children(void) {
+	pid_t c = traced();
+	if (c == 0) {
+		pthread_t th;
+		CHECK(pthread_create(&th, NULL, thread_main, NULL) == 0);
+		CHECK(pthread_join(th, NULL) == 0);
+		pid_t g = fork();
+		CHECK(g >= 0);
+		if (g == 0)
+			_exit(4);
+		int st;
+		CHECK(waitpid(g, &st, 0) == g);
+		say("child reaped its own child: status %d\n", WEXITSTATUS(st));
+		_exit(0);
+	}
+	CHECK(ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACEFORK | PTRACE_O_TRACECLONE) == 0);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	int forks = 0, clones = 0, starts = 0, nexits = 0, exits[8];
+	for (;;) {
+		int st;
+		pid_t w = waitpid(-1, &st, __WALL);
+		if (w < 0) {
+			CHECK(errno == ECHILD);
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			CHECK(nexits < 8);
+			exits[nexits++] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			continue;
+		}
+		CHECK(WIFSTOPPED(st));
+		int ev = st >> 16, sig = WSTOPSIG(st);
+		if (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_CLONE) {
+			unsigned long msg;
+			CHECK(ptrace(PTRACE_GETEVENTMSG, w, 0, &msg) == 0 && msg > 0);
+			ev == PTRACE_EVENT_FORK ? forks++ : clones++;
+			sig = 0;
+		} else if (sig == SIGSTOP && w != c) {
+			/* A new tracee's first stop (it may come before its
+			 * creator's event). */
+			starts++;
+			sig = 0;
+		}
+		CHECK(ptrace(PTRACE_CONT, w, 0, sig) == 0);
+	}
+	qsort(exits, (size_t)nexits, sizeof exits[0], cmp_int);
+	char buf[64] = "";
+	for (int i = 0; i < nexits; i++)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " %d", exits[i]);
+	say("fork events: %d, clone events: %d, new tracees that started stopped: %d, exits reaped:%s\n", forks, clones,
+	    starts, buf);
+}
+
+int main(int argc, char **argv) {
+	CHECK(argc == 2);
+	if (!strcmp(argv[1], "syscall"))
+		syscalls();
+	else if (!strcmp(argv[1], "children"))
+		children();
+	else {
+		say("unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	return 0;
+}
