@@ -158,6 +158,7 @@ func (e *Engine) traceExec(t *thread, formerVtid int) bool {
 	if pt.opts&ptOTraceExec != 0 {
 		pt.msg = uint64(formerVtid)
 		t.act = actCont
+		pt.sc.at = syscallInExec
 		e.traceStop(t, stopStatus(abi.SIGTRAP, ptEventExec), 0, true)
 		return true
 	}
@@ -197,7 +198,7 @@ func (e *Engine) tracerGone(p *process) {
 			e.setDying(o)
 			continue
 		}
-		pt.sc.on = false
+		pt.sc.req = 0
 		if o.state == tsTraced {
 			e.traceResume(o, pt.sig)
 		}
@@ -208,9 +209,8 @@ func (e *Engine) tracerGone(p *process) {
 func init() { policy[abi.SYS_PTRACE] = sysPtrace }
 
 var ptraceRequests = map[uint64]string{
-	9: "PTRACE_SINGLESTEP", 14: "PTRACE_GETFPREGS", 15: "PTRACE_SETFPREGS",
-	0x4203: "PTRACE_SETSIGINFO", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
-	0x4209: "PTRACE_PEEKSIGINFO", 0x420c: "PTRACE_SECCOMP_GET_FILTER",
+	14: "PTRACE_GETFPREGS", 15: "PTRACE_SETFPREGS",
+	0x4203: "PTRACE_SETSIGINFO", 0x4209: "PTRACE_PEEKSIGINFO", 0x420c: "PTRACE_SECCOMP_GET_FILTER",
 }
 
 // liveThread finds the guest thread with guest tid vtid, unless it is
@@ -313,11 +313,14 @@ func (e *Engine) ptraceInterrupt(o *thread) int64 {
 // ptraceStopped answers a request on o, a tracee in a ptrace-stop.
 func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 	switch req {
-	case ptCont, ptDetach, ptSyscall:
+	case ptCont, ptDetach, ptSyscall, ptSysemu, ptSysemuStep, ptSinglestep:
 		if data >= 65 {
 			return -abi.EIO
 		}
-		o.pt.sc.on = req == ptSyscall
+		o.pt.sc.req = req
+		if req == ptCont || req == ptDetach {
+			o.pt.sc.req = 0
+		}
 		e.traceResume(o, int(data))
 		if req == ptDetach {
 			o.pt = nil
@@ -330,7 +333,7 @@ func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 		if !o.pt.seized || o.pt.status>>16 != ptEventStop || o.pt.status>>8&0xff == abi.SIGTRAP {
 			return -abi.EIO
 		}
-		o.pt.sc.on = false
+		o.pt.sc.req = 0
 		e.traceResume(o, 0)
 		if o.pt.groupStop {
 			o.state = tsStopped

@@ -20,12 +20,20 @@ const (
 	syscallInfoNone = 0
 	syscallInfoIn   = 1 // PTRACE_SYSCALL_INFO_ENTRY
 	syscallInfoOut  = 2 // PTRACE_SYSCALL_INFO_EXIT
+	// syscallInExec: the exec event stop, inside execve (no syscall-stop
+	// for PTRACE_GET_SYSCALL_INFO).
+	syscallInExec = 0x80
 )
 
 // sysStops is a tracee's syscall-stop state (in tracee).
 type sysStops struct {
-	// on: the tracer last resumed the thread with PTRACE_SYSCALL.
-	on bool
+	// req is the request that last resumed the thread: PTRACE_SYSCALL,
+	// SYSEMU, SINGLESTEP, SYSEMU_SINGLESTEP, or 0 for any other.
+	req uint64
+	// emu: the entry-stop came under PTRACE_SYSEMU, which skips the call.
+	emu bool
+	// rip is where the thread's entry-stop left it.
+	rip uint64
 	// at is the syscall-stop the thread is in: syscallInfoIn or
 	// syscallInfoOut, else syscallInfoNone.
 	at uint8
@@ -52,10 +60,20 @@ const (
 	remakeCounted
 )
 
-// tracesCalls reports whether t must count its calls for its tracer.
-func (t *thread) tracesCalls() bool {
-	return t.pt != nil && (t.pt.sc.on || t.pt.sc.remake != remakeNone)
+// The requests that resume a tracee into syscall-stops or steps.
+const (
+	ptSinglestep = 9
+	ptSysemu     = 31
+	ptSysemuStep = 32
+)
+
+// entries: the thread stops at the entry of its next call.
+func (s *sysStops) entries() bool {
+	return s.req == ptSyscall || s.req == ptSysemu || s.req == ptSysemuStep
 }
+
+// steps: the thread stops after its next instruction.
+func (s *sysStops) steps() bool { return s.req == ptSinglestep || s.req == ptSysemuStep }
 
 // traceSyscallEntry reports the entry of the call t is stopped at (a
 // seccomp stop, or a counted call when counted) to t's tracer, and says
@@ -73,7 +91,7 @@ func (e *Engine) traceSyscallEntry(t *thread, counted bool) (reported, remade bo
 		remade = true
 	}
 	exit := pt.opts&ptOTraceExit != 0 && !pt.exited
-	if !exit && (remade || !pt.sc.on) {
+	if !exit && (remade || !pt.sc.entries()) {
 		return false, remade, nil
 	}
 	if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
@@ -82,10 +100,12 @@ func (e *Engine) traceSyscallEntry(t *thread, counted bool) (reported, remade bo
 	}
 	nr := int(int32(t.regs.OrigRax))
 	switch {
-	case !remade && pt.sc.on:
+	case !remade && pt.sc.entries():
 		e.park(t)
 		t.nr, t.atSyscall = nr, true
 		pt.sc.at, pt.sc.counted = syscallInfoIn, counted
+		pt.sc.emu = pt.sc.req != ptSyscall
+		pt.sc.rip = t.regs.Rip
 		e.traceStop(t, e.sysStatus(t), 0, true)
 		return true, false, nil
 	case nr != abi.SYS_EXIT && nr != abi.SYS_EXIT_GROUP || counted:
@@ -129,14 +149,33 @@ func (e *Engine) sysStatus(t *thread) int32 {
 // the tracer resumed it with PTRACE_SYSCALL, it takes the exit-stop.
 func (e *Engine) traceSyscallResume(t *thread) {
 	pt := t.pt
-	at, syscall := pt.sc.at, pt.sc.on
+	at, syscall := pt.sc.at, pt.sc.req == ptSyscall
 	pt.sc.at = syscallInfoNone
+	// The exit-stop of a call that has not returned yet comes if the
+	// tracer asks for it now (execve's, after its exec event).
+	pt.sc.toExit = syscall && (pt.sc.toExit || at == syscallInExec)
+	pt.sc.exitStop = syscall && pt.sc.exitStop
 	if at != syscallInfoIn {
 		return
 	}
 	var r abi.Regs
 	if e.t.GetRegs(t.tid, &r) != nil {
 		return
+	}
+	if r.Rip != pt.sc.rip {
+		// The tracer moved the thread: the call runs where it stopped,
+		// as it is now, and the thread goes on from there.
+		pt.sc.exitStop, pt.sc.toExit = false, syscall
+		t.regs = r
+		t.act = actCont
+		return
+	}
+	if pt.sc.emu && int64(r.OrigRax) != -1 {
+		// PTRACE_SYSEMU: the call is not made.
+		r.OrigRax = ^uint64(0)
+		if e.t.SetRegs(t.tid, &r) != nil {
+			return
+		}
 	}
 	t.regs = r
 	if int64(r.OrigRax) == -1 {
@@ -180,7 +219,9 @@ func (pt *tracee) mode() (ResumeMode, bool) {
 		// Through the call's exit, whatever stops come first (a clone
 		// event, an exec).
 		return ResumeSyscall, true
-	case pt.sc.on || pt.sc.remake == remakeRewound:
+	case pt.sc.steps():
+		return ResumeCountStep, true
+	case pt.sc.entries() || pt.sc.remake == remakeRewound:
 		return ResumeCount, true
 	}
 	return 0, false
@@ -217,15 +258,16 @@ func (e *Engine) traceSyscallExit(t *thread) bool {
 // o's syscall-stop (PTRACE_GET_SYSCALL_INFO) from its registers, and
 // returns the size the kernel would.
 func syscallInfo(o *thread, info []byte, regs *abi.Regs) int {
-	info[0] = o.pt.sc.at
 	switch o.pt.sc.at {
 	case syscallInfoIn:
+		info[0] = syscallInfoIn
 		putLE64(info[24:], regs.OrigRax)
 		for i := 0; i < 6; i++ {
 			putLE64(info[32+8*i:], regs.Arg(i))
 		}
 		return 80
 	case syscallInfoOut:
+		info[0] = syscallInfoOut
 		putLE64(info[24:], regs.Rax)
 		if rv := int64(regs.Rax); rv < 0 && rv >= -4095 {
 			info[32] = 1

@@ -204,7 +204,7 @@ func TestUntracedLoops(t *testing.T) {
 }
 
 // TestRefusals: what hermit cannot model ends with one line saying so,
-// never a hang: a ptrace request hermit does not emulate fails with EIO
+// never a hang: a ptrace option hermit does not emulate fails with EIO
 // and a warning that names it; a
 // fault in the init of a pid namespace the guest made (which the kernel
 // ignores while hermit traces it) kills it, with a warning; a guest
@@ -217,8 +217,8 @@ func TestRefusals(t *testing.T) {
 		exit            int
 		stdout, line    string
 	}{
-		{"guest PTRACE_SINGLESTEP", "guest_ptrace.c", "singlestep", 0, "stopped by signal 19, event 0\nPTRACE_SINGLESTEP: -1 EIO\nexited with 0\n",
-			"hermit: warning: the guest called ptrace: PTRACE_SINGLESTEP is not emulated by hermit"},
+		{"guest PTRACE_O_TRACESECCOMP", "guest_ptrace.c", "seccomp", 0, "stopped by signal 19, event 0\nPTRACE_O_TRACESECCOMP: -1 EIO\nexited with 0\n",
+			"hermit: warning: the guest called ptrace: PTRACE_SETOPTIONS with options 0x80 is not emulated by hermit"},
 		{"pid namespace init faults", "escapes.c", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
 		{"deadlock", "escapes.c", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
 		// As in a container, the run ends with its main process.
@@ -239,9 +239,9 @@ func TestRefusals(t *testing.T) {
 // crash handler, strace) sees what it would see natively: the stops of a
 // child that asked to be traced or was attached, seized and interrupted,
 // its signals (passed on or suppressed), a breakpoint it planted, an
-// exec, its syscall-stops (calls skipped and changed), its exit event,
-// the threads and processes it creates; its registers and memory; and
-// every run and replay is the same.
+// exec, its syscall-stops (calls skipped and changed), single steps and
+// SYSEMU, its exit event, the threads and processes it creates; its
+// registers and memory; and every run and replay is the same.
 func TestGuestPtrace(t *testing.T) {
 	stop := func(sig, event int) string { return fmt.Sprintf("stopped by signal %d, event %d\n", sig, event) }
 	cases := []compatCase{
@@ -262,6 +262,11 @@ func TestGuestPtrace(t *testing.T) {
 		{"new threads and processes traced from their start", cGuest("ptrace_syscalls.c", "children"),
 			"child's thread runs\nchild reaped its own child: status 4\n" +
 				"fork events: 1, clone events: 1, new tracees that started stopped: 2, exits reaped: 0 0 4\n"},
+		{"single steps, SYSEMU_SINGLESTEP and SYSEMU", cGuest("ptrace_syscalls.c", "step"),
+			"single steps to the end of the block: 5\nchild: the stepped getpid returned its pid: yes\n" +
+				"SYSEMU_SINGLESTEP reached the syscall at step 3\nrax at the stop: -38\n" +
+				"child: the call skipped by SYSEMU_SINGLESTEP returned 777\nrax at the stop: -38\n" +
+				"child: the call skipped by SYSEMU returned 888\nexited with 0\n"},
 	}
 	checkCompat(t, cases)
 	checkDigests(t, cases)

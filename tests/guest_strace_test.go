@@ -26,7 +26,7 @@ func TestStraceInGuest(t *testing.T) {
 	counts := func(stderr []byte) map[string]int {
 		return map[string]int{
 			"exits":    len(regexp.MustCompile(`\+\+\+ exited with 0 \+\+\+`).FindAll(stderr, -1)),
-			"execs":    len(regexp.MustCompile(`execve\(.*\) = 0\n`).FindAll(stderr, -1)),
+			"execs":    len(regexp.MustCompile(`execve\("`).FindAll(stderr, -1)),
 			"attached": len(regexp.MustCompile(`strace: Process \d+ attached`).FindAll(stderr, -1)),
 			"writes":   len(regexp.MustCompile(`write\(1, "[abc]\\n", 2\) += 2`).FindAll(stderr, -1)),
 		}

@@ -21,8 +21,8 @@ const (
 // to the tracer (SECCOMP_RET_TRACE), and those in marked that are not in
 // traced when they carry detcore.OpenMarker, and allows everything else. The
 // numbers are compared as a balanced binary tree, so an allowed syscall
-// costs about log2(len(traced)) comparisons; -1, the number of a call a
-// tracer skipped, is allowed. Non-x86-64 (int $0x80) and
+// costs about log2(len(traced)) comparisons; negative numbers (no call:
+// -1 is a call a tracer skipped) are allowed. Non-x86-64 (int $0x80) and
 // x32 calls trap (SIGSYS): the engine says what they are and fails them
 // with ENOSYS (detcore/signals.go).
 func buildFilter(traced, marked []int) []unix.SockFilter {
@@ -42,8 +42,9 @@ func buildFilter(traced, marked []int) []unix.SockFilter {
 		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AUDIT_ARCH_X86_64, 1, 0),
 		stmt(unix.BPF_RET|unix.BPF_K, enosys),
 		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr),
-		// -1 is no call: a guest's tracer skips a call with it.
-		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, 0xffffffff, 0, 1),
+		// A negative number is no call (the kernel fails it with
+		// ENOSYS; -1 is how a guest's tracer skips one).
+		jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, 0x80000000, 0, 1),
 		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
 		jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, 0x40000000, 0, 1),
 		stmt(unix.BPF_RET|unix.BPF_K, enosys),

@@ -13,7 +13,7 @@
  *   groupstop   a SIGSTOP to a seized child that waits stops it for its
  *               tracer, which passes it on: the group stop is reported too
  *   exec        a traced child's execve stops it with a SIGTRAP
- *   singlestep  PTRACE_SINGLESTEP, which hermit does not emulate
+ *   seccomp     PTRACE_O_TRACESECCOMP, which hermit does not emulate
  * (ptrace_syscalls.c has syscall-stops and the tracing of new children.)
  */
 #include "guest.h"
@@ -169,12 +169,12 @@ int main(int argc, char **argv) {
 		expect_stop(c, SIGTRAP);
 		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
 		expect_exit(c);
-	} else if (!strcmp(m, "singlestep")) {
+	} else if (!strcmp(m, "seccomp")) {
 		if ((c = traced()) == 0)
 			_exit(0);
 		expect_stop(c, SIGSTOP);
-		long r = ptrace(PTRACE_SINGLESTEP, c, 0, 0);
-		say("PTRACE_SINGLESTEP: %ld%s\n", r, r == -1 && errno == EIO ? " EIO" : "");
+		long r = ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACESECCOMP);
+		say("PTRACE_O_TRACESECCOMP: %ld%s\n", r, r == -1 && errno == EIO ? " EIO" : "");
 		if (r == 0)
 			return 0; /* natively: hermit's refusal is all this mode shows */
 		CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);

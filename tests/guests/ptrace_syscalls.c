@@ -9,6 +9,10 @@
  *             thread and process are traced from their first instruction,
  *             the tracer hears of them from event stops and reaps the
  *             exits of both (neither is its own child)
+ *   step      PTRACE_SINGLESTEP through five instructions, one a syscall;
+ *             PTRACE_SYSEMU_SINGLESTEP to a syscall, which it skips, the
+ *             tracer giving its result; PTRACE_SYSEMU to a call, then
+ *             PTRACE_SYSCALL to its exit-stop, the call not made
  */
 #include "guest.h"
 
@@ -158,12 +162,88 @@ static void children(void) {
 	    starts, buf);
 }
 
+/* The child's code the tracer steps through: each block starts with an
+ * int3 and ends at its label. */
+extern char step_end[], emustep_end[];
+__asm__(".text\n"
+        "stepped: int3\n nop\n nop\n mov $39, %eax\n syscall\n nop\n"
+        ".globl step_end\nstep_end: ret\n"
+        "emustepped: int3\n nop\n mov $102, %eax\n syscall\n"
+        ".globl emustep_end\nemustep_end: ret\n"
+        "emulated: int3\n mov $104, %eax\n syscall\n ret\n");
+extern long stepped(void), emustepped(void), emulated(void);
+
+static void expect_trap(pid_t c, int sig) {
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st) && WSTOPSIG(st) == sig);
+}
+
+static unsigned long long rip_of(pid_t c) {
+	struct user_regs_struct r;
+	CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+	return r.rip;
+}
+
+static void set_rax(pid_t c, long v) {
+	struct user_regs_struct r;
+	CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+	say("rax at the stop: %lld\n", (long long)r.rax);
+	r.rax = (unsigned long long)v;
+	CHECK(ptrace(PTRACE_SETREGS, c, 0, &r) == 0);
+}
+
+static void steps(void) {
+	pid_t c = traced();
+	if (c == 0) {
+		long pid = stepped();
+		say("child: the stepped getpid returned its pid: %s\n", pid == getpid() ? "yes" : "no");
+		say("child: the call skipped by SYSEMU_SINGLESTEP returned %ld\n", emustepped());
+		say("child: the call skipped by SYSEMU returned %ld\n", emulated());
+		_exit(0);
+	}
+	CHECK(ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACESYSGOOD) == 0);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP);
+	int n = 0;
+	while (rip_of(c) != (unsigned long long)step_end) {
+		CHECK(ptrace(PTRACE_SINGLESTEP, c, 0, 0) == 0);
+		expect_trap(c, SIGTRAP);
+		n++;
+	}
+	say("single steps to the end of the block: %d\n", n);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP);
+	for (n = 1;; n++) {
+		CHECK(ptrace(PTRACE_SYSEMU_SINGLESTEP, c, 0, 0) == 0);
+		int st;
+		CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st));
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			break;
+		CHECK(WSTOPSIG(st) == SIGTRAP);
+	}
+	say("SYSEMU_SINGLESTEP reached the syscall at step %d\n", n);
+	set_rax(c, 777);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP);
+	CHECK(ptrace(PTRACE_SYSEMU, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP | 0x80);
+	CHECK(ptrace(PTRACE_SYSCALL, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP | 0x80);
+	set_rax(c, 888);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+	say("exited with %d\n", WEXITSTATUS(st));
+}
+
 int main(int argc, char **argv) {
 	CHECK(argc == 2);
 	if (!strcmp(argv[1], "syscall"))
 		syscalls();
 	else if (!strcmp(argv[1], "children"))
 		children();
+	else if (!strcmp(argv[1], "step"))
+		steps();
 	else {
 		say("unknown mode %s\n", argv[1]);
 		return 2;
