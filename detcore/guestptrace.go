@@ -90,9 +90,10 @@ type tracee struct {
 	sc   sysStops
 	// exited: the thread has had its PTRACE_O_TRACEEXIT stop.
 	exited bool
-	// groupStop: the thread's process is in a group stop no SIGCONT has
-	// ended yet (PTRACE_LISTEN leaves it there).
-	groupStop bool
+	// groupStop is the signal of the group stop the thread's process is
+	// in, which no SIGCONT has ended yet (PTRACE_LISTEN leaves the thread
+	// there; PTRACE_INTERRUPT reports it), or 0.
+	groupStop int
 }
 
 func stopStatus(sig, event int) int32 { return int32((sig|event<<8)<<8 | 0x7f) }
@@ -142,7 +143,7 @@ func (e *Engine) traceGroupStop(t *thread, sig int) {
 	if t.pt.seized {
 		ev = ptEventStop
 	}
-	t.pt.groupStop = true
+	t.pt.groupStop = sig
 	e.traceStop(t, stopStatus(sig, ev), 0, true)
 }
 
@@ -260,6 +261,12 @@ func sysPtrace(e *Engine, t *thread) {
 		t.emulate(-abi.ESRCH)
 		return
 	}
+	if !o.started && (e.awaitFirstStop(o) != nil || e.threads[o.tid] != o) {
+		// A new tracee stops from its first instruction: its registers
+		// are there once the kernel has reported it.
+		t.emulate(-abi.ESRCH)
+		return
+	}
 	t.emulate(e.ptraceStopped(t, o, req, addr, data))
 }
 
@@ -281,7 +288,7 @@ func (e *Engine) ptraceAttach(t *thread, seize bool, opts uint64) int64 {
 		o.pt.opts = opts // PTRACE_ATTACH ignores its data
 		if o.state == tsStopped {
 			// Seizing a stopped thread reports its group stop.
-			o.pt.groupStop = true
+			o.pt.groupStop = abi.SIGSTOP
 			e.traceStop(o, stopStatus(abi.SIGSTOP, ptEventStop), 0, true)
 		}
 		return 0
@@ -300,10 +307,16 @@ func (e *Engine) ptraceInterrupt(o *thread) int64 {
 	if !o.pt.seized {
 		return -abi.EIO
 	}
+	sig := abi.SIGTRAP
+	if o.pt.groupStop != 0 {
+		// The group stop is in effect until a SIGCONT, even for a
+		// tracee its tracer continued.
+		sig = o.pt.groupStop
+	}
 	switch o.state {
 	case tsTraced:
 	case tsReady, tsBlocked, tsNew, tsStopped:
-		e.traceStop(o, stopStatus(abi.SIGTRAP, ptEventStop), 0, true)
+		e.traceStop(o, stopStatus(sig, ptEventStop), 0, true)
 	default:
 		return e.ptraceRefuse("PTRACE_INTERRUPT of a thread that is running")
 	}
@@ -335,7 +348,7 @@ func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 		}
 		o.pt.sc.req = 0
 		e.traceResume(o, 0)
-		if o.pt.groupStop {
+		if o.pt.groupStop != 0 {
 			o.state = tsStopped
 		}
 		return 0

@@ -135,7 +135,13 @@ func (e *Engine) continueStopped(t *thread) {
 	for _, p := range e.signalTargets(t) {
 		for _, o := range p.threads {
 			if o.pt != nil {
-				o.pt.groupStop = false
+				o.pt.groupStop = 0
+				if o.state == tsStopped && o.pt.seized {
+					// Listened to (PTRACE_LISTEN): its tracer hears that
+					// the group stop ended.
+					e.traceStop(o, stopStatus(abi.SIGTRAP, ptEventStop), 0, true)
+					continue
+				}
 			}
 			if o.state == tsStopped {
 				o.state = tsReady

@@ -253,7 +253,8 @@ func TestGuestPtrace(t *testing.T) {
 			stop(19, 0) + stop(10, 0) + "siginfo: signal 10\nchild: handler saw signal 10\n" + stop(12, 0) + "child: SIGUSR2 was suppressed\nexited with 0\n"},
 		{"PTRACE_ATTACH to a waiting child", cGuest("guest_ptrace.c", "attach"), stop(19, 0) + "killed by signal 15\n"},
 		{"PTRACE_SEIZE and PTRACE_INTERRUPT", cGuest("guest_ptrace.c", "seize"), stop(5, 128) + stop(15, 0) + "killed by signal 15\n"},
-		{"a SIGSTOP to a seized child, passed on", cGuest("guest_ptrace.c", "groupstop"), stop(19, 0) + stop(19, 128) + "killed by signal 9\n"},
+		{"a SIGSTOP to a seized child, passed on: a group stop until SIGCONT", cGuest("guest_ptrace.c", "groupstop"),
+			stop(19, 0) + stop(19, 128) + stop(19, 128) + "after SIGCONT: stopped by signal 5, event 128\nkilled by signal 9\n"},
 		{"a traced child's exec", cGuest("guest_ptrace.c", "exec"), stop(19, 0) + stop(5, 0) + "the exec'd child runs\nexited with 0\n"},
 		{"syscall-stops: a call skipped, a call changed, the exit event", cGuest("ptrace_syscalls.c", "syscall"),
 			"child: the skipped call returned 4242; the changed one, its parent: yes\nthe child's write returned 72, error: 0\n" +

@@ -11,7 +11,8 @@
  *               sees the SIGSTOP, detaches, and kills it
  *   seize       PTRACE_SEIZE, then PTRACE_INTERRUPT of a waiting child
  *   groupstop   a SIGSTOP to a seized child that waits stops it for its
- *               tracer, which passes it on: the group stop is reported too
+ *               tracer, which passes it on: the group stop is reported too,
+ *               and lasts, continued or listened to, until a SIGCONT
  *   exec        a traced child's execve stops it with a SIGTRAP
  *   seccomp     PTRACE_O_TRACESECCOMP, which hermit does not emulate
  * (ptrace_syscalls.c has syscall-stops and the tracing of new children.)
@@ -137,6 +138,17 @@ int main(int argc, char **argv) {
 			expect_stop(c, SIGSTOP);
 			CHECK(ptrace(PTRACE_CONT, c, 0, (void *)SIGSTOP) == 0);
 			expect_stop(c, SIGSTOP);
+			/* Continued, it is still in the group stop, which an
+			 * interrupt reports; listened to, it waits for a SIGCONT,
+			 * whose stop comes next. */
+			CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+			CHECK(ptrace(PTRACE_INTERRUPT, c, 0, 0) == 0);
+			expect_stop(c, SIGSTOP);
+			CHECK(ptrace(PTRACE_LISTEN, c, 0, 0) == 0);
+			CHECK(kill(c, SIGCONT) == 0);
+			int st;
+			CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st));
+			say("after SIGCONT: stopped by signal %d, event %d\n", WSTOPSIG(st), st >> 16);
 			CHECK(kill(c, SIGKILL) == 0);
 			expect_exit(c);
 			return 0;
