@@ -34,6 +34,7 @@ const (
 	ptCont         = 7
 	ptKill         = 8
 	ptGetregs      = 12
+	ptGetfpregs    = 14
 	ptSetregs      = 13
 	ptAttach       = 16
 	ptDetach       = 17
@@ -54,6 +55,9 @@ const (
 	ptEventExit    = 6
 	ptEventStop    = 128
 	ntPrstatus     = 1
+	ntPrfpreg      = 2
+	ntX86Xstate    = 0x202
+	fxsaveSize     = 512 // struct user_fpregs_struct
 	userRegsSize   = 27 * 8
 	userDebugRegs  = 848 // offsetof(struct user, u_debugreg)
 	cldExited      = 1   // CLD_EXITED
@@ -88,6 +92,9 @@ type tracee struct {
 	pass int
 	msg  uint64
 	sc   sysStops
+	// dr are the debug registers as the tracer set them; none that
+	// enables a breakpoint is accepted.
+	dr [8]uint64
 	// exited: the thread has had its PTRACE_O_TRACEEXIT stop.
 	exited bool
 	// groupStop is the signal of the group stop the thread's process is
@@ -210,7 +217,7 @@ func (e *Engine) tracerGone(p *process) {
 func init() { policy[abi.SYS_PTRACE] = sysPtrace }
 
 var ptraceRequests = map[uint64]string{
-	14: "PTRACE_GETFPREGS", 15: "PTRACE_SETFPREGS",
+	15:     "PTRACE_SETFPREGS",
 	0x4203: "PTRACE_SETSIGINFO", 0x4209: "PTRACE_PEEKSIGINFO", 0x420c: "PTRACE_SECCOMP_GET_FILTER",
 }
 
@@ -377,12 +384,21 @@ func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 			}
 			copy(b[:], regs[addr:])
 		case addr >= userDebugRegs && addr < userDebugRegs+64:
-			// hermit's own: the guest sees none set.
+			// The tracer's own values: none is in the CPU.
+			putLE64(b[:], o.pt.dr[(addr-userDebugRegs)/8])
 		default:
 			return -abi.EIO
 		}
 		return e.ptraceOut(t, data, b[:])
 	case ptPokeuser:
+		if addr%8 == 0 && addr >= userDebugRegs && addr < userDebugRegs+64 {
+			i := (addr - userDebugRegs) / 8
+			if i == 7 && data&0xff != 0 {
+				return e.ptraceRefuse("a hardware breakpoint or watchpoint (PTRACE_POKEUSER of DR7)")
+			}
+			o.pt.dr[i] = data
+			return 0
+		}
 		if addr%8 != 0 || addr >= userRegsSize {
 			return e.ptraceRefuse("PTRACE_POKEUSER outside the registers")
 		}
@@ -404,6 +420,12 @@ func (e *Engine) ptraceStopped(t, o *thread, req, addr, data uint64) int64 {
 			return -abi.EFAULT
 		}
 		return e.setTraceeRegs(o, regs)
+	case ptGetfpregs:
+		vr, errno := e.traceeVectorRegs(o, true)
+		if errno != 0 {
+			return errno
+		}
+		return e.ptraceOut(t, data, vr)
 	case ptGetregset, ptSetregset:
 		return e.ptraceRegset(t, o, req, addr, data)
 	case ptSetoptions:
@@ -479,10 +501,28 @@ func (e *Engine) setTraceeRegs(o *thread, b []byte) int64 {
 // ptraceRegset handles PTRACE_GETREGSET and PTRACE_SETREGSET for the
 // general registers (NT_PRSTATUS), through the iovec at data.
 func (e *Engine) ptraceRegset(t, o *thread, req, note, data uint64) int64 {
-	if note != ntPrstatus {
+	var iov [16]byte
+	switch {
+	case note == ntPrfpreg || note == ntX86Xstate:
+		if req == ptSetregset {
+			return e.ptraceRefuse("PTRACE_SETREGSET of the floating-point registers")
+		}
+		if e.t.ReadMem(t.tid, data, iov[:]) != nil {
+			return -abi.EFAULT
+		}
+		vr, errno := e.traceeVectorRegs(o, note == ntPrfpreg)
+		if errno != 0 {
+			return errno
+		}
+		n := min(le64(iov[8:]), uint64(len(vr)))
+		if r := e.ptraceOut(t, le64(iov[:8]), vr[:n]); r != 0 {
+			return r
+		}
+		putLE64(iov[8:], n)
+		return e.ptraceOut(t, data+8, iov[8:])
+	case note != ntPrstatus:
 		return e.ptraceRefuse(fmt.Sprintf("PTRACE_GETREGSET/SETREGSET of note type %d", note))
 	}
-	var iov [16]byte
 	if e.t.ReadMem(t.tid, data, iov[:]) != nil {
 		return -abi.EFAULT
 	}
@@ -502,6 +542,24 @@ func (e *Engine) ptraceRegset(t, o *thread, req, note, data uint64) int64 {
 	}
 	putLE64(iov[8:], n)
 	return e.ptraceOut(t, data+8, iov[8:])
+}
+
+// traceeVectorRegs returns o's x87, SSE and AVX registers in the XSAVE
+// layout, or only its legacy part (struct user_fpregs_struct, FXSAVE's)
+// when fx is set.
+func (e *Engine) traceeVectorRegs(o *thread, fx bool) ([]byte, int64) {
+	st, ok := e.t.(SpinTracer)
+	if !ok {
+		return nil, e.ptraceRefuse("reading the floating-point registers")
+	}
+	vr, err := st.VectorRegs(o.tid, nil)
+	if err != nil || len(vr) < fxsaveSize {
+		return nil, -abi.ESRCH
+	}
+	if fx {
+		vr = vr[:fxsaveSize]
+	}
+	return vr, 0
 }
 
 // ptraceSiginfo writes the siginfo of o's stop: the kernel's for a

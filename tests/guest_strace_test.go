@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -60,6 +61,48 @@ func TestStraceInGuest(t *testing.T) {
 		t.Fatalf("hermit record: strace's output differs from hermit run's at %s; %s", d, describe(rec))
 	}
 	rec.Stderr = guestStderr(rec.Stderr)
+	rep := replay(t, dir)
+	rep.Stderr = guestStderr(rep.Stderr)
+	sameRun(t, "replay", rec, rep)
+}
+
+// TestGdbInGuest: gdb, a real debugger, runs inside hermit: it stops a
+// guest's second thread at a breakpoint, steps it, sees its SIGSEGV, lists
+// the threads and prints the backtrace, as natively; its whole output is
+// the same over three runs and in replay.
+func TestGdbInGuest(t *testing.T) {
+	gdb := testenv.Require(t, "gdb")
+	argv := []string{gdb, "-nx", "-batch", "-ex", "break segv", "-ex", "run", "-ex", "next", "-ex", "next",
+		"-ex", "info threads", "-ex", "bt", "-ex", "continue", "--args", testenv.BuildC(t, "die.c"), "thread-segv"}
+	want := []string{`hit Breakpoint 1(\.\d)?, segv \(\) at `, `received signal SIGSEGV, Segmentation fault`,
+		`\* 2 +Thread 0x[0-9a-f]+ \(LWP \d+\) "die`, `#1  (0x[0-9a-f]+ in )?segv_thread `, `Program terminated with signal SIGSEGV`}
+	check := func(what string, r testenv.Result) {
+		t.Helper()
+		for _, w := range want {
+			if !regexp.MustCompile(w).Match(r.Stdout) {
+				t.Fatalf("%s: gdb's output lacks %q; %s", what, w, describe(r))
+			}
+		}
+	}
+	check("native gdb", native(t, argv))
+	var first []byte
+	for i := 1; i <= 3; i++ {
+		r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), hermitArgs(nil, argv)...)
+		check(fmt.Sprintf("hermit run %d", i), r)
+		if bytes.Contains(r.Stderr, []byte("hermit: warning")) {
+			t.Fatalf("hermit run %d warned; %s", i, describe(r))
+		}
+		if i == 1 {
+			first = r.Stdout
+		} else if d := firstDiff(first, r.Stdout); d != "" {
+			t.Fatalf("hermit run %d: gdb's output differs from run 1 at %s", i, d)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, argv)
+	if d := firstDiff(first, rec.Stdout); d != "" {
+		t.Fatalf("hermit record: gdb's output differs from hermit run's at %s; %s", d, describe(rec))
+	}
 	rep := replay(t, dir)
 	rep.Stderr = guestStderr(rep.Stderr)
 	sameRun(t, "replay", rec, rep)
