@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // MSG_DONTWAIT from <linux/socket.h>.
 const msgDontwait = 0x40
@@ -59,7 +63,13 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 		return
 	}
 	if pt, ok := e.t.(ProcTracer); ok && events == POLLIN {
-		if path, err := pt.FdPath(t.tid, fd); err == nil && path == "anon_inode:[signalfd]" {
+		path, err := pt.FdPath(t.tid, fd)
+		if tt, ok := e.t.(TtyTracer); ok && err == nil && isTerminal(path) && tt.InBackground(t.tid) {
+			// A read from a terminal by a background process: the
+			// kernel stops it with SIGTTIN (or fails it): let it.
+			return
+		}
+		if err == nil && path == "anon_inode:[signalfd]" {
 			// hermit's poll would ask about its own signals: the read
 			// waits for a signal of the guest's (any: one the descriptor
 			// does not take is delivered, or ends the read, as natively).
@@ -375,4 +385,15 @@ func maskPointer(e *Engine, t *thread) uint64 {
 		}
 	}
 	return 0
+}
+
+// TtyTracer is implemented by tracers that can tell whether a thread's
+// process is in the background of its controlling terminal.
+type TtyTracer interface {
+	InBackground(tid int) bool
+}
+
+// isTerminal reports whether a descriptor's path names a terminal.
+func isTerminal(path string) bool {
+	return strings.HasPrefix(path, "/dev/pts/") || strings.HasPrefix(path, "/dev/tty") || path == "/dev/console"
 }

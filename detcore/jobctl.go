@@ -219,3 +219,19 @@ func (e *Engine) skipCall(t *thread) bool {
 	t.atSyscall = false
 	return true
 }
+
+// raiseForGroup sends sig (if not 0) to every guest process in t's
+// process group, as the kernel sends a terminal's job-control signals.
+func (e *Engine) raiseForGroup(t *thread, sig int) {
+	if sig == 0 {
+		return
+	}
+	sel, ok := e.groupSel(t.tid)
+	if !ok {
+		return
+	}
+	for _, p := range e.procsWhere(func(p *process) bool { return e.matches(p, sel) }) {
+		_ = e.t.Signal(p.pid, 0, sig, nil)
+	}
+	e.sigEpoch++
+}

@@ -39,6 +39,10 @@ type Outcome struct {
 	// restarts the original call if the signal's handler asks. Exit
 	// should force the recorded restart code.
 	Interrupt bool
+	// Raise, with Interrupt, is the signal the kernel sent the caller's
+	// process group as the recorded call ran (SIGTTOU or SIGTTIN from a
+	// terminal), which interrupted it: the engine sends it first.
+	Raise int
 }
 
 // A Journal records or replays what the outside world decided in a run.
@@ -140,6 +144,7 @@ func (e *Engine) journalNative(t *thread) {
 		t.journalExit = true
 		t.exitMem = o.Mem
 		if o.Interrupt {
+			e.raiseForGroup(t, o.Raise)
 			o.Nr, o.Args = e.signalWait(t)
 			if o.Args == nil {
 				break

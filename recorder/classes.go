@@ -1,7 +1,13 @@
 package recorder
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
 	"github.com/hermitdbg/hermit/detcore/abi"
+	"github.com/hermitdbg/hermit/trace"
 )
 
 // class says what the recorder must keep of a syscall that runs natively.
@@ -121,4 +127,40 @@ func pathArg(nr int) (dirfd, path int) {
 		return -1, 1
 	}
 	return -1, 0
+}
+
+// raised finds the job-control signal (SIGTTOU, SIGTTIN) the kernel sent
+// host thread tid's process group as an external call on a terminal was
+// interrupted, and records it as the call's one output at address 0:
+// replay has no terminal to send it, so it sends it itself.
+func raised(tid int) []trace.MemWrite {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		hex, ok := strings.CutPrefix(line, "ShdPnd:\t")
+		if !ok {
+			continue
+		}
+		set, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil {
+			return nil
+		}
+		for _, sig := range []int{abi.SIGTTOU, abi.SIGTTIN} {
+			if set&(1<<(sig-1)) != 0 {
+				return []trace.MemWrite{{Addr: 0, Data: []byte{byte(sig)}}}
+			}
+		}
+	}
+	return nil
+}
+
+// RaisedSignal returns the signal raised records for a restarted call,
+// or 0.
+func RaisedSignal(mem []trace.MemWrite) int {
+	if len(mem) == 1 && mem[0].Addr == 0 && len(mem[0].Data) == 1 {
+		return int(mem[0].Data[0])
+	}
+	return 0
 }

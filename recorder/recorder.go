@@ -359,6 +359,9 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 	if (c.Result >= 0 || c.Nr == abi.SYS_CAPGET) && (ev.Digest == ResultEmulate || ev.Digest == ResultSocket) {
 		ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
 	}
+	if Restarted(c.Result) {
+		ev.Mem = raised(c.Tid)
+	}
 	r.spill(ev.Mem)
 	r.append(&ev)
 	return false, 0, r.failed()

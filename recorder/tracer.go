@@ -136,6 +136,17 @@ func (t *tracer) ReadFd(tid, fd int) ([]byte, int64, error) {
 	return b, off, nil
 }
 
+func (t *tracer) InBackground(tid int) bool {
+	tt, ok := t.HostTracer.(detcore.TtyTracer)
+	bg := ok && tt.InBackground(tid)
+	res := int64(0)
+	if bg {
+		res = 1
+	}
+	t.answer(QueryBackground, 0, res, nil)
+	return bg
+}
+
 func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 	ot, ok := t.HostTracer.(detcore.OutsideTracer)
 	out := ok && ot.WaitsOutside(ws)

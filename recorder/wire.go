@@ -22,22 +22,23 @@ import (
 // Query codes: the negated Sysno of an answer event. The numbers are part
 // of the trace format.
 const (
-	QueryFdKind    = 1  // Result: the detcore.FdKind
-	QueryPipeSpace = 2  // Result: the space
-	QueryPoll      = 3  // Result: ready bitmask, or Mem[0]: one byte per descriptor
-	QueryStatx     = 4  // Result: 0 or error; Mem[0]: the struct statx
-	QueryOpenDir   = 5  // Result: 0 or error; Mem[0]: the directory's FileID
-	QueryReadDir   = 6  // Result: entries or error; Mem[0]: the entries
-	QueryFdPath    = 7  // Result: 0 or error; Mem[0]: the path
-	QueryReadFd    = 8  // Result: offset or error; Mem[0]: the content
-	QueryOutside   = 9  // Result: 1 if the wait depends on the outside world
-	QueryCPUID     = 10 // Digest: leaf<<32 | subleaf; Mem[0]: eax, ebx, ecx, edx
-	QueryFifo      = 11 // Result: 1 if the path names a FIFO; Mem[0]: its FileID
-	QueryFifoRead  = 12 // Result: 1 if the FIFO has a reader
-	QueryFifoWrite = 13 // Result: 1 if a writer came to the FIFO (detcore.FifoReader)
+	QueryFdKind     = 1  // Result: the detcore.FdKind
+	QueryPipeSpace  = 2  // Result: the space
+	QueryPoll       = 3  // Result: ready bitmask, or Mem[0]: one byte per descriptor
+	QueryStatx      = 4  // Result: 0 or error; Mem[0]: the struct statx
+	QueryOpenDir    = 5  // Result: 0 or error; Mem[0]: the directory's FileID
+	QueryReadDir    = 6  // Result: entries or error; Mem[0]: the entries
+	QueryFdPath     = 7  // Result: 0 or error; Mem[0]: the path
+	QueryReadFd     = 8  // Result: offset or error; Mem[0]: the content
+	QueryOutside    = 9  // Result: 1 if the wait depends on the outside world
+	QueryCPUID      = 10 // Digest: leaf<<32 | subleaf; Mem[0]: eax, ebx, ecx, edx
+	QueryFifo       = 11 // Result: 1 if the path names a FIFO; Mem[0]: its FileID
+	QueryFifoRead   = 12 // Result: 1 if the FIFO has a reader
+	QueryFifoWrite  = 13 // Result: 1 if a writer came to the FIFO (detcore.FifoReader)
+	QueryBackground = 14 // Result: 1 if the thread's process is in its terminal's background
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

@@ -248,6 +248,13 @@ func (l *layer) WaitsOutside(ws []detcore.FdWait) bool {
 	return ok && ot.WaitsOutside(ws)
 }
 
+// InBackground forwards detcore.TtyTracer (false without it, as the
+// engine assumes without the interface).
+func (l *layer) InBackground(tid int) bool {
+	tt, ok := l.inner.(detcore.TtyTracer)
+	return ok && tt.InBackground(tid)
+}
+
 // The FIFO questions forward detcore.FifoTracer: without it (Fifo says
 // no) the engine lets opens run as they are, as it does without the
 // interface, so every layer type can offer it.

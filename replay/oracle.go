@@ -196,6 +196,11 @@ func (o *oracle) ReadFd(tid, fd int) ([]byte, int64, error) {
 	return b, off, nil
 }
 
+func (o *oracle) InBackground(tid int) bool {
+	ev, ok := o.p.answer(recorder.QueryBackground, 0)
+	return ok && ev.Result == 1
+}
+
 func (o *oracle) WaitsOutside(ws []detcore.FdWait) bool {
 	ev, ok := o.p.answer(recorder.QueryOutside, recorder.PollKey(ws))
 	return ok && ev.Result == 1

@@ -262,9 +262,10 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{Exit: true, Args: &args}
 	case recorder.Restarted(ev.Result):
 		// A signal interrupted the call: let one interrupt a wait in its
-		// place, with the same restart code.
+		// place, with the same restart code (the kernel's own job-control
+		// signal is sent again).
 		p.force[c.Tid] = ev.Result
-		return detcore.Outcome{Exit: true, Interrupt: true}
+		return detcore.Outcome{Exit: true, Interrupt: true, Raise: recorder.RaisedSignal(ev.Mem)}
 	}
 	o := detcore.Outcome{Emulate: true, Result: ev.Result}
 	if o.Mem, err = p.mem(ev.Mem); err != nil {

@@ -125,7 +125,8 @@ O_NONBLOCK writer without a reader: ENXIO
 // TestJobControl: a process stopped by SIGSTOP stays stopped (it writes
 // nothing) until SIGCONT, its parent's waitpid sees it stopped and
 // continued, also with five threads, and when it stops itself; a SIGKILL
-// ends it while stopped.
+// ends it while stopped; a terminal's SIGTTOU and SIGTTIN stop a
+// background process group's writes to its settings and reads.
 func TestJobControl(t *testing.T) {
 	const stopCont = `SIGSTOP: stopped by signal 19
 written while stopped: 0 bytes
@@ -141,6 +142,10 @@ SIGKILL while stopped: killed by signal 9
 SIGCONT: continued
 child: exited 4
 `},
+		// The terminal is a pty the guest opens; its job-control signals
+		// come from the kernel, which replay sends in its place.
+		{"a terminal stops its background processes", cGuest("tty_jobctl.c"),
+			"background tcsetattr: stopped by Stopped (tty output)\nbackground read: stopped by Stopped (tty input)\nsession leader exited\n"},
 	})
 }
 

@@ -374,6 +374,23 @@ func procStat(pid int) (byte, int, error) {
 	return f[0][0], pgrp, err
 }
 
+// InBackground implements detcore.TtyTracer: /proc/PID/stat has the
+// process group and its terminal's foreground group (tpgid).
+func (t *Tracer) InBackground(tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	i := bytes.LastIndexByte(b, ')')
+	if err != nil || i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 6 {
+		return false
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	tpgid, err2 := strconv.Atoi(f[5])
+	return err1 == nil && err2 == nil && tpgid > 0 && pgrp != tpgid
+}
+
 // ProcStat implements detcore.Tracer.ProcStat.
 func (t *Tracer) ProcStat(pid int) (byte, int, error) { return procStat(pid) }
 
