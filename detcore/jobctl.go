@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"os"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // Job control. A process stopped by a signal (SIGSTOP, or SIGTSTP, SIGTTIN
 // or SIGTTOU with their default action) must stay stopped until a SIGCONT,
@@ -234,4 +238,44 @@ func (e *Engine) raiseForGroup(t *thread, sig int) {
 		_ = e.t.Signal(p.pid, 0, sig, nil)
 	}
 	e.sigEpoch++
+}
+
+// killOwnGroup handles kill(0, sig) from a guest process that is in
+// hermit's own process group (the guest's first process starts in it, so
+// that it shares hermit's terminal): the kernel would signal hermit too,
+// and a SIGABRT or SIGTRAP would kill it. The signal goes to each guest
+// process of the group instead, and the call returns 0. It reports
+// whether it handled the call.
+func (e *Engine) killOwnGroup(t *thread) bool {
+	if t.nr != abi.SYS_KILL || int32(t.regs.Rdi) != 0 {
+		return false
+	}
+	_, own, err1 := e.t.ProcStat(os.Getpid())
+	_, pgrp, err2 := e.t.ProcStat(t.tid)
+	if err1 != nil || err2 != nil || own != pgrp {
+		return false
+	}
+	sig := killSignal(t)
+	if sig < 0 || sig > 64 {
+		t.emulate(-abi.EINVAL)
+		return true
+	}
+	targets := e.signalTargets(t)
+	if sig != 0 {
+		for _, p := range targets {
+			_ = e.t.Signal(p.pid, 0, sig, nil)
+		}
+	}
+	t.emulate(0)
+	switch sig {
+	case abi.SIGCONT:
+		e.continueStopped(t)
+	case abi.SIGKILL:
+		for _, o := range e.ordered() {
+			if e.killed(o) {
+				e.setDying(o)
+			}
+		}
+	}
+	return true
 }

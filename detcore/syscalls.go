@@ -148,6 +148,9 @@ func sysSetTidAddress(e *Engine, t *thread) { t.clearTid = t.regs.Rdi }
 // (when they died would otherwise depend on the host's timing).
 func sysKill(e *Engine, t *thread) {
 	e.sigAfter = true
+	if e.killOwnGroup(t) {
+		return
+	}
 	switch killSignal(t) {
 	case abi.SIGKILL:
 	case abi.SIGCONT:

@@ -164,6 +164,9 @@ func TestEscapes(t *testing.T) {
 		// Only a fault with no handler to take it can be the kernel
 		// ignoring a pid namespace init's fatal signal (TestRefusals).
 		{"a handled fault again and again at one instruction", cGuest("fault_handled.c"), "recovered from 5 faults at one instruction\n"},
+		// Under hermit the guest's first process is in hermit's process
+		// group: the kernel's kill(0) would reach hermit too.
+		{"kill(0) reaches the guest's group only", cGuest("escapes.c", "killgroup"), "kill(0, SIGABRT): caught by the process 1 time(s), by its child: yes\n"},
 	})
 }
 

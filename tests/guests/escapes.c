@@ -11,6 +11,8 @@
  *   orphan     a child finishes after its parent, the main process, exits
  *   daemon     a double-forked daemon (setsid, stdio closed) outlives the
  *              main process, sleeping 30 s
+ *   killgroup  kill(0, SIGABRT) reaches the process and its child, and
+ *              only them (under hermit the guest shares hermit's group)
  */
 #include "guest.h"
 
@@ -158,6 +160,31 @@ int main(int argc, char **argv) {
 		char b;
 		CHECK(read(ready[0], &b, 1) == 1 && waitpid(c, &st, 0) == c);
 		say("main exits, its daemon still running\n");
+	} else if (!strcmp(m, "killgroup")) {
+		CHECK(signal(SIGABRT, handler) != SIG_ERR);
+		block(SIGABRT);
+		int p[2];
+		CHECK(pipe(p) == 0);
+		pid_t c = fork();
+		CHECK(c >= 0);
+		if (c == 0) {
+			sigset_t none;
+			sigemptyset(&none);
+			CHECK(write(p[1], "r", 1) == 1);
+			while (!caught)
+				sigsuspend(&none);
+			_exit(caught == 1 ? 0 : 1);
+		}
+		char b;
+		CHECK(read(p[0], &b, 1) == 1);
+		CHECK(kill(0, SIGABRT) == 0);
+		sigset_t none;
+		sigemptyset(&none);
+		while (!caught)
+			sigsuspend(&none);
+		CHECK(waitpid(c, &st, 0) == c);
+		say("kill(0, SIGABRT): caught by the process %d time(s), by its child: %s\n", (int)caught,
+		    WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : "no");
 	} else if (!strcmp(m, "deadlock")) {
 		pthread_barrier_init(&both, NULL, 2);
 		pthread_t t;
