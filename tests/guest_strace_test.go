@@ -36,25 +36,14 @@ func TestStraceInGuest(t *testing.T) {
 	if want["exits"] < 3 || want["writes"] != 3 {
 		t.Fatalf("native strace output has %v; %s", want, describe(nat))
 	}
-	var first []byte
-	for i := 1; i <= 3; i++ {
-		// With the environment record gets (its trace directory).
-		r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), hermitArgs(nil, argv)...)
+	first := threeSameRuns(t, argv, "strace", func(r testenv.Result) []byte { return r.Stderr }, func(what string, r testenv.Result) {
 		if r.Exit != 0 || string(r.Stdout) != "a\nb\nc\n" {
-			t.Fatalf("hermit run %d: want exit 0 and a, b, c; %s", i, describe(r))
+			t.Fatalf("%s: want exit 0 and a, b, c; %s", what, describe(r))
 		}
 		if got := counts(r.Stderr); !maps.Equal(got, want) {
-			t.Fatalf("hermit run %d: strace printed %v, natively %v; %s", i, got, want, describe(r))
+			t.Fatalf("%s: strace printed %v, natively %v; %s", what, got, want, describe(r))
 		}
-		if bytes.Contains(r.Stderr, []byte("hermit: warning")) {
-			t.Fatalf("hermit run %d warned; %s", i, describe(r))
-		}
-		if i == 1 {
-			first = r.Stderr
-		} else if d := firstDiff(first, r.Stderr); d != "" {
-			t.Fatalf("hermit run %d: strace's output differs from run 1 at %s", i, d)
-		}
-	}
+	})
 	dir := filepath.Join(t.TempDir(), "trace")
 	rec := record(t, dir, nil, argv)
 	if d := firstDiff(first, guestStderr(rec.Stderr)); d != "" || rec.Exit != 0 {
@@ -85,19 +74,7 @@ func TestGdbInGuest(t *testing.T) {
 		}
 	}
 	check("native gdb", native(t, argv))
-	var first []byte
-	for i := 1; i <= 3; i++ {
-		r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), hermitArgs(nil, argv)...)
-		check(fmt.Sprintf("hermit run %d", i), r)
-		if bytes.Contains(r.Stderr, []byte("hermit: warning")) {
-			t.Fatalf("hermit run %d warned; %s", i, describe(r))
-		}
-		if i == 1 {
-			first = r.Stdout
-		} else if d := firstDiff(first, r.Stdout); d != "" {
-			t.Fatalf("hermit run %d: gdb's output differs from run 1 at %s", i, d)
-		}
-	}
+	first := threeSameRuns(t, argv, "gdb", func(r testenv.Result) []byte { return r.Stdout }, check)
 	dir := filepath.Join(t.TempDir(), "trace")
 	rec := record(t, dir, nil, argv)
 	if d := firstDiff(first, rec.Stdout); d != "" {
@@ -106,4 +83,26 @@ func TestGdbInGuest(t *testing.T) {
 	rep := replay(t, dir)
 	rep.Stderr = guestStderr(rep.Stderr)
 	sameRun(t, "replay", rec, rep)
+}
+
+// threeSameRuns runs argv three times under hermit run, with the
+// environment record gets (its trace directory): each run must pass check
+// and warn of nothing, and the tool's output (out) must be the same every
+// time. It returns that output.
+func threeSameRuns(t *testing.T, argv []string, tool string, out func(testenv.Result) []byte, check func(string, testenv.Result)) []byte {
+	t.Helper()
+	var first []byte
+	for i := 1; i <= 3; i++ {
+		r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), hermitArgs(nil, argv)...)
+		check(fmt.Sprintf("hermit run %d", i), r)
+		if bytes.Contains(r.Stderr, []byte("hermit: warning")) {
+			t.Fatalf("hermit run %d warned; %s", i, describe(r))
+		}
+		if i == 1 {
+			first = out(r)
+		} else if d := firstDiff(first, out(r)); d != "" {
+			t.Fatalf("hermit run %d: %s's output differs from run 1 at %s", i, tool, d)
+		}
+	}
+	return first
 }
