@@ -180,10 +180,6 @@ func (e *Engine) newProcess(pid int, parent *process, mm *addrSpace) *process {
 		mm = &addrSpace{id: e.mmSeq}
 	}
 	p := &process{pid: pid, mm: mm, parent: parent}
-	if parent != nil {
-		// A fork inherits the seccomp filters and no_new_privs.
-		p.seccompMode, p.noNewPrivs = parent.seccompMode, parent.noNewPrivs
-	}
 	e.procs[pid] = p
 	e.result.Stats.Processes++
 	return p

@@ -7,32 +7,33 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // the launcher sets. The guest is told what an unconfined process is
 // told; every other option runs natively.
 const (
-	prGetSeccomp      = 21
-	prSetSeccomp      = 22
-	seccompSetStrict  = 0 // seccomp(2) operations (<linux/seccomp.h>)
-	seccompSetFilter  = 1
-	seccompModeStrict = 1
-	seccompModeFilter = 2
-	prGetTSC          = 25
-	prSetTSC          = 26
-	prGetNoNewPrivs   = 39
-	prTSCEnable       = 1
-	prTSCSigsegv      = 2
-	prSetNoNewPrivs   = 38
-	noNewPrivsUnset   = 0
-	tscModeUnchanged  = 0
+	prGetSeccomp       = 21
+	prSetSeccomp       = 22
+	seccompSetStrict   = 0 // seccomp(2) operations (<linux/seccomp.h>)
+	seccompSetFilter   = 1
+	seccompModeStrict  = 1
+	seccompModeFilter  = 2
+	seccompFilterTsync = 1 // SECCOMP_FILTER_FLAG_TSYNC
+	prGetTSC           = 25
+	prSetTSC           = 26
+	prGetNoNewPrivs    = 39
+	prTSCEnable        = 1
+	prTSCSigsegv       = 2
+	prSetNoNewPrivs    = 38
+	noNewPrivsUnset    = 0
+	tscModeUnchanged   = 0
 )
 
 func sysPrctl(e *Engine, t *thread) {
 	switch r := &t.regs; r.Rdi {
 	case prGetSeccomp:
-		t.emulate(int64(t.proc.seccompMode))
+		t.emulate(int64(t.seccompMode))
 	case prSetSeccomp:
 		// The guest's own filter goes on top of hermit's (the kernel
 		// runs both); PR_GET_SECCOMP then tells its mode.
-		noteSeccomp(t, int(r.Rsi))
+		noteSeccomp(t, int(r.Rsi), false)
 	case prGetNoNewPrivs:
-		if t.proc.noNewPrivs {
+		if t.noNewPrivs {
 			t.emulate(1)
 			return
 		}
@@ -43,7 +44,7 @@ func sysPrctl(e *Engine, t *thread) {
 			t.emulate(-abi.EINVAL)
 			return
 		}
-		t.proc.noNewPrivs = true
+		t.noNewPrivs = true
 		t.emulate(0)
 	case prGetTSC:
 		mode := t.tscMode
@@ -73,14 +74,25 @@ func sysPrctl(e *Engine, t *thread) {
 
 // noteSeccomp lets the guest's own seccomp call run and, if it succeeds,
 // remembers the mode it set (at its exit: one more stop, for this call).
-func noteSeccomp(t *thread, mode int) {
+// With tsync (SECCOMP_FILTER_FLAG_TSYNC) the filter reaches every
+// thread of the process.
+func noteSeccomp(t *thread, mode int, tsync bool) {
 	if mode != seccompModeStrict && mode != seccompModeFilter {
 		return
 	}
 	t.act = actExitStop
 	t.onExit = func(e *Engine, t *thread) {
-		if t.regs.Rax == 0 {
-			t.proc.seccompMode = mode
+		if t.regs.Rax != 0 {
+			return
+		}
+		t.seccompMode = mode
+		if !tsync {
+			return
+		}
+		for _, o := range e.ordered() {
+			if o.proc == t.proc {
+				o.seccompMode = mode
+			}
 		}
 	}
 }
@@ -90,8 +102,8 @@ func noteSeccomp(t *thread, mode int) {
 func sysSeccomp(e *Engine, t *thread) {
 	switch t.regs.Rdi {
 	case seccompSetStrict:
-		noteSeccomp(t, seccompModeStrict)
+		noteSeccomp(t, seccompModeStrict, false)
 	case seccompSetFilter:
-		noteSeccomp(t, seccompModeFilter)
+		noteSeccomp(t, seccompModeFilter, t.regs.Rsi&seccompFilterTsync != 0)
 	}
 }

@@ -66,7 +66,8 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 	if flags&abi.CLONE_CHILD_CLEARTID != 0 {
 		child.clearTid = ctid
 	}
-	child.tscMode = t.tscMode // PR_SET_TSC is inherited
+	// PR_SET_TSC, the seccomp filters and no_new_privs are inherited.
+	child.tscMode, child.seccompMode, child.noNewPrivs = t.tscMode, t.seccompMode, t.noNewPrivs
 	// A thread of a program whose threads compute rather than spin
 	// starts with its creator's longer examination budget (spin.go).
 	child.spinWait = t.spinWait

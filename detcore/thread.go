@@ -49,6 +49,13 @@ type thread struct {
 	ret  int64
 	// tscMode is the PR_SET_TSC mode the guest asked for (prctl.go).
 	tscMode int
+	// noNewPrivs: the guest itself set no_new_privs; seccompMode is the
+	// seccomp mode it put itself in (prctl.go). Both belong to the
+	// thread, as in the kernel: a clone or fork inherits them, and only
+	// a filter installed with SECCOMP_FILTER_FLAG_TSYNC reaches the
+	// thread's siblings.
+	noNewPrivs  bool
+	seccompMode int
 	// onExit runs at the syscall-exit stop of an actExitStop resume.
 	onExit func(e *Engine, t *thread)
 	// policy: the engine's policy handles the syscall t is stopped at.
@@ -121,10 +128,6 @@ type process struct {
 	// vforkParent is the thread suspended in vfork until this process
 	// execs or exits.
 	vforkParent *thread
-	// noNewPrivs: the guest itself set no_new_privs; seccompMode is the
-	// seccomp mode it put itself in (prctl.go).
-	noNewPrivs  bool
-	seccompMode int
 	// traceExits are the exited tracees of this process, a tracer, that
 	// its wait has not reported yet (guestptrace_wait.go).
 	traceExits []*thread

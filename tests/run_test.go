@@ -104,7 +104,7 @@ func TestCompletion(t *testing.T) {
 		{"pthread barrier", cGuest("barrier.c"), 0, "4 threads passed 50 barrier rounds, 50 serial threads\n"},
 		{"futex cmp requeue", cGuest("futex_requeue.c"), 0, "wake a: 7 woken\n8 waiters exited\n"},
 		{"futex requeue counts the requeued", cGuest("futex_requeue_plain.c"), 0, "requeue: 4\nwake b: 3\n"},
-		{"a seccomp filter of the guest's own", cGuest("seccomp_self.c"), 0, "seccomp mode before: 0\ngetppid: -1, errno 42; seccomp mode after: 2\n"},
+		{"a seccomp filter of the guest's own", cGuest("seccomp_self.c"), 0, "seccomp mode before: 0\ngetppid: -1, errno 42; seccomp mode after: 2\nthread started before: 0, after: 2\nafter a TSYNC filter, thread started before: 2\n"},
 		{"sleeps a signal interrupts leave the time left", cGuest("sleep_signal.c"), 0, "nanosleep: EINTR, 4 s left\nclock_nanosleep: EINTR, 4 s left\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
 		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
