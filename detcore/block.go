@@ -254,7 +254,27 @@ func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 	if b.wakeMask != nil {
 		wake = b.wakeMask(blocked)
 	}
-	return (own | shared) & (wake | 1<<(abi.SIGSTOP-1))
+	ends := (own | shared) & (wake | 1<<(abi.SIGSTOP-1))
+	if ends != 0 {
+		ends &^= e.discarded(t.tid, blocked)
+	}
+	return ends
+}
+
+// defaultIgnored are the signals whose default action is to ignore them.
+const defaultIgnored = 1<<(abi.SIGCHLD-1) | 1<<(abi.SIGCONT-1) | 1<<(abi.SIGURG-1) | 1<<(abi.SIGWINCH-1)
+
+// discarded returns the signals the kernel would throw away when sent to
+// thread tid, which blocks blocked: those its process ignores, with
+// SIG_IGN or by default, and tid does not block. The kernel discards no
+// signal of a traced thread but SIGKILL: it stays pending and would
+// interrupt the thread's calls, as it never does natively.
+func (e *Engine) discarded(tid int, blocked uint64) uint64 {
+	caught, ignored, err := e.t.Caught(tid)
+	if err != nil {
+		return 0
+	}
+	return (ignored | defaultIgnored&^caught) &^ blocked
 }
 
 // signals is Tracer.Signals without the watchdog's own SIGSTOP, sent to

@@ -143,9 +143,9 @@ type Tracer interface {
 	// pending for its whole process, and those it blocks; bit N-1 stands
 	// for signal N.
 	Signals(tid int) (thread, shared, blocked uint64, err error)
-	// Caught returns the signals tid's process has a handler for (bit
-	// N-1 for signal N).
-	Caught(tid int) (uint64, error)
+	// Caught returns the signals tid's process has a handler for, and
+	// those it ignores with SIG_IGN (bit N-1 for signal N).
+	Caught(tid int) (caught, ignored uint64, err error)
 	// Preempt asks the running thread tid to stop at once; it reports a
 	// StopSignal with SIGSTOP that the engine suppresses.
 	Preempt(tid int) error

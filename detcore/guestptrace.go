@@ -121,7 +121,7 @@ func (e *Engine) traceStop(t *thread, status int32, sig int, frozen bool) {
 	e.childEpoch++
 	e.digest.add(-8, int64(t.vtid), int64(status))
 	// The tracer hears of it with a SIGCHLD, if it catches one.
-	if c, err := e.t.Caught(pt.tracer.pid); err == nil && c&(1<<(abi.SIGCHLD-1)) != 0 {
+	if c, _, err := e.t.Caught(pt.tracer.pid); err == nil && c&(1<<(abi.SIGCHLD-1)) != 0 {
 		_ = e.t.Signal(pt.tracer.pid, 0, abi.SIGCHLD, nil)
 	}
 }

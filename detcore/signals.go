@@ -154,7 +154,7 @@ func (e *Engine) faultAgain(t *thread, sig int) bool {
 	}
 	bit := uint64(1) << (sig - 1)
 	_, _, blocked, err1 := e.t.Signals(t.tid)
-	caught, err2 := e.t.Caught(t.tid)
+	caught, _, err2 := e.t.Caught(t.tid)
 	if err1 != nil || err2 != nil || caught&^blocked&bit != 0 {
 		return false
 	}

@@ -104,6 +104,9 @@ func (e *Engine) expire(tm *vtimer, ticks int64) {
 		return
 	}
 	e.digest.add(-4, int64(tm.proc.vpid), int64(tm.kind), int64(tm.id))
+	if tm.kind != tkTimerfd && tm.notify != sigevNone && e.ignores(tm) {
+		return
+	}
 	switch {
 	case tm.kind == tkTimerfd:
 		_ = e.t.AddTimerfdTicks(tm.proc.threads[0].tid, tm.id, uint64(ticks))
@@ -123,6 +126,18 @@ func (e *Engine) expire(tm *vtimer, ticks int64) {
 		_ = e.t.Signal(tm.proc.pid, tm.tid, tm.signo, info[:])
 	}
 	e.sigEpoch++
+}
+
+// ignores reports whether the kernel would discard tm's signal: its
+// target ignores it (not sent, it would stay pending at a traced thread
+// and cut short the call it waits in).
+func (e *Engine) ignores(tm *vtimer) bool {
+	tid := tm.tid
+	if tid == 0 || tm.kind == tkItimer {
+		tid = tm.proc.threads[0].tid
+	}
+	_, _, blocked, err := e.t.Signals(tid)
+	return err == nil && e.discarded(tid, blocked)&(1<<(tm.signo-1)) != 0
 }
 
 func putLE32(b []byte, v uint32) {

@@ -737,7 +737,7 @@ func (l *layer) Signals(tid int) (thread, shared, blocked uint64, err error) {
 }
 
 // Caught implements detcore.Tracer.Caught.
-func (l *layer) Caught(tid int) (uint64, error) { return l.inner.Caught(tid) }
+func (l *layer) Caught(tid int) (uint64, uint64, error) { return l.inner.Caught(tid) }
 
 // OnExec implements detcore.Tracer.OnExec; in a run being killed its
 // failure does not stop the engine from seeing the threads end.

@@ -240,7 +240,7 @@ func (f *fakeCPU) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, erro
 	return make([]bool, len(ws)), nil
 }
 func (f *fakeCPU) Signals(tid int) (uint64, uint64, uint64, error) { return 0, 0, 0, nil }
-func (f *fakeCPU) Caught(tid int) (uint64, error)                  { return 0, nil }
+func (f *fakeCPU) Caught(tid int) (uint64, uint64, error)          { return 0, 0, nil }
 func (f *fakeCPU) Preempt(tid int) error                           { return nil }
 func (f *fakeCPU) SharedMapping(tid int, addr uint64) (uint64, uint64, uint64, bool) {
 	return 0, 0, 0, false

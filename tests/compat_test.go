@@ -167,6 +167,9 @@ func TestEscapes(t *testing.T) {
 		// Under hermit the guest's first process is in hermit's process
 		// group: the kernel's kill(0) would reach hermit too.
 		{"kill(0) reaches the guest's group only", cGuest("escapes.c", "killgroup"), "kill(0, SIGABRT): caught by the process 1 time(s), by its child: yes\n"},
+		// A traced thread keeps even the signals its process ignores
+		// pending, and they would cut its calls short.
+		{"ignored signals do not interrupt calls", cGuest("escapes.c", "ignored"), "poll(1500 ms) with SIGALRM ignored at 1 s: 0 after its timeout\npoll(300 ms) while a child exits: 0\nread with an ignored SIGUSR1 sent meanwhile: 1\n"},
 	})
 }
 

@@ -122,29 +122,30 @@ const (
 
 // Signal numbers from <asm/signal.h>.
 const (
-	SIGHUP  = 1
-	SIGINT  = 2
-	SIGQUIT = 3
-	SIGILL  = 4
-	SIGTRAP = 5
-	SIGABRT = 6
-	SIGBUS  = 7
-	SIGFPE  = 8
-	SIGKILL = 9
-	SIGUSR1 = 10
-	SIGSEGV = 11
-	SIGUSR2 = 12
-	SIGPIPE = 13
-	SIGALRM = 14
-	SIGTERM = 15
-	SIGCHLD = 17
-	SIGCONT = 18
-	SIGSTOP = 19
-	SIGTSTP = 20
-	SIGTTIN = 21
-	SIGTTOU = 22
-	SIGURG  = 23
-	SIGSYS  = 31
+	SIGHUP   = 1
+	SIGINT   = 2
+	SIGQUIT  = 3
+	SIGILL   = 4
+	SIGTRAP  = 5
+	SIGABRT  = 6
+	SIGBUS   = 7
+	SIGFPE   = 8
+	SIGKILL  = 9
+	SIGUSR1  = 10
+	SIGSEGV  = 11
+	SIGUSR2  = 12
+	SIGPIPE  = 13
+	SIGALRM  = 14
+	SIGTERM  = 15
+	SIGCHLD  = 17
+	SIGCONT  = 18
+	SIGSTOP  = 19
+	SIGTSTP  = 20
+	SIGTTIN  = 21
+	SIGTTOU  = 22
+	SIGURG   = 23
+	SIGWINCH = 28
+	SIGSYS   = 31
 )
 
 // Regs is the x86-64 user register set (struct user_regs_struct).

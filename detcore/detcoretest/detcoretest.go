@@ -540,7 +540,7 @@ func (f *Tracer) Signals(tid int) (thread, shared, blocked uint64, err error) {
 
 // Caught implements detcore.Tracer.Caught: the fake's guests install no
 // signal handlers.
-func (f *Tracer) Caught(tid int) (uint64, error) { return 0, nil }
+func (f *Tracer) Caught(tid int) (caught, ignored uint64, err error) { return 0, 0, nil }
 
 // Preempt implements detcore.Tracer.Preempt. The fake's threads never run
 // long enough to need it: the call fails the run.

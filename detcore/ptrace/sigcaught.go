@@ -2,28 +2,32 @@ package ptrace
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 )
 
-// Caught implements detcore.Tracer.Caught from SigCgt in
-// /proc/TID/status.
-func (t *Tracer) Caught(tid int) (uint64, error) {
+// Caught implements detcore.Tracer.Caught from SigIgn and SigCgt in
+// /proc/TID/status (SigIgn comes first).
+func (t *Tracer) Caught(tid int) (caught, ignored uint64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
-		return 0, gone(err)
+		return 0, 0, gone(err)
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "SigCgt:"); ok {
-			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if v, ok := strings.CutPrefix(s.Text(), "SigIgn:"); ok {
+			ignored, err = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		} else if v, ok := strings.CutPrefix(s.Text(), "SigCgt:"); ok {
+			caught, err2 := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return caught, ignored, errors.Join(err, err2)
 		}
 	}
 	if err := s.Err(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return 0, fmt.Errorf("no SigCgt in /proc/%d/status", tid)
+	return 0, 0, fmt.Errorf("no SigCgt in /proc/%d/status", tid)
 }

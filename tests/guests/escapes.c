@@ -13,9 +13,13 @@
  *              main process, sleeping 30 s
  *   killgroup  kill(0, SIGABRT) reaches the process and its child, and
  *              only them (under hermit the guest shares hermit's group)
+ *   ignored    signals the process ignores (SIGALRM set to SIG_IGN, a
+ *              child's SIGCHLD by default, a SIGUSR1 a thread sends)
+ *              do not cut short a poll or a read
  */
 #include "guest.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -43,6 +47,46 @@ static void *lock_b_then_a(void *arg) {
 	pthread_barrier_wait(&both);
 	pthread_mutex_lock(&ma);
 	return NULL;
+}
+
+static int ipipe[2];
+
+/* usr1_then_write sends its process an ignored SIGUSR1, lets the main
+ * thread block on, then writes the byte it reads. */
+static void *usr1_then_write(void *arg) {
+	(void)arg;
+	CHECK(kill(getpid(), SIGUSR1) == 0);
+	usleep(100000);
+	CHECK(write(ipipe[1], "w", 1) == 1);
+	return NULL;
+}
+
+/* ignored is the mode "ignored". */
+static void ignored(void) {
+	CHECK(pipe(ipipe) == 0);
+	struct pollfd pfd = {.fd = ipipe[0], .events = POLLIN};
+	CHECK(signal(SIGALRM, SIG_IGN) != SIG_ERR);
+	alarm(1);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int r = poll(&pfd, 1, 1500);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	say("poll(1500 ms) with SIGALRM ignored at 1 s: %d after %s\n", r, ms >= 1500 ? "its timeout" : "less");
+	pid_t c = fork();
+	CHECK(c >= 0);
+	if (c == 0)
+		_exit(0);
+	r = poll(&pfd, 1, 300);
+	say("poll(300 ms) while a child exits: %d\n", r);
+	CHECK(waitpid(c, NULL, 0) == c);
+	CHECK(signal(SIGUSR1, SIG_IGN) != SIG_ERR);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, usr1_then_write, NULL) == 0);
+	char ch;
+	ssize_t n = read(ipipe[0], &ch, 1);
+	say("read with an ignored SIGUSR1 sent meanwhile: %zd\n", n);
+	CHECK(pthread_join(t, NULL) == 0);
 }
 
 static void block(int sig) {
@@ -185,6 +229,8 @@ int main(int argc, char **argv) {
 		CHECK(waitpid(c, &st, 0) == c);
 		say("kill(0, SIGABRT): caught by the process %d time(s), by its child: %s\n", (int)caught,
 		    WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : "no");
+	} else if (!strcmp(m, "ignored")) {
+		ignored();
 	} else if (!strcmp(m, "deadlock")) {
 		pthread_barrier_init(&both, NULL, 2);
 		pthread_t t;
