@@ -340,7 +340,7 @@ func (p *player) Exit(c *detcore.Call) (bool, int64, error) {
 	if addr, ok := p.place[c.Tid]; ok {
 		delete(p.place, c.Tid)
 		if c.Result != addr {
-			return false, 0, p.diverge(c.Vtid, "expected %s to return %#x as recorded got %#x (the memory layout or descriptor table differs)", callString(c.Nr, c.Args), addr, c.Result)
+			return false, 0, p.diverge(c.Vtid, "expected %s to return %#x as recorded got %#x (%s)", callString(c.Nr, c.Args), addr, c.Result, placeDiffers(c))
 		}
 		return false, 0, p.err
 	}

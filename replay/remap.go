@@ -35,6 +35,19 @@ func (p *player) remap(c *detcore.Call, addr int64) detcore.Outcome {
 	return detcore.Outcome{Exit: true, Args: &args}
 }
 
+// placeDiffers says why a call replay placed at the recorded address
+// failed.
+func placeDiffers(c *detcore.Call) string {
+	if c.Nr == abi.SYS_MREMAP && c.Result == -abi.EFAULT {
+		// The range spans two mappings. The replay's files lie on an
+		// overlay filesystem, whose mappings the kernel never merges
+		// with their neighbours, as it does those of one file elsewhere.
+		return "the range spans two mappings of one file: replay reads its files through an overlay filesystem, " +
+			"where the kernel does not merge adjacent mappings as it did in the recording"
+	}
+	return "the memory layout or descriptor table differs"
+}
+
 // mapped returns the first mapping of thread tid's process that overlaps
 // [addr, addr+size), as a range, or "" if none does.
 func mapped(tid int, addr, size uint64) (string, error) {
