@@ -73,13 +73,19 @@ func (r *Recorder) standIn(c *detcore.Call, flags uint64) {
 // procMemPath matches the memory file of a process or thread.
 var procMemPath = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/mem$`)
 
+// procStatePath matches the files of a process whose writes set its
+// user namespace's mappings: the guest configuring a namespace of its
+// own, which replay must do too (its later calls depend on it).
+var procStatePath = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/(uid_map|gid_map|projid_map|setgroups)$`)
+
 // procMem reports whether the external descriptor fd of tid is a
-// /proc/PID/mem, whose reads and writes replay runs for real. All the
-// processes it can name are the guest's (it has its own pid namespace).
-func (r *Recorder) procMem(tid, fd int) bool {
+// /proc/PID/mem, whose reads and writes replay runs for real, or, for a
+// write, one of the files procStatePath matches. All the processes they
+// can name are the guest's (it has its own pid namespace).
+func (r *Recorder) procMem(tid, fd int, write bool) bool {
 	if k := r.known; k.valid && k.tid == tid && k.fd == fd && k.hasKind && k.kind != detcore.FdProc {
 		return false
 	}
 	p, err := r.host.FdPath(tid, fd)
-	return err == nil && procMemPath.MatchString(p)
+	return err == nil && (procMemPath.MatchString(p) || write && procStatePath.MatchString(p))
 }

@@ -247,10 +247,10 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	case clRead, clIoctl:
 		fd := int(int32(c.Args[0]))
 		fc := r.classOf(c.Tid, fd)
-		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
+		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd, false) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
 	case clSend:
 		fd := int(int32(c.Args[0]))
-		keep = r.classOf(c.Tid, fd) == ptrace.FdExternal && !r.procMem(c.Tid, fd)
+		keep = r.classOf(c.Tid, fd) == ptrace.FdExternal && !r.procMem(c.Tid, fd, true)
 	case clSocket, clAccept:
 		keep = r.classOf(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 		// Whether a connection leads outside is known once it is made.
