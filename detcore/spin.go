@@ -104,6 +104,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 		return e.deliver(t, 0)
 	}
 	if !recheck {
+		e.warnStarved(t)
 		t.spinWait = min(2*t.budget(), spinBudgetMax)
 		// A thread whose wait t ended while it ran (data in a pipe,
 		// say) waits to run: the watchdog must count it. It is not
@@ -295,6 +296,25 @@ func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
 		out = []byte{}
 	}
 	return out
+}
+
+// warnStarved warns, once, that running thread t, which computes rather
+// than spins, keeps a thread that waits for its turn from running: the
+// two would run at once natively, and a program that counts on that
+// (one thread computes until another has run) behaves otherwise.
+func (e *Engine) warnStarved(t *thread) {
+	for _, o := range e.ordered() {
+		if o == t || (o.state != tsReady && o.state != tsNew) {
+			continue
+		}
+		var r abi.Regs
+		_ = e.t.GetRegs(t.tid, &r)
+		st, _ := e.t.(SpinTracer)
+		e.warnOnce("starved", fmt.Sprintf("thread %d has run for %v without a syscall (ip %s) while thread %d waits to run: "+
+			"natively both would run at once, but hermit runs one thread at a time and, with no PMU to count instructions, "+
+			"preempts a thread that computes only at a syscall or, after --watchdog (%v), at an arbitrary point", t.vtid, t.budget(), where(st, t.tid, r.Rip), o.vtid, e.cfg.Watchdog))
+		return
+	}
 }
 
 // fixedNote is a spinNote that needs no symbol.

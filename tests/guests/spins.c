@@ -15,6 +15,8 @@
  *             the pipe (which ends the wait) and spins until it reads
  *   rdtsc     a thread reads the time-stamp counter while it waits for a
  *             flag (hermit traps rdtsc: each read is a deterministic point)
+ *   compute   a thread computes, with no syscall, right after starting
+ *             another: it says whether that one ran meanwhile
  *
  * Each prints what it saw; the counts are a property of the program under
  * a deterministic scheduler, not of the host's speed.
@@ -126,6 +128,23 @@ static void spin_counter(void) {
 	say("counter: n %ld\n", n);
 }
 
+static void *mark(void *arg) {
+	(void)arg;
+	flag = 1;
+	return NULL;
+}
+
+static void spin_compute(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, mark, NULL) == 0);
+	volatile unsigned long sink = 0;
+	for (unsigned long i = 0; i < 100000000UL; i++)
+		sink += i % 7;
+	int ran = flag;
+	CHECK(pthread_join(th, NULL) == 0);
+	say("compute: the new thread ran meanwhile: %s\n", ran ? "yes" : "no");
+}
+
 static int pipefd[2];
 
 static void *reader(void *arg) {
@@ -173,6 +192,8 @@ int main(int argc, char **argv) {
 		spin_pingpong();
 	else if (strcmp(mode, "counter") == 0)
 		spin_counter();
+	else if (strcmp(mode, "compute") == 0)
+		spin_compute();
 	else if (strcmp(mode, "piped") == 0)
 		spin_piped();
 	else if (strcmp(mode, "rdtsc") == 0)
