@@ -160,7 +160,8 @@ func (e *Engine) faultAgain(t *thread, sig int) bool {
 	}
 	e.warnOnce(fmt.Sprintf("fault-loop:%d", t.vtid), fmt.Sprintf("thread %d faults with signal %d at %#x again and again: "+
 		"it is the init of a pid namespace, whose fatal signals the kernel ignores while hermit traces it, so hermit kills it "+
-		"with SIGKILL (natively it dies of signal %d)", t.vtid, sig, r.Rip, sig))
+		"with SIGKILL (its parent's wait reports signal %d, as natively)", t.vtid, sig, r.Rip, sig))
+	e.noteFaultDeath(t, sig)
 	_ = e.t.Signal(t.proc.pid, 0, abi.SIGKILL, nil)
 	return false
 }

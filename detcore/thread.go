@@ -131,6 +131,10 @@ type process struct {
 	// traceExits are the exited tracees of this process, a tracer, that
 	// its wait has not reported yet (guestptrace_wait.go).
 	traceExits []*thread
+	// faultDeaths maps the guest pids of children hermit killed, faulting
+	// inits of pid namespaces, to the signal each dies of natively
+	// (faultdeath.go).
+	faultDeaths map[int]int
 }
 
 // addrSpace identifies an address space for private futex keys. Processes

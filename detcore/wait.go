@@ -35,6 +35,7 @@ func sysWait(e *Engine, t *thread) {
 		return
 	}
 	if opts&abi.WNOHANG != 0 {
+		e.hideRusage(t, optArg+1)
 		return
 	}
 	sel, ok := e.waitSelection(t, opts)
@@ -51,17 +52,22 @@ func sysWait(e *Engine, t *thread) {
 
 // hideRusage makes a wait call that runs natively return an empty struct
 // rusage (the child's real CPU times and page faults are not deterministic):
-// it costs a stop at the call's exit, only when a rusage is asked for.
+// it costs a stop at the call's exit, only when a rusage is asked for or a
+// child's death needs reporting as natively (faultdeath.go).
 func (e *Engine) hideRusage(t *thread, arg int) {
 	addr := t.regs.Arg(arg)
-	if addr == 0 {
+	deaths := len(t.proc.faultDeaths) > 0
+	if addr == 0 && !deaths {
 		return
 	}
 	t.act = actExitStop
 	t.onExit = func(e *Engine, t *thread) {
-		if int64(t.regs.Rax) >= 0 {
+		if addr != 0 && int64(t.regs.Rax) >= 0 {
 			var zero [144]byte
 			_ = e.t.WriteMem(t.tid, addr, zero[:])
+		}
+		if deaths {
+			e.reportFaultDeath(t)
 		}
 	}
 }

@@ -230,7 +230,7 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"guest PTRACE_O_TRACESECCOMP", "guest_ptrace.c", "seccomp", 0, "stopped by signal 19, event 0\nPTRACE_O_TRACESECCOMP: -1 EIO\nexited with 0\n",
 			"hermit: warning: the guest called ptrace: PTRACE_SETOPTIONS with options 0x80 is not emulated by hermit"},
-		{"pid namespace init faults", "escapes.c", "pidns", 0, "init of the new namespace: pid 1\ninit died: by a signal\n", "it is the init of a pid namespace"},
+		{"pid namespace init faults", "escapes.c", "pidns", 0, "init of the new namespace: pid 1\ninit died: by signal 11\n", "it is the init of a pid namespace"},
 		{"deadlock", "escapes.c", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
 		// As in a container, the run ends with its main process.
 		{"daemon outlives the main process", "escapes.c", "daemon", 0, "main exits, its daemon still running\n", "  processes killed when the main process exited: 1\n"},

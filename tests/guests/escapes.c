@@ -169,7 +169,10 @@ int main(int argc, char **argv) {
 				*(volatile int *)0 = 1;
 			}
 			CHECK(waitpid(init, &st, 0) == init);
-			say("init died: %s\n", WIFSIGNALED(st) ? "by a signal" : "exited");
+			if (WIFSIGNALED(st))
+				say("init died: by signal %d\n", WTERMSIG(st));
+			else
+				say("init died: exited %d\n", WEXITSTATUS(st));
 			_exit(0);
 		}
 		CHECK(waitpid(c, &st, 0) == c);
