@@ -206,7 +206,7 @@ func (e *Engine) couldWake(t *thread) bool {
 	}
 	switch b.kind {
 	case bkFd:
-		ready, err := e.t.Poll(b.fds, 0)
+		ready, err := e.t.Poll(b.fds, ProbeOnly)
 		if err != nil {
 			return true
 		}
@@ -215,7 +215,11 @@ func (e *Engine) couldWake(t *thread) bool {
 				return true
 			}
 		}
-	case bkRetry, bkSpin:
+	case bkRetry:
+		// Its check may ask the host a question a recording keeps
+		// (a FIFO's other end): not asked here.
+		return b.check == nil
+	case bkSpin:
 		return b.check == nil || b.check(e)
 	case bkChild:
 		return e.childEpoch != b.epoch && (b.check == nil || b.check(e))

@@ -117,6 +117,13 @@ const (
 	FdProc                   // a file in a proc filesystem (never blocks)
 )
 
+// ProbeOnly is the timeout of a Poll whose answer only guides the
+// watchdog, which looks between scheduling points, at wall-clock times:
+// it must not be journaled, or a replay, whose watchdog looks at other
+// times, would meet the answer out of place. Its answer never changes
+// the schedule.
+const ProbeOnly time.Duration = -1
+
 // Tracer is the kernel side of the engine. Every method must be called from
 // the goroutine that runs Engine.Run. Methods that take a tid may return an
 // error wrapping ErrGone when the thread has died; the engine then waits
@@ -138,6 +145,8 @@ type Tracer interface {
 	PipeSpace(tid, fd int) int
 	// Poll polls the given guest descriptors from outside the guest,
 	// waiting at most timeout (0: do not wait), and reports which are ready.
+	// With timeout ProbeOnly it does not wait, and a recording does not
+	// keep the answer (see ProbeOnly).
 	Poll(ws []FdWait, timeout time.Duration) ([]bool, error)
 	// Signals returns the signals pending for thread tid alone, those
 	// pending for its whole process, and those it blocks; bit N-1 stands

@@ -97,9 +97,11 @@ type Engine struct {
 	others atomic.Int64
 	timed  atomic.Bool
 	// blockedOthers says another thread is blocked (spin.go asks);
-	// wakeable, how many an examination found the running one freed.
+	// wakeable, how many an examination found the running one freed;
+	// starved, a new thread that waited behind a computation (spin.go).
 	blockedOthers atomic.Bool
 	wakeable      int
+	starved       string
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
@@ -289,6 +291,7 @@ func (e *Engine) Run() (Result, error) {
 		}
 	}
 	e.result.Stats.Digest = e.digest.h
+	e.reportStarved()
 	return e.result, nil
 }
 

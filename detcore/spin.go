@@ -298,22 +298,38 @@ func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
 	return out
 }
 
-// warnStarved warns, once, that running thread t, which computes rather
-// than spins, keeps a thread that waits for its turn from running: the
-// two would run at once natively, and a program that counts on that
-// (one thread computes until another has run) behaves otherwise.
+// warnStarved notes, the first time, that running thread t, which
+// computes rather than spins, keeps a thread that has not yet run from
+// starting: the two would run at once natively, and a program that
+// counts on that (one thread computes until another has run) behaves
+// otherwise. Only a new thread counts: a woken one waiting for its turn
+// behind a computation is the ordinary life of a pool of workers. And
+// the note is a warning only if the guest fails (reportStarved): Go's
+// runtime starts threads while it computes, and a `go build` that
+// works needs no such word.
 func (e *Engine) warnStarved(t *thread) {
+	if e.starved != "" {
+		return
+	}
 	for _, o := range e.ordered() {
-		if o == t || (o.state != tsReady && o.state != tsNew) {
+		if o == t || o.state != tsNew {
 			continue
 		}
 		var r abi.Regs
 		_ = e.t.GetRegs(t.tid, &r)
 		st, _ := e.t.(SpinTracer)
-		e.warnOnce("starved", fmt.Sprintf("thread %d has run for %v without a syscall (ip %s) while thread %d waits to run: "+
+		e.starved = fmt.Sprintf("the guest failed, and thread %d had run for %v without a syscall (ip %s) while thread %d, new, waited to run: "+
 			"natively both would run at once, but hermit runs one thread at a time and, with no PMU to count instructions, "+
-			"preempts a thread that computes only at a syscall or, after --watchdog (%v), at an arbitrary point", t.vtid, t.budget(), where(st, t.tid, r.Rip), o.vtid, e.cfg.Watchdog))
+			"preempts a thread that computes only at a syscall or, after --watchdog (%v), at an arbitrary point", t.vtid, t.budget(), where(st, t.tid, r.Rip), o.vtid, e.cfg.Watchdog)
 		return
+	}
+}
+
+// reportStarved warns of warnStarved's note at the end of a run whose
+// guest failed.
+func (e *Engine) reportStarved() {
+	if e.starved != "" && e.result.ExitCode != 0 {
+		e.warnOnce("starved", e.starved)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -272,5 +273,44 @@ func TestRecorderLogsProcesses(t *testing.T) {
 	if len(procs) != 2 || procs[0].Vpid != 2 || procs[0].Status != 1<<8 || procs[1].Ppid != 2 ||
 		!procs[1].Exited || procs[1].Status != 11 || procs[1].Argv[1] != "child" {
 		t.Errorf("process table %+v", procs)
+	}
+}
+
+// pollHost is a host whose descriptors are never ready; it counts polls.
+type pollHost struct {
+	HostTracer
+	polls int
+}
+
+func (h *pollHost) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
+	h.polls++
+	return make([]bool, len(ws)), nil
+}
+
+// TestRecorderKeepsNoProbe: a poll whose answer the schedule depends on
+// is in the trace, for replay to answer it; the watchdog's probe, made
+// at a wall-clock time, reaches the host but not the trace: a replay's
+// watchdog probes at other times, and met the recording's answers out of
+// place (a cold-cache `go build` diverged at its 208,410th event).
+func TestRecorderKeepsNoProbe(t *testing.T) {
+	h := &fakeHost{classes: map[int]ptrace.FdClass{}, mem: fakeMem{}}
+	host := &pollHost{}
+	evs := record(t, h, func(r *Recorder) {
+		tr := r.Tracer(host)
+		ws := []detcore.FdWait{{Tid: 9, Fd: 3, Events: 1}}
+		for _, timeout := range []time.Duration{detcore.ProbeOnly, 0, detcore.ProbeOnly} {
+			if _, err := tr.Poll(ws, timeout); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	kept := 0
+	for _, ev := range evs {
+		if ev.Kind == trace.KindSyscall && ev.External && ev.Sysno == -QueryPoll {
+			kept++
+		}
+	}
+	if host.polls != 3 || kept != 1 {
+		t.Errorf("3 polls (2 probes) asked the host %d times and left %d answers in the trace; want 3 and 1", host.polls, kept)
 	}
 }

@@ -78,6 +78,9 @@ func (t *tracer) PipeSpace(tid, fd int) int {
 }
 
 func (t *tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
+	if timeout == detcore.ProbeOnly {
+		return t.HostTracer.Poll(ws, 0)
+	}
 	ready, err := t.HostTracer.Poll(ws, timeout)
 	if err != nil {
 		t.answerErr(QueryPoll, PollKey(ws), err, nil)

@@ -16,7 +16,8 @@
  *   rdtsc     a thread reads the time-stamp counter while it waits for a
  *             flag (hermit traps rdtsc: each read is a deterministic point)
  *   compute   a thread computes, with no syscall, right after starting
- *             another: it says whether that one ran meanwhile
+ *             another: it says whether that one ran meanwhile, and fails
+ *             if not
  *
  * Each prints what it saw; the counts are a property of the program under
  * a deterministic scheduler, not of the host's speed.
@@ -143,6 +144,8 @@ static void spin_compute(void) {
 	int ran = flag;
 	CHECK(pthread_join(th, NULL) == 0);
 	say("compute: the new thread ran meanwhile: %s\n", ran ? "yes" : "no");
+	if (!ran)
+		exit(1); /* as a test that counts on it fails */
 }
 
 static int pipefd[2];
