@@ -95,6 +95,8 @@ var policy = map[int]handler{
 	abi.SYS_RT_SIGSUSPEND:     sysPause,
 	abi.SYS_RT_SIGTIMEDWAIT:   sysPause,
 
+	abi.SYS_PERF_EVENT_OPEN: refusePerf,
+
 	// Unsupported: the guest gets ENOSYS and the user a warning.
 	abi.SYS_IO_URING_SETUP: unsupported,
 	abi.SYS_FUTEX_WAITV:    unsupported,
@@ -137,6 +139,16 @@ func unsupported(e *Engine, t *thread) {
 	name := abi.SyscallName(t.nr)
 	e.warnOnce("unsupported:"+name, fmt.Sprintf("unsupported syscall %s: the guest gets ENOSYS", name))
 	t.emulate(-abi.ENOSYS)
+}
+
+// refusePerf fails perf_event_open with EACCES, as a kernel whose
+// perf_event_paranoid forbids it does: its counters, software ones
+// included (context switches, page faults), count the host's events,
+// which no run can repeat.
+func refusePerf(e *Engine, t *thread) {
+	e.warnOnce("perf_event_open", "perf_event_open: performance counters count the host's events (context switches, "+
+		"page faults, instructions), which a deterministic run cannot repeat: the guest gets EACCES")
+	t.emulate(-abi.EACCES)
 }
 
 func sysSetTidAddress(e *Engine, t *thread) { t.clearTid = t.regs.Rdi }

@@ -230,6 +230,9 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"guest PTRACE_O_TRACESECCOMP", "guest_ptrace.c", "seccomp", 0, "stopped by signal 19, event 0\nPTRACE_O_TRACESECCOMP: -1 EIO\nexited with 0\n",
 			"hermit: warning: the guest called ptrace: PTRACE_SETOPTIONS with options 0x80 is not emulated by hermit"},
+		// Its counters count the host's events: refused, as by a kernel
+		// whose perf_event_paranoid forbids them.
+		{"perf_event_open", "escapes.c", "perf", 0, "perf_event_open: EACCES\n", "hermit: warning: perf_event_open: performance counters count the host's events"},
 		{"pid namespace init faults", "escapes.c", "pidns", 0, "init of the new namespace: pid 1\ninit died: by signal 11\n", "it is the init of a pid namespace"},
 		{"deadlock", "escapes.c", "deadlock", 125, "both locked one mutex each\n", "hermit: the guest is deadlocked: every thread waits for another"},
 		// As in a container, the run ends with its main process.

@@ -13,12 +13,15 @@
  *              main process, sleeping 30 s
  *   killgroup  kill(0, SIGABRT) reaches the process and its child, and
  *              only them (under hermit the guest shares hermit's group)
+ *   perf       perf_event_open of the context-switch counter, which counts
+ *              the host's events: refused under hermit
  *   ignored    signals the process ignores (SIGALRM set to SIG_IGN, a
  *              child's SIGCHLD by default, a SIGUSR1 a thread sends)
  *              do not cut short a poll or a read
  */
 #include "guest.h"
 
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -232,6 +235,10 @@ int main(int argc, char **argv) {
 		CHECK(waitpid(c, &st, 0) == c);
 		say("kill(0, SIGABRT): caught by the process %d time(s), by its child: %s\n", (int)caught,
 		    WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : "no");
+	} else if (!strcmp(m, "perf")) {
+		struct perf_event_attr a = {.size = sizeof a, .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CONTEXT_SWITCHES};
+		long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+		say("perf_event_open: %s\n", fd >= 0 ? "a counter" : errno == EACCES ? "EACCES" : strerror(errno));
 	} else if (!strcmp(m, "ignored")) {
 		ignored();
 	} else if (!strcmp(m, "deadlock")) {
