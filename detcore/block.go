@@ -278,8 +278,12 @@ func (e *Engine) discarded(tid int, blocked uint64) uint64 {
 	if err != nil {
 		return 0
 	}
-	return (ignored | defaultIgnored&^caught) &^ blocked
+	return ignoring(caught, ignored) &^ blocked
 }
+
+// ignoring returns the signals a process that catches caught and sets
+// ignored to SIG_IGN ignores.
+func ignoring(caught, ignored uint64) uint64 { return ignored | defaultIgnored&^caught }
 
 // signals is Tracer.Signals without the watchdog's own SIGSTOP, sent to
 // the thread alone, which can be pending at a thread that reached a

@@ -136,8 +136,14 @@ func (e *Engine) ignores(tm *vtimer) bool {
 	if tid == 0 || tm.kind == tkItimer {
 		tid = tm.proc.threads[0].tid
 	}
+	// A timer's signal is most often caught: then one read tells.
+	bit := uint64(1) << (tm.signo - 1)
+	caught, ignored, err := e.t.Caught(tid)
+	if err != nil || ignoring(caught, ignored)&bit == 0 {
+		return false
+	}
 	_, _, blocked, err := e.t.Signals(tid)
-	return err == nil && e.discarded(tid, blocked)&(1<<(tm.signo-1)) != 0
+	return err == nil && blocked&bit == 0
 }
 
 func putLE32(b []byte, v uint32) {
