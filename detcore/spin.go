@@ -306,7 +306,8 @@ func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
 // behind a computation is the ordinary life of a pool of workers. And
 // the note is a warning only if the guest fails (reportStarved): Go's
 // runtime starts threads while it computes, and a `go build` that
-// works needs no such word.
+// works needs no such word. The message is made now, once a run, while
+// the thread's process still lives to name the address in.
 func (e *Engine) warnStarved(t *thread) {
 	if e.starved != "" {
 		return

@@ -1,11 +1,6 @@
 package recorder
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-
 	"github.com/hermitdbg/hermit/detcore/abi"
 	"github.com/hermitdbg/hermit/trace"
 )
@@ -133,24 +128,14 @@ func pathArg(nr int) (dirfd, path int) {
 // host thread tid's process group as an external call on a terminal was
 // interrupted, and records it as the call's one output at address 0:
 // replay has no terminal to send it, so it sends it itself.
-func raised(tid int) []trace.MemWrite {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+func (r *Recorder) raised(tid int) []trace.MemWrite {
+	_, shared, _, err := r.host.Signals(tid)
 	if err != nil {
 		return nil
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		hex, ok := strings.CutPrefix(line, "ShdPnd:\t")
-		if !ok {
-			continue
-		}
-		set, err := strconv.ParseUint(hex, 16, 64)
-		if err != nil {
-			return nil
-		}
-		for _, sig := range []int{abi.SIGTTOU, abi.SIGTTIN} {
-			if set&(1<<(sig-1)) != 0 {
-				return []trace.MemWrite{{Addr: 0, Data: []byte{byte(sig)}}}
-			}
+	for _, sig := range []int{abi.SIGTTOU, abi.SIGTTIN} {
+		if shared&(1<<(sig-1)) != 0 {
+			return []trace.MemWrite{{Addr: 0, Data: []byte{byte(sig)}}}
 		}
 	}
 	return nil

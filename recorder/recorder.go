@@ -37,6 +37,8 @@ type Host interface {
 	// Argv returns the arguments of tid's process (at an exec stop, the
 	// new program's).
 	Argv(tid int) ([]string, error)
+	// Signals is detcore.Tracer.Signals.
+	Signals(tid int) (thread, shared, blocked uint64, err error)
 }
 
 // Recorder writes one recording. It is a detcore.Journal; its Tracer
@@ -360,7 +362,7 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		ev.Mem = outputs(c.Nr, c.Args, c.Result, func(addr uint64, b []byte) error { return r.host.ReadMem(c.Tid, addr, b) })
 	}
 	if Restarted(c.Result) {
-		ev.Mem = raised(c.Tid)
+		ev.Mem = r.raised(c.Tid)
 	}
 	r.spill(ev.Mem)
 	r.append(&ev)

@@ -67,8 +67,9 @@ func (h *fakeHost) ReadString(tid int, addr uint64, max int) (string, error) {
 	}
 	return "", errors.New("too long")
 }
-func (h *fakeHost) ReadMem(tid int, addr uint64, b []byte) error { return h.mem.read(addr, b) }
-func (h *fakeHost) ExecPath(tid int) (string, error)             { return "prog", nil }
+func (h *fakeHost) ReadMem(tid int, addr uint64, b []byte) error    { return h.mem.read(addr, b) }
+func (h *fakeHost) ExecPath(tid int) (string, error)                { return "prog", nil }
+func (h *fakeHost) Signals(tid int) (uint64, uint64, uint64, error) { return 0, 0, 0, nil }
 func (h *fakeHost) Argv(tid int) ([]string, error) {
 	if h.argv == nil {
 		return nil, errors.New("no argv")
