@@ -245,6 +245,13 @@ type Stats struct {
 	Turns        int64 // scheduling decisions
 	Nondet       int64 // points where the outside world decided
 	Preemptions  int64 // watchdog preemptions (nondeterministic)
+	// OutsideReady, OutsideWakes and OutsideLocks break down the other
+	// nondeterministic points: a descriptor the outside world (a host
+	// program, the network, TCP between guest processes) made ready while
+	// every thread waited for it; a signal from outside or a child's
+	// change that ended such a wait; a lock only something outside the
+	// guest could release.
+	OutsideReady, OutsideWakes, OutsideLocks int64
 	// SpinWaits counts the times a thread that spun on memory was
 	// stopped at its loop's head to wait for another thread (spin.go).
 	SpinWaits int64

@@ -748,6 +748,7 @@ func (e *Engine) allBlocked() error {
 		for _, t := range e.ordered() {
 			if e.runnable(t) {
 				e.result.Stats.Nondet++
+				e.result.Stats.OutsideWakes++
 				return nil
 			}
 		}
@@ -755,6 +756,7 @@ func (e *Engine) allBlocked() error {
 			// Only the outside world (a process outside the guest that
 			// holds the lock, say) can let them through now.
 			e.result.Stats.Nondet++
+			e.result.Stats.OutsideLocks++
 			return nil
 		}
 		if !outside && time.Since(start) > deadlockGrace {
@@ -779,6 +781,7 @@ func (e *Engine) pollOutside(ws []FdWait, timeout time.Duration) (bool, error) {
 	for _, r := range ready {
 		if r {
 			e.result.Stats.Nondet++
+			e.result.Stats.OutsideReady++
 			return true, nil
 		}
 	}

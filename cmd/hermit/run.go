@@ -406,7 +406,7 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 	fmt.Fprintf(w, "  syscall stops: %d\n", s.SyscallStops)
 	fmt.Fprintf(w, "  event stops: %d\n", s.Stops-s.SyscallStops)
 	fmt.Fprintf(w, "  scheduler turns: %d\n", s.Turns)
-	fmt.Fprintf(w, "  nondeterministic points: %d\n", s.Nondet)
+	fmt.Fprintf(w, "  nondeterministic points: %d%s\n", s.Nondet, nondetKinds(s))
 	if s.Orphans > 0 {
 		fmt.Fprintf(w, "  processes killed when the main process exited: %d\n", s.Orphans)
 	}
@@ -428,6 +428,29 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 	default:
 		fmt.Fprintf(w, "  cpuid: the host's values (this machine has no CPUID faulting to virtualize it)\n")
 	}
+}
+
+// nondetKinds says what made a run's nondeterministic points, as
+// " (N of one kind, M of another)", or "" when there were none.
+func nondetKinds(s detcore.Stats) string {
+	var kinds []string
+	for _, k := range []struct {
+		n    int64
+		what string
+	}{
+		{s.OutsideReady, "descriptors made ready from outside (a host program, the network, TCP between guest processes) while every thread waited"},
+		{s.OutsideWakes, "waits of every thread ended by a signal or a child from outside"},
+		{s.OutsideLocks, "locks released from outside"},
+		{s.Preemptions, "watchdog preemptions"},
+	} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.what))
+		}
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(kinds, "; ") + ")"
 }
 
 // schedLogger returns a --debug=sched logger writing to stderr.
