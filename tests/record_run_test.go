@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
@@ -61,3 +63,37 @@ var hermitOwnRE = regexp.MustCompile(`(?m)^(hermit[ :].*|  [a-z ()/-]+: .*)\n`)
 
 // hermitLinesOut drops hermit's own lines from stderr, leaving the guest's.
 func hermitLinesOut(stderr []byte) []byte { return hermitOwnRE.ReplaceAll(stderr, nil) }
+
+// TestFailingSeedRecorded: the workflow users come for. A seed under which
+// an order violation crashes `hermit run` crashes it on every run, crashes
+// `hermit record` with the same flags, and its replay crashes the same way.
+func TestFailingSeedRecorded(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("order_violation.c")(t)
+	if r := hermitRun(t, nil, argv); r.Exit != 0 || string(r.Stdout) != "limit 42, ok\n" {
+		t.Fatalf("the default schedule should publish first; got %s", describe(r))
+	}
+	var flags []string
+	var fail testenv.Result
+	for seed := 1; seed <= 20 && flags == nil; seed++ {
+		f := []string{"--timeslice", "1", "--seed", strconv.Itoa(seed)}
+		if r := hermitRun(t, f, argv); r.Exit != 0 {
+			flags, fail = f, r
+		}
+	}
+	if flags == nil {
+		t.Fatal("no seed in 1..20 made the worker read the pointer before main published it")
+	}
+	if fail.Exit != 128+11 {
+		t.Fatalf("%v: want a SIGSEGV (exit 139), got %s", flags, describe(fail))
+	}
+	for i := 0; i < 2; i++ {
+		sameRun(t, fmt.Sprintf("%v run %d", flags, i+2), fail, hermitRun(t, flags, argv))
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	args := append(append(append([]string{"record", "-o", dir}, flags...), "--"), argv...)
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), args...)
+	rec.Stderr = hermitLinesOut(rec.Stderr)
+	sameRun(t, fmt.Sprintf("%v record", flags), fail, rec)
+	sameRun(t, "replay", rec, replay(t, dir))
+}
