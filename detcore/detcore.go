@@ -187,6 +187,11 @@ type Config struct {
 	// guest's AT_RANDOM bytes; 0 keeps plain round robin in thread creation
 	// order.
 	Seed uint64
+	// Heuristic chooses the next thread (chaos.go); "" is RoundRobin.
+	Heuristic Heuristic
+	// ChaosPoints are the turns at which PCT drops the running thread's
+	// priority (ChangePoints draws them from the seed).
+	ChaosPoints []int64
 	// Timeslice is how many turns in a row a thread that stays ready may
 	// keep before the others get theirs (at most; it also yields when it
 	// blocks or calls sched_yield). 0 or 1: switch at every turn.
@@ -230,6 +235,8 @@ type Result struct {
 	// Signal is the signal that killed the root process, or 0.
 	Signal int
 	Stats  Stats
+	// Changes are the PCT change points the run reached.
+	Changes []Change
 }
 
 // Stats counts what the engine did; reported by --summary.

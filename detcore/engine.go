@@ -36,6 +36,7 @@ type Engine struct {
 	// it has had.
 	last   *thread
 	streak int
+	chaos  chaosState // chaos.go
 	// running is the thread resumed last; nil when none runs.
 	running *thread
 	// dying counts threads whose exit report the engine waits for.
@@ -318,6 +319,9 @@ func (e *Engine) pick() *thread {
 	n := len(ts)
 	if n == 0 {
 		return nil
+	}
+	if h := e.cfg.Heuristic; h == Random || h == PCT {
+		return e.pickChaos(ts)
 	}
 	if t := e.last; t != nil && e.streak < e.cfg.Timeslice && t.state == tsReady && t.vforkChild == nil &&
 		t.nr != abi.SYS_SCHED_YIELD && e.threads[t.tid] == t {

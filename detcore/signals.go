@@ -36,7 +36,7 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
 			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), why, hint))
 		e.park(t)
-		e.streak = e.cfg.Timeslice // its turn ends here
+		e.endTurn(t) // its turn ends here
 		if e.countWaiting() == 1 {
 			// Only the spinner could run: what it waits for is a sleep or
 			// a timer, so virtual time moves on to it, as when every

@@ -39,6 +39,8 @@ type thread struct {
 	// seq is the creation sequence number: the round-robin order.
 	seq   int
 	state tstate
+	// prio is the thread's PCT priority (chaos.go); 0 until drawn.
+	prio uint64
 	// started is set once the thread's first stop has been seen.
 	started bool
 

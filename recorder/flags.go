@@ -22,6 +22,8 @@ const (
 	FlagJournal    = "journal"          // JournalVersion of the recorder
 	FlagCPUID      = "virtualize-cpuid" // "true" with --virtualize-cpuid
 	FlagCPU        = "cpu"              // the CPU the run was pinned to; absent if not pinned
+	FlagHeuristic  = "sched-heuristic"  // --sched-heuristic or --chaos; absent for round robin
+	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
 )
 
 // StdinPath names, among a trace's captured files, a regular file that
@@ -52,11 +54,14 @@ type Settings struct {
 	TrapTSC   bool
 	// CPUID: cpuid faults and is answered (from the trace, in replay).
 	CPUID bool
+	// Heuristic and ChaosPoints are the chaos scheduler's (detcore/chaos.go).
+	Heuristic   detcore.Heuristic
+	ChaosPoints []int64
 }
 
 // Flags encodes s for the trace header.
 func (s Settings) Flags() map[string]string {
-	return map[string]string{
+	f := map[string]string{
 		FlagPath:       s.Path,
 		FlagSeed:       strconv.FormatUint(s.Seed, 10),
 		FlagTimeslice:  strconv.Itoa(s.Timeslice),
@@ -66,6 +71,13 @@ func (s Settings) Flags() map[string]string {
 		FlagJournal:    JournalVersion,
 		FlagCPUID:      strconv.FormatBool(s.CPUID),
 	}
+	if s.Heuristic != "" && s.Heuristic != detcore.RoundRobin {
+		f[FlagHeuristic] = string(s.Heuristic)
+	}
+	if s.Heuristic == detcore.PCT {
+		f[FlagPoints] = detcore.FormatPoints(s.ChaosPoints)
+	}
+	return f
 }
 
 // ParseSettings decodes a trace header's flags.
@@ -99,6 +111,16 @@ func ParseSettings(f map[string]string) (Settings, error) {
 			return s, bad(FlagCPUID)
 		}
 	}
+	if v, ok := f[FlagHeuristic]; ok {
+		if s.Heuristic, err = detcore.ParseHeuristic(v); err != nil {
+			return s, bad(FlagHeuristic)
+		}
+	}
+	if s.Heuristic == detcore.PCT {
+		if s.ChaosPoints, err = detcore.ParsePoints(f[FlagPoints]); err != nil || f[FlagPoints] == "" {
+			return s, bad(FlagPoints)
+		}
+	}
 	for _, p := range strings.Split(f[FlagRealMtimes], ":") {
 		if p != "" {
 			s.Mtimes = append(s.Mtimes, p)
@@ -109,5 +131,6 @@ func ParseSettings(f map[string]string) (Settings, error) {
 
 // Config returns the engine configuration of these settings.
 func (s Settings) Config() detcore.Config {
-	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC}
+	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
+		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints}
 }

@@ -20,6 +20,7 @@ Usage:
   hermit replay --gdb-port N [TRACE]        serve a replay to gdb, lldb or Delve
   hermit replay --gdb [TRACE] [-- GDB-ARGS] debug a replay in gdb
   hermit trace ls|info|dump|ps|rm [TRACE]   inspect traces
+  hermit chaos [flags] -- PROG [ARGS...]    search seeds for a schedule that makes PROG fail
   hermit cache info|clean                   show or empty hermit's cache
   hermit rr-shim DIR                        let Delve (dlv replay) use hermit as rr
   hermit version
@@ -78,6 +79,8 @@ func hermitMain(args []string) int {
 		return trimmed(replayMain(args[1:]))
 	case "cache":
 		return cacheMain(args[1:])
+	case "chaos":
+		return chaosMain(args[1:])
 	case "rr-shim":
 		return rrShimMain(args[1:])
 	case "version", "--version":

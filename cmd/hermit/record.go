@@ -140,7 +140,7 @@ Flags:
 		}
 	}
 	if f.summary {
-		printSummary(os.Stderr, res.Stats, &f)
+		printSummary(os.Stderr, res, &f)
 	}
 	if n := res.Stats.Preemptions; n > 0 {
 		fmt.Fprintf(os.Stderr, "hermit record: warning: the watchdog preempted a spinning thread %d times; those points are not deterministic, so a replay may diverge there\n", n)
@@ -162,6 +162,7 @@ func recordHeader(path string, argv []string, f *runFlags) (trace.Header, error)
 	s := recorder.Settings{
 		Path: path, Seed: f.seed, Timeslice: f.timeslice, Epoch: f.epochTime,
 		Mtimes: mtimePrefixes(f.mtimes), TrapTSC: !f.noTSC, CPUID: f.cpuid,
+		Heuristic: f.ch.heur, ChaosPoints: f.ch.pts,
 	}
 	hdr := trace.Header{
 		Hermit: version, Created: time.Now().UTC(), Argv: argv, Env: os.Environ(), Dir: cwd,

@@ -46,6 +46,7 @@ type runFlags struct {
 	epoch     string
 	epochTime time.Time
 	mtimes    string
+	ch        chaosFlags
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -60,6 +61,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.IntVar(&f.timeslice, "timeslice", 32, "let a thread keep running for up to `N` intercepted syscalls in a row before switching (1: switch at every one)")
 	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
+	f.ch.register(fs)
 }
 
 func runMain(args []string) int {
@@ -105,7 +107,7 @@ Flags:
 		return reportLaunchError(err)
 	}
 	if f.summary {
-		printSummary(os.Stderr, out.Stats, &f)
+		printSummary(os.Stderr, out, &f)
 	}
 	return out.ExitCode
 }
@@ -126,6 +128,10 @@ func (f *runFlags) check(cmd string, argv []string) (string, int) {
 		return "", 2
 	case f.watchdog < 0:
 		fmt.Fprintf(os.Stderr, "hermit %s: --watchdog %v: want a duration of 0 (never) or more\n", cmd, f.watchdog)
+		return "", 2
+	}
+	if err := f.ch.check(cmd, &f.seed, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return "", 2
 	}
 	if f.pin, err = cpuFlag(f.cpu, false); err != nil {
@@ -295,6 +301,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		Watchdog:   f.watchdog,
 		Warn:       func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
+	f.ch.apply(&cfg)
 	if trapCPUID {
 		cfg.CPUID = ptrace.CPUID
 	}
@@ -396,7 +403,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (done bool, code int) {
 	return false, 0
 }
 
-func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
+func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
+	s := res.Stats
 	cpuidTrapped := f.cpuid && ptrace.CPUIDFaulting()
 	fmt.Fprintf(w, "hermit summary:\n")
 	fmt.Fprintf(w, "  threads: %d\n", s.Threads)
@@ -419,6 +427,7 @@ func printSummary(w io.Writer, s detcore.Stats, f *runFlags) {
 	if s.Retries > 0 {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
 	}
+	fmt.Fprint(w, f.ch.summary(f.seed, res))
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)
 	switch {
 	case cpuidTrapped:

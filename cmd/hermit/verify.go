@@ -36,7 +36,7 @@ func verify(path string, argv []string, f *runFlags) int {
 	os.Stdout.Write(runs[0].stdout)
 	os.Stderr.Write(runs[0].stderr)
 	if f.summary {
-		printSummary(os.Stderr, runs[0].res.Stats, f)
+		printSummary(os.Stderr, runs[0].res, f)
 	}
 	if d := firstDifference(runs[0], runs[1]); d != "" {
 		fmt.Fprintf(os.Stderr, "hermit: --verify: the two runs differ: %s\n", d)
