@@ -119,6 +119,8 @@ func (c Change) String() string {
 
 // chaosState is the engine's chaos scheduling state.
 type chaosState struct {
+	// where caches the names of code addresses, for TurnLog.
+	where map[[3]uint64]string
 	next  int    // the next of cfg.ChaosPoints to reach
 	floor uint64 // the priority the next dropped thread gets
 	slice int    // the turns the running thread may keep, in PCT
@@ -225,4 +227,46 @@ func (e *Engine) change(t *thread, turn int64) Change {
 		}
 	}
 	return c
+}
+
+// logTurn writes t's turn to the TurnLog: "TURN VTID EVENT WHERE", tab
+// separated; EVENT is the syscall t stopped at, or "start" for a new
+// thread, "stop" for another stop.
+func (e *Engine) logTurn(t *thread) {
+	ev, ip := "stop", t.regs.Rip
+	switch {
+	case t.state == tsNew || !t.started:
+		ev = "start"
+	case t.atSyscall:
+		ev = abi.SyscallName(t.nr)
+	default:
+		// An event stop (a clone's, say): t.regs are older.
+		var r abi.Regs
+		if e.t.GetRegs(t.tid, &r) == nil {
+			ip = r.Rip
+			if int64(r.OrigRax) >= 0 {
+				ev = abi.SyscallName(int(r.OrigRax)) + " (returning)"
+			}
+		}
+	}
+	where := "?"
+	if ev != "start" {
+		c := &e.chaos
+		if c.where == nil {
+			c.where = map[[3]uint64]string{}
+		}
+		key := [3]uint64{uint64(t.proc.vpid), uint64(e.execs), ip} // an exec changes the code
+		w, ok := c.where[key]
+		if !ok {
+			w = fmt.Sprintf("%#x", ip)
+			if st, can := e.t.(SpinTracer); can {
+				if s := st.Symbolize(t.tid, ip); s != "" {
+					w = s
+				}
+			}
+			c.where[key] = w
+		}
+		where = w
+	}
+	fmt.Fprintf(e.cfg.TurnLog, "%d\t%d\t%s\t%s\n", e.result.Stats.Turns, t.vtid, ev, where)
 }

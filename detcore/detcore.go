@@ -11,6 +11,7 @@
 package detcore
 
 import (
+	"io"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -192,6 +193,9 @@ type Config struct {
 	// ChaosPoints are the turns at which PCT drops the running thread's
 	// priority (ChangePoints draws them from the seed).
 	ChaosPoints []int64
+	// TurnLog, when set, receives a line for every scheduler turn: the
+	// turn, the thread, the syscall it stopped at and its code (chaos.go).
+	TurnLog io.Writer
 	// Timeslice is how many turns in a row a thread that stays ready may
 	// keep before the others get theirs (at most; it also yields when it
 	// blocks or calls sched_yield). 0 or 1: switch at every turn.

@@ -354,6 +354,9 @@ func (e *Engine) picked(t *thread) *thread {
 	e.result.Stats.Turns++
 	e.clock += e.cfg.Quantum
 	e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
+	if e.cfg.TurnLog != nil {
+		e.logTurn(t)
+	}
 	return t
 }
 

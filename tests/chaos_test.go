@@ -48,9 +48,18 @@ func TestChaosOrderViolation(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "trace")
-	found, r := runChaos(t, []string{"--runs", "200", "-o", dir}, argv)
+	found, r := runChaos(t, []string{"--runs", "200", "--minimize", "-o", dir}, argv)
 	if found.why != "exit 139, killed by SIGSEGV" {
 		t.Errorf("hermit chaos says seed %s fails with %q; want the SIGSEGV", found.seed, found.why)
+	}
+	// The minimal schedule still fails, and the race is named: the
+	// worker (a new thread) ran before main went on.
+	m := regexp.MustCompile(`(?m)^  minimal:    \d+ change point\(s\): hermit (run .*)\n  the race:   at turn \d+, thread (\d+)'s first instruction \(a new thread\) ran before thread (\d+)'s `).FindStringSubmatch(string(r.Stderr))
+	if m == nil || m[2] == m[3] {
+		t.Fatalf("hermit chaos --minimize does not name the racing threads:\n%s", r.Stderr)
+	}
+	if min := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), strings.Fields(m[1])...); min.Exit != 139 {
+		t.Errorf("the minimal schedule, hermit %s: want the SIGSEGV; %s", m[1], describe(min))
 	}
 	if !strings.Contains(string(r.Stderr), "  trace:      "+dir+" (exit 139, killed by SIGSEGV)\n") {
 		t.Fatalf("hermit chaos does not report the recorded trace %s:\n%s", dir, r.Stderr)
@@ -156,6 +165,17 @@ func TestChaosSeedsStable(t *testing.T) {
 			rec.Stderr = hermitLinesOut(rec.Stderr)
 			sameRun(t, "replay", rec, replay(t, dir))
 		})
+	}
+}
+
+// TestChaosTimeout: with --timeout, a run still going after it counts as
+// failing (a hang), and is stopped.
+func TestChaosTimeout(t *testing.T) {
+	t.Parallel()
+	argv := tool("sh", "-c", "while :; do :; done")(t)
+	found, _ := runChaos(t, []string{"--runs", "3", "--no-record", "--timeout", "1s"}, argv)
+	if found.seed != "1" || found.why != "still running after --timeout 1s" {
+		t.Errorf("got seed %s failing with %q; want seed 1, still running", found.seed, found.why)
 	}
 }
 

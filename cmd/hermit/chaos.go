@@ -45,6 +45,7 @@ type chaosOpts struct {
 	shard      string
 	out        string
 	noRecord   bool
+	minimize   bool
 }
 
 func chaosMain(args []string) int {
@@ -65,12 +66,13 @@ func chaosMain(args []string) int {
 	fs.StringVar(&o.shard, "shard", "", "search shard `K/N` of the seeds only (K, K+N, K+2N, ...), so that N machines search disjoint seeds")
 	fs.StringVar(&o.out, "o", "", "write the failing run's trace to directory `DIR` (default: a new directory, as hermit record does)")
 	fs.BoolVar(&o.noRecord, "no-record", false, "do not record the failing run")
+	fs.BoolVar(&o.minimize, "minimize", false, "shrink the failing schedule to the fewest PCT change points that still fail, and name the two threads and events whose order makes the difference")
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	for _, name := range []string{"seed", "seed-from", "chaos", "summary"} {
+	for _, name := range []string{"seed", "seed-from", "chaos", "summary", "schedule-log"} {
 		if set[name] {
 			fmt.Fprintf(os.Stderr, "hermit chaos: --%s is hermit run's; hermit chaos chooses the seeds and the scheduler itself\n", name)
 			return 2
@@ -179,6 +181,8 @@ type chaosSearch struct {
 	argv  []string
 	flags []string
 	cpus  []int // the CPU of each worker, round robin; nil: as --cpu says
+	// points, when set, are the change points of the minimized schedule.
+	points string
 }
 
 // command is the hermit command line (after "hermit") that runs seed
@@ -186,6 +190,9 @@ type chaosSearch struct {
 func (c *chaosSearch) command(cmd string, seed uint64, cpu int, extra ...string) []string {
 	args := append([]string{cmd}, extra...)
 	args = append(args, c.flags...)
+	if c.points != "" {
+		args = append(args, "--chaos-points="+c.points)
+	}
 	if cpu >= 0 && cpu != ptrace.FirstCPU() {
 		args = append(args, "--cpu="+strconv.Itoa(cpu))
 	}
@@ -285,6 +292,12 @@ func (c *chaosSearch) main(first, step int) int {
 	fmt.Fprintf(os.Stderr, "  repeat it:  %s\n", shellLine(c.command("run", found.seed, found.cpu)))
 	if tail := tailLines(found.stderr, 5); tail != "" {
 		fmt.Fprintf(os.Stderr, "  its stderr ended:\n%s", tail)
+	}
+	if c.opts.minimize {
+		if err := c.minimize(found); err != nil {
+			fmt.Fprintf(os.Stderr, "hermit chaos: --minimize: %v\n", err)
+			return exitHermit
+		}
 	}
 	if c.opts.noRecord {
 		return 1

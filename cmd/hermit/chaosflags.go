@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -19,6 +21,7 @@ type chaosFlags struct {
 	depth     int
 	points    string
 	seedFrom  string
+	turnLog   string
 	// Decoded by check:
 	heur detcore.Heuristic
 	pts  []int64
@@ -30,6 +33,7 @@ func (c *chaosFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.depth, "chaos-depth", 3, "PCT's bug depth `D`: the schedule has D-1 change points, 1 to 32")
 	fs.StringVar(&c.points, "chaos-points", "", "PCT's change points as scheduler turns, `T1,T2,...` or none, instead of those drawn from the seed")
 	fs.StringVar(&c.seedFrom, "seed-from", "", "`SystemRandom`: pick the seed at random and print it")
+	fs.StringVar(&c.turnLog, "schedule-log", "", "write every scheduler turn to `FILE`: turn, thread, the syscall it stopped at and its code, tab-separated (what hermit chaos --minimize compares)")
 }
 
 // check decodes the chaos flags of cmd, picking the seed if asked; it
@@ -89,11 +93,28 @@ func (c *chaosFlags) check(cmd string, seed *uint64, stderr io.Writer) error {
 	return nil
 }
 
-// apply sets the engine's chaos configuration.
-func (c *chaosFlags) apply(cfg *detcore.Config) {
+// apply sets the engine's chaos configuration; the returned function
+// ends it (closing the schedule log).
+func (c *chaosFlags) apply(cfg *detcore.Config) (func() error, error) {
 	if c.heur != detcore.RoundRobin {
 		cfg.Heuristic, cfg.ChaosPoints = c.heur, c.pts
 	}
+	if c.turnLog == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(c.turnLog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("--schedule-log: %v", err)
+	}
+	w := bufio.NewWriter(f)
+	cfg.TurnLog = w
+	return func() error {
+		err := w.Flush()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, nil
 }
 
 // summary is the chaos line of --summary, or "".

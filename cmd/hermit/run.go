@@ -301,7 +301,15 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		Watchdog:   f.watchdog,
 		Warn:       func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
-	f.ch.apply(&cfg)
+	endLog, err := f.ch.apply(&cfg)
+	if err != nil {
+		return detcore.Result{}, err
+	}
+	defer func() {
+		if err := endLog(); err != nil {
+			fmt.Fprintf(os.Stderr, "hermit: --schedule-log: %v\n", err)
+		}
+	}()
 	if trapCPUID {
 		cfg.CPUID = ptrace.CPUID
 	}
