@@ -28,6 +28,7 @@ bench: build
 	$(GO) run ./tests/bench/gdbbench
 	$(GO) run ./tests/bench/replbench
 	$(GO) run ./tests/bench/revbench
+	$(GO) run ./tests/bench/chaosbench
 
 # Build, then run a small bundled racy program twice under hermit: same bytes both times.
 demo: build
