@@ -25,10 +25,11 @@ import (
 // pctHorizon rather than uniformly over a length hermit does not know
 // in advance: short programs get their change points where they run.
 //
-// A thread also drops below the others when it yields, when the
-// watchdog preempts it, and when it has kept the CPU for a slice drawn
-// from the seed (1 to 64 timeslices), so that a thread that polls for
-// another cannot hold it off for ever.
+// A thread also drops below the others when it yields, when it reads the
+// clock pctPolls times in a row and does nothing else, when the watchdog
+// preempts it, and when it has kept the CPU for a slice drawn from the
+// seed (1 to 64 timeslices), so that a thread that polls for another
+// cannot hold it off for long.
 
 // Heuristic names how the engine chooses the next thread.
 type Heuristic string
@@ -124,6 +125,7 @@ type chaosState struct {
 	next  int    // the next of cfg.ChaosPoints to reach
 	floor uint64 // the priority the next dropped thread gets
 	slice int    // the turns the running thread may keep, in PCT
+	polls int    // the clock reads in a row of the running thread
 	rng   uint64
 }
 
@@ -164,7 +166,7 @@ func (e *Engine) pickChaos(ts []*thread) *thread {
 			}
 			e.drop(l)
 			e.result.Changes = append(e.result.Changes, e.change(l, turn))
-		case l.nr == abi.SYS_SCHED_YIELD || e.streak >= c.slice:
+		case l.nr == abi.SYS_SCHED_YIELD || e.streak >= c.slice || e.polling(l):
 			e.drop(l)
 		}
 	}
@@ -183,6 +185,25 @@ func (e *Engine) pickChaos(ts []*thread) *thread {
 	return nil
 }
 
+// pctPolls is how many clock reads in a row, and nothing else, make a
+// thread a poller that drops below the others: it waits for time to pass
+// or for another thread (Go's runtime busy-waits so, reading the clock
+// between spins), and under strict priorities it would hold the others
+// off for its whole slice.
+const pctPolls = 4
+
+// polling counts t's clock reads in a row, saying whether t polls.
+func (e *Engine) polling(t *thread) bool {
+	c := &e.chaos
+	switch t.nr {
+	case abi.SYS_CLOCK_GETTIME, abi.SYS_GETTIMEOFDAY, abi.SYS_TIME:
+		c.polls++
+	default:
+		c.polls = 0
+	}
+	return c.polls >= pctPolls
+}
+
 // chosen accounts for a chaos pick of t.
 func (e *Engine) chosen(t *thread) *thread {
 	if t == e.last {
@@ -199,6 +220,7 @@ func (e *Engine) drop(t *thread) {
 	t.prio = c.floor
 	c.floor--
 	c.slice = e.pctSlice()
+	c.polls = 0
 	e.streak = 0
 }
 

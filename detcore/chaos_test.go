@@ -138,3 +138,43 @@ func TestChangePoints(t *testing.T) {
 		t.Error("ParseHeuristic accepted fifo")
 	}
 }
+
+// TestPCTClockPoller: a thread that only reads the clock is polling (for
+// time to pass or for another thread) and drops below the others after
+// a few reads, where a thread making other calls keeps its turn: under
+// strict priorities a poller would otherwise hold the others off for its
+// whole slice.
+func TestPCTClockPoller(t *testing.T) {
+	clock := detcoretest.Syscall(abi.SYS_CLOCK_GETTIME, 1, 0)
+	call := detcoretest.Syscall(abi.SYS_GETPPID)
+	pollerFirst := 0
+	for seed := uint64(1); seed <= 6; seed++ {
+		root := []step{joinable(2, repeat(12, clock)...), joinable(3, repeat(12, call)...)}
+		root = append(root, join(2), join(3), detcoretest.ExitGroup(0))
+		tr := newGuest(root...)
+		run(t, detcore.Config{Seed: seed, Heuristic: detcore.PCT, ChaosPoints: []int64{}, Timeslice: 1000}, tr)
+		polls := callers(tr, abi.SYS_CLOCK_GETTIME)
+		others := callers(tr, abi.SYS_GETPPID)
+		if len(polls) != 12 || len(others) != 12 {
+			t.Fatalf("seed %d: %d clock reads and %d getppid calls, want 12 each", seed, len(polls), len(others))
+		}
+		// Where the poller went first, the other thread ran before the
+		// poller's last read.
+		var order []int
+		for _, c := range tr.Calls() {
+			if c.Nr == abi.SYS_CLOCK_GETTIME || c.Nr == abi.SYS_GETPPID {
+				order = append(order, c.Tid)
+			}
+		}
+		if order[0] != polls[0] {
+			continue
+		}
+		pollerFirst++
+		if switches(order) < 2 {
+			t.Errorf("seed %d: calls by %v; want the poller to drop after a few reads", seed, order)
+		}
+	}
+	if pollerFirst == 0 {
+		t.Error("in no seed did the poller run first")
+	}
+}

@@ -12,7 +12,7 @@ import (
 
 // chaosFoundRE matches hermit chaos's report of a failing seed and the
 // command that repeats it.
-var chaosFoundRE = regexp.MustCompile(`(?m)^hermit chaos: seed (\d+) fails \((.*)\); (\d+) runs in .*\n  repeat it:  hermit (run .*)$`)
+var chaosFoundRE = regexp.MustCompile(`(?m)^hermit chaos: seed (\d+) fails \((.*)\); (\d+) runs? in .*\n  repeat it:  hermit (run .*)$`)
 
 // chaosFound is what hermit chaos reported.
 type chaosFound struct {

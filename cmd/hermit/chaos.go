@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +36,10 @@ to every run; a run that hermit itself stops (a deadlock, say: status
 Flags:
 `
 
+// runOnlyFlags are hermit run's flags that hermit chaos refuses: it sets
+// them itself.
+var runOnlyFlags = []string{"seed", "seed-from", "chaos", "chaos-points", "summary", "schedule-log"}
+
 // chaosOpts are hermit chaos's own flags.
 type chaosOpts struct {
 	runs, jobs int
@@ -52,13 +57,21 @@ func chaosMain(args []string) int {
 	fs := flag.NewFlagSet("hermit chaos", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), chaosUsage)
-		fs.PrintDefaults()
+		// Only the flags hermit chaos takes.
+		shown := flag.NewFlagSet("", flag.ContinueOnError)
+		shown.SetOutput(fs.Output())
+		fs.VisitAll(func(fl *flag.Flag) {
+			if !slices.Contains(runOnlyFlags, fl.Name) {
+				shown.Var(fl.Value, fl.Name, fl.Usage)
+			}
+		})
+		shown.PrintDefaults()
 	}
 	var f runFlags
 	f.register(fs)
 	var o chaosOpts
 	fs.IntVar(&o.runs, "runs", 1000, "try at most `N` seeds")
-	fs.IntVar(&o.jobs, "jobs", len(chaosCPUs()), "run `J` seeds at a time, each pinned to its own CPU (default: the CPUs hermit may use)")
+	fs.IntVar(&o.jobs, "jobs", len(chaosCPUs()), "run `J` seeds at a time, each pinned to its own CPU (default: as many as the CPUs hermit may use)")
 	fs.StringVar(&o.until, "until", "", "a run fails when its status is `exit!=N` or exit==N (default exit!=0 when no other condition is given)")
 	fs.StringVar(&o.stdout, "stdout", "", "a run fails when its stdout matches `REGEX` (Go syntax)")
 	fs.StringVar(&o.stderr, "stderr", "", "a run fails when its stderr matches `REGEX` (hermit's own lines included)")
@@ -72,7 +85,7 @@ func chaosMain(args []string) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	for _, name := range []string{"seed", "seed-from", "chaos", "summary", "schedule-log"} {
+	for _, name := range runOnlyFlags {
 		if set[name] {
 			fmt.Fprintf(os.Stderr, "hermit chaos: --%s is hermit run's; hermit chaos chooses the seeds and the scheduler itself\n", name)
 			return 2
@@ -85,10 +98,6 @@ func chaosMain(args []string) int {
 	}
 	if _, code := f.check("chaos", fs.Args()); code != 0 {
 		return code
-	}
-	if set["chaos-points"] {
-		fmt.Fprintln(os.Stderr, "hermit chaos: --chaos-points fixes the change points; hermit chaos draws them from each seed")
-		return 2
 	}
 	c := &chaosSearch{opts: o, cond: cond, argv: fs.Args(), flags: passFlags(fs, set)}
 	if !set["cpu"] {
@@ -283,12 +292,12 @@ func (c *chaosSearch) main(first, step int) int {
 	}
 	last := first + (c.opts.runs-1)*step
 	if found == nil {
-		fmt.Fprintf(os.Stderr, "hermit chaos: no failure in %d runs (seeds %s) in %v, %.1f runs/s\n",
-			done, seedRange(first, last, step), took.Round(time.Millisecond), rate(done, took))
+		fmt.Fprintf(os.Stderr, "hermit chaos: no failure in %s (seeds %s) in %v, %.1f runs/s\n",
+			plural(done, "run"), seedRange(first, last, step), took.Round(time.Millisecond), rate(done, took))
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "hermit chaos: seed %d fails (%s); %d runs in %v, %.1f runs/s\n",
-		found.seed, c.cond.why(*found), done, took.Round(time.Millisecond), rate(done, took))
+	fmt.Fprintf(os.Stderr, "hermit chaos: seed %d fails (%s); %s in %v, %.1f runs/s\n",
+		found.seed, c.cond.why(*found), plural(done, "run"), took.Round(time.Millisecond), rate(done, took))
 	fmt.Fprintf(os.Stderr, "  repeat it:  %s\n", shellLine(c.command("run", found.seed, found.cpu)))
 	if tail := tailLines(found.stderr, 5); tail != "" {
 		fmt.Fprintf(os.Stderr, "  its stderr ended:\n%s", tail)

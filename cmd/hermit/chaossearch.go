@@ -167,3 +167,11 @@ func parseShard(s string) (k, n int, err error) {
 	}
 	return k, n, nil
 }
+
+// plural spells n with its noun: "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
