@@ -38,24 +38,30 @@ func (e *Engine) countWaiting() int {
 // parked, counting its calls if that would hold others up.
 func (e *Engine) resume(t *thread) error {
 	e.wakeable = 0
-	t.counting = e.contended(t)
+	e.schedPoint(t)
 	return e.resumeParked(t)
 }
 
-// contended reports whether t, about to be resumed at a scheduling point,
+// schedPoint decides, at a scheduling point of t, how t runs until its
+// next one: whether it counts its calls (counting), and where its clock
+// reads trap (vclock.go).
+func (e *Engine) schedPoint(t *thread) {
+	others, deadline, timed := e.contention(t)
+	t.counting = others > 0 || timed
+	t.clockLimit = e.clockLimit(others, deadline, timed)
+}
+
+// contention says whether t, about to be resumed at a scheduling point,
 // would hold up another thread or virtual time if it made no scheduling
-// point for a while: another thread is ready to run or spins waiting for
-// one, or a deadline (a sleep, a timer) is pending.
-func (e *Engine) contended(t *thread) bool {
-	n := e.countWaiting() + e.countSpinning()
+// point for a while: how many other threads are ready to run or spin
+// waiting for one, and the next deadline (a sleep, a timer), if any.
+func (e *Engine) contention(t *thread) (others int, deadline int64, timed bool) {
+	others = e.countWaiting() + e.countSpinning()
 	if t.state == tsReady || t.state == tsNew {
-		n--
+		others--
 	}
-	if n > 0 {
-		return true
-	}
-	_, ok := e.nextDeadline()
-	return ok
+	deadline, timed = e.nextDeadline()
+	return others, deadline, timed
 }
 
 // contMode is how t runs on until its next stop, as decided at its last
@@ -79,7 +85,7 @@ func (t *thread) contMode() ResumeMode {
 // of a policy call or none, as the run does.
 func (e *Engine) untraced(t *thread, nr int) error {
 	if markedOnly[nr] {
-		if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+		if err := e.resumeThread(t, t.contMode(), 0); err != nil {
 			return e.gone(t, err)
 		}
 		return nil
@@ -133,7 +139,7 @@ func (e *Engine) continueAfterExit(t *thread) error {
 	}
 	t.state = tsRunning
 	e.running = t
-	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

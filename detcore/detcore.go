@@ -174,10 +174,13 @@ type Tracer interface {
 	AddTimerfdTicks(tid, fd int, n uint64) error
 	// GuestTid returns the id of host thread tid in the guest's pid namespace.
 	GuestTid(tid int) (int, error)
-	// OnExec prepares a thread that just completed execve: it makes the
-	// vDSO's time functions trap and writes atRandom over the 16 AT_RANDOM
-	// bytes of the auxiliary vector.
-	OnExec(tid int, atRandom [16]byte) error
+	// OnExec prepares a thread that just completed execve: it replaces
+	// the vDSO's time functions with code that reads a clock page, or
+	// that makes the syscall (vclock.go), and writes atRandom over the 16
+	// AT_RANDOM bytes of the auxiliary vector. filtered says the thread
+	// runs under a seccomp filter of the guest's own (which might refuse
+	// calls the tracer makes in it).
+	OnExec(tid int, atRandom [16]byte, filtered bool) (Exec, error)
 	// KillAll kills every guest process.
 	KillAll()
 }
@@ -280,8 +283,12 @@ type Stats struct {
 	// exited, which the run killed.
 	Orphans  int64
 	TSCReads int64 // rdtsc and rdtscp answered from the virtual clock
-	CPUIDs   int64 // cpuid instructions answered
-	Digest   uint64
+	// ClockPages and TrappedClocks count the programs (execs) whose
+	// clock functions read a clock page and those that make the syscall;
+	// ClockPageReads counts the reads answered in the guest (vclock.go).
+	ClockPages, TrappedClocks, ClockPageReads int64
+	CPUIDs                                    int64 // cpuid instructions answered
+	Digest                                    uint64
 	// BySyscall counts intercepted syscalls by number.
 	BySyscall map[int]int64
 }

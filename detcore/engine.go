@@ -110,6 +110,8 @@ type Engine struct {
 	execs int
 	// fstate is the state of the file virtualization (files.go).
 	fstate *fileState
+	// lastClock is the clock page armed last (vclock.go).
+	lastClock *ClockPage
 }
 
 // atRandom returns the AT_RANDOM bytes for the next exec: a function of
@@ -218,9 +220,11 @@ func (e *Engine) warnOnce(key, msg string) {
 
 // Run schedules the guest until every guest thread has exited.
 func (e *Engine) Run() (Result, error) {
-	if err := e.t.OnExec(e.root.pid, e.atRandom()); err != nil {
+	x, err := e.t.OnExec(e.root.pid, e.atRandom(), false)
+	if err != nil {
 		return e.result, fmt.Errorf("preparing the guest: %w", err)
 	}
+	e.setupClock(e.root, x)
 	if j := e.cfg.Journal; j != nil {
 		if err := j.Exec(e.root.pid, e.threads[e.root.pid].vtid); err != nil {
 			return e.result, err
@@ -324,9 +328,10 @@ func (e *Engine) pick() *thread {
 		return e.pickChaos(ts)
 	}
 	if t := e.last; t != nil && e.streak < e.cfg.Timeslice && t.state == tsReady && t.vforkChild == nil &&
-		t.nr != abi.SYS_SCHED_YIELD && e.threads[t.tid] == t {
+		t.nr != abi.SYS_SCHED_YIELD && !e.clockSpent(t) && e.threads[t.tid] == t {
 		// The thread that ran last keeps its turn until its timeslice of
-		// intercepted syscalls is used up, it blocks, or it yields.
+		// intercepted syscalls is used up, it blocks, it yields, or it
+		// has read the clock as often as a slice allows (vclock.go).
 		e.streak++
 		return e.picked(t)
 	}
@@ -440,7 +445,7 @@ func (e *Engine) resumeParked(t *thread) error {
 			return e.examineSpin(t, true)
 		}
 	}
-	if err := e.t.Resume(t.tid, mode, sig); err != nil {
+	if err := e.resumeThread(t, mode, sig); err != nil {
 		return e.gone(t, err)
 	}
 	if t.exiting {
@@ -637,6 +642,7 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		return
 	}
 	delete(e.procs, p.pid)
+	e.dropClock(p)
 	e.processExited(p)
 	e.tracerGone(p)
 	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
@@ -665,30 +671,6 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		if len(e.procs) > 0 {
 			e.orphanEnd = e.clock + orphanGrace
 		}
-	}
-}
-
-// orphanGrace is how long, in virtual time, the processes still running
-// when the main process exits may go on (a child finishing its last
-// lines, say) before the run ends.
-const orphanGrace = 50 * int64(time.Millisecond)
-
-// endRest ends the run as a container's ends when its main process
-// exits: the guest processes still running orphanGrace later (daemons,
-// orphans) are killed, at that deterministic point, and --summary counts
-// them.
-func (e *Engine) endRest() {
-	e.orphanEnd = -1
-	for _, o := range e.ordered() {
-		if o.state == tsDying || o.proc.pid != o.tid {
-			continue
-		}
-		if e.t.Signal(o.proc.pid, 0, abi.SIGKILL, nil) == nil {
-			e.result.Stats.Orphans++
-		}
-	}
-	for _, o := range e.ordered() {
-		e.setDying(o)
 	}
 }
 

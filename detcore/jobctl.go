@@ -73,7 +73,7 @@ func (e *Engine) joinStop(o *thread) {
 	o.onExit = nil
 	o.state = tsStopping
 	e.stopping++
-	if err := e.t.Resume(o.tid, ResumeCont, 0); err != nil {
+	if err := e.resumeThread(o, ResumeCont, 0); err != nil {
 		e.stopping--
 		o.state = tsReady
 		_ = e.gone(o, err)
@@ -97,7 +97,7 @@ func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 		if t.pt != nil {
 			t.pt.pass = 0 // its tracer passed it on
 		}
-		if err := e.t.Resume(t.tid, ResumeCont, st.Sig); err != nil {
+		if err := e.resumeThread(t, ResumeCont, st.Sig); err != nil {
 			e.stopping--
 			_ = e.gone(t, err)
 		}
@@ -116,7 +116,7 @@ func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 		t.nr = int(int32(t.regs.OrigRax))
 		t.atSyscall = true
 		e.skipCall(t)
-		if err := e.t.Resume(t.tid, ResumeCont, 0); err != nil {
+		if err := e.resumeThread(t, ResumeCont, 0); err != nil {
 			e.stopping--
 			_ = e.gone(t, err)
 		}

@@ -58,6 +58,8 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 			parent = t.proc.parent
 		}
 		p = e.newProcess(childTid, parent, mm)
+		// A fork shares the MAP_SHARED clock page.
+		e.shareClock(t.proc, p)
 	}
 	child := e.newThread(childTid, p)
 	if p.vpid == 0 {
@@ -89,8 +91,8 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 	}
 	// The new thread waits for its turn: the parent counts its calls
 	// from here (count.go), as at a scheduling point.
-	t.counting = e.contended(t)
-	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+	e.schedPoint(t)
+	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil
@@ -140,9 +142,11 @@ func (e *Engine) handleExec(st Stop) error {
 		e.traceVforkDone(vp, p)
 	}
 	e.digest.add(-3, int64(t.vtid))
-	if err := e.t.OnExec(t.tid, e.atRandom()); err != nil {
+	x, err := e.t.OnExec(t.tid, e.atRandom(), t.seccompMode != 0)
+	if err != nil {
 		return e.gone(t, err)
 	}
+	e.setupClock(p, x)
 	if j := e.cfg.Journal; j != nil {
 		if err := j.Exec(t.tid, t.vtid); err != nil {
 			return err
@@ -151,8 +155,8 @@ func (e *Engine) handleExec(st Stop) error {
 	if e.traceExec(t, formerVtid) {
 		return nil
 	}
-	t.counting = e.contended(t)
-	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+	e.schedPoint(t)
+	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil
@@ -296,4 +300,28 @@ func (e *Engine) startWatchdog() func() {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// orphanGrace is how long, in virtual time, the processes still running
+// when the main process exits may go on (a child finishing its last
+// lines, say) before the run ends.
+const orphanGrace = 50 * int64(time.Millisecond)
+
+// endRest ends the run as a container's ends when its main process
+// exits: the guest processes still running orphanGrace later (daemons,
+// orphans) are killed, at that deterministic point, and --summary counts
+// them.
+func (e *Engine) endRest() {
+	e.orphanEnd = -1
+	for _, o := range e.ordered() {
+		if o.state == tsDying || o.proc.pid != o.tid {
+			continue
+		}
+		if e.t.Signal(o.proc.pid, 0, abi.SIGKILL, nil) == nil {
+			e.result.Stats.Orphans++
+		}
+	}
+	for _, o := range e.ordered() {
+		e.setDying(o)
+	}
 }

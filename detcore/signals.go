@@ -62,6 +62,9 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 	}
 	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
+	if st.Sig == abi.SIGCHLD {
+		e.hideChildTimes(t)
+	}
 	if e.traceSignal(t, st.Sig) {
 		return nil
 	}
@@ -71,10 +74,38 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	return e.deliver(t, st.Sig)
 }
 
-// SiginfoTracer is implemented by tracers that read the siginfo of a
-// thread's signal-delivery stop.
+// SiginfoTracer is implemented by tracers that read and change the
+// siginfo of a thread's signal-delivery stop.
 type SiginfoTracer interface {
 	Siginfo(tid int) ([]byte, error)
+	SetSiginfo(tid int, info []byte) error
+}
+
+// siginfo_t of a SIGCHLD (x86-64): si_utime and si_stime, clock ticks.
+const siChildTimes, siChildTimesEnd = 32, 48
+
+// hideChildTimes zeroes the CPU times in the siginfo of t's SIGCHLD, as
+// wait4 and waitid hide them: they are the host's measure of the child.
+func (e *Engine) hideChildTimes(t *thread) {
+	r, ok := e.t.(SiginfoTracer)
+	if !ok {
+		return
+	}
+	info, err := r.Siginfo(t.tid)
+	if err != nil || len(info) < siChildTimesEnd || allZero(info[siChildTimes:siChildTimesEnd]) {
+		return
+	}
+	clear(info[siChildTimes:siChildTimesEnd])
+	_ = r.SetSiginfo(t.tid, info)
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // foreignSyscall reports whether t's SIGSYS is hermit's filter refusing a
@@ -167,7 +198,7 @@ func (e *Engine) faultAgain(t *thread, sig int) bool {
 }
 
 func (e *Engine) deliver(t *thread, sig int) error {
-	if err := e.t.Resume(t.tid, t.contMode(), sig); err != nil {
+	if err := e.resumeThread(t, t.contMode(), sig); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

@@ -118,7 +118,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 			}
 		}
 	}
-	if err := e.t.Resume(t.tid, t.contMode(), 0); err != nil {
+	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil
@@ -239,7 +239,7 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 // thread meanwhile is kept for the run loop (wait); any other stop of t
 // ends the step untrapped.
 func (e *Engine) stepOnce(t *thread) (Stop, bool, error) {
-	if err := e.t.Resume(t.tid, ResumeStep, 0); err != nil {
+	if err := e.resumeThread(t, ResumeStep, 0); err != nil {
 		return Stop{}, false, err
 	}
 	for {
@@ -264,7 +264,11 @@ func (e *Engine) wait() (Stop, error) {
 		e.deferred = e.deferred[1:]
 		return st, nil
 	}
-	return e.t.Wait()
+	st, err := e.t.Wait()
+	if err == nil {
+		e.foldStop(st.Tid)
+	}
+	return st, err
 }
 
 // readCode reads the instruction bytes at rip (fewer at the end of a

@@ -110,6 +110,9 @@ type thread struct {
 	// counting: the thread was last resumed at a scheduling point in
 	// count mode (count.go).
 	counting bool
+	// clockLimit is where its clock page's reads trap until its next
+	// scheduling point (vclock.go).
+	clockLimit int64
 	// insnPoints counts the instructions answered (rdtsc, cpuid) since
 	// the thread's turn began (signals.go).
 	insnPoints int
@@ -137,6 +140,8 @@ type process struct {
 	// inits of pid namespaces, to the signal each dies of natively
 	// (faultdeath.go).
 	faultDeaths map[int]int
+	// clock is the page its clock functions read (vclock.go), or nil.
+	clock *ClockPage
 }
 
 // addrSpace identifies an address space for private futex keys. Processes

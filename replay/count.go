@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 )
 
 // Counting a thread's instructions, for going back one of them. Single
@@ -161,10 +163,11 @@ func (t *Timeline) countByHits(q position, cn counted, vtid, tid int, l uint64, 
 
 // hits runs until thread tid has arrived n times at addr, or another stop
 // of the Session's points, and returns the stop and the arrivals: counted
-// in a debug register when one is free, else with a breakpoint.
+// in a debug register when one is free (and the machine's trigger), else
+// with a breakpoint.
 func (t *Timeline) hits(tid int, addr uint64, n int, toEvent bool, event uint64) (st Stop, got int, err error) {
 	st, err = t.s.countHits(tid, addr, n, toEvent, event)
-	if !errors.Is(err, errNoFreeSlot) {
+	if !errors.Is(err, errNoFreeSlot) && !errors.Is(err, ptrace.ErrDebugRegsDead) {
 		return st, st.Steps, err
 	}
 	defer func() { st.Steps = got }()

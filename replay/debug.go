@@ -741,12 +741,12 @@ func (l *layer) Caught(tid int) (uint64, uint64, error) { return l.inner.Caught(
 
 // OnExec implements detcore.Tracer.OnExec; in a run being killed its
 // failure does not stop the engine from seeing the threads end.
-func (l *layer) OnExec(tid int, atRandom [16]byte) error {
-	err := l.inner.OnExec(tid, atRandom)
+func (l *layer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec, error) {
+	x, err := l.inner.OnExec(tid, atRandom, filtered)
 	if l.killed {
-		return nil
+		return x, nil
 	}
-	return err
+	return x, err
 }
 
 // The rest of detcore.Tracer passes through.
@@ -767,31 +767,3 @@ func (l *layer) Signal(pid, tid, sig int, info []byte) error {
 func (l *layer) SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool) {
 	return l.inner.SharedMapping(tid, addr)
 }
-
-// VectorRegs and Symbolize forward detcore.SpinTracer; without it the
-// engine's examination ends at once, as without the interface.
-func (l *layer) VectorRegs(tid int, b []byte) ([]byte, error) {
-	if st, ok := l.inner.(detcore.SpinTracer); ok {
-		return st.VectorRegs(tid, b)
-	}
-	return nil, errNoVectorRegs
-}
-
-func (l *layer) Symbolize(tid int, addr uint64) string {
-	if st, ok := l.inner.(detcore.SpinTracer); ok {
-		return st.Symbolize(tid, addr)
-	}
-	return ""
-}
-
-var errNoVectorRegs = errors.New("the tracer cannot read vector registers")
-
-// Siginfo forwards detcore.SiginfoTracer (the engine asks at a SIGSYS).
-func (l *layer) Siginfo(tid int) ([]byte, error) {
-	if st, ok := l.inner.(SiginfoReader); ok {
-		return st.Siginfo(tid)
-	}
-	return nil, errNoSiginfo
-}
-
-var errNoSiginfo = errors.New("the tracer cannot read a siginfo")

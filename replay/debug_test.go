@@ -245,16 +245,16 @@ func (f *fakeCPU) Preempt(tid int) error                           { return nil 
 func (f *fakeCPU) SharedMapping(tid int, addr uint64) (uint64, uint64, uint64, bool) {
 	return 0, 0, 0, false
 }
-func (f *fakeCPU) ProcStat(pid int) (byte, int, error)         { return 'S', pid, nil }
-func (f *fakeCPU) Signal(pid, tid, sig int, info []byte) error { return nil }
-func (f *fakeCPU) AddTimerfdTicks(tid, fd int, n uint64) error { return nil }
-func (f *fakeCPU) GuestTid(tid int) (int, error)               { return tid, nil }
-func (f *fakeCPU) OnExec(tid int, atRandom [16]byte) error     { return nil }
-func (f *fakeCPU) KillAll()                                    {}
-func (f *fakeCPU) logSince(n int) string                       { return strings.Join(f.log[n:], " ") }
-func (f *fakeCPU) regs(t *testing.T, tid int) abi.Regs         { t.Helper(); return f.threads[tid].regs }
-func (f *fakeCPU) byteAt(addr uint64) byte                     { return f.mem[addr] }
-func (f *fakeCPU) setIntercepted(addrs ...uint64)              { setAll(f.intercepted, addrs) }
+func (f *fakeCPU) ProcStat(pid int) (byte, int, error)              { return 'S', pid, nil }
+func (f *fakeCPU) Signal(pid, tid, sig int, info []byte) error      { return nil }
+func (f *fakeCPU) AddTimerfdTicks(tid, fd int, n uint64) error      { return nil }
+func (f *fakeCPU) GuestTid(tid int) (int, error)                    { return tid, nil }
+func (f *fakeCPU) OnExec(int, [16]byte, bool) (detcore.Exec, error) { return detcore.Exec{}, nil }
+func (f *fakeCPU) KillAll()                                         {}
+func (f *fakeCPU) logSince(n int) string                            { return strings.Join(f.log[n:], " ") }
+func (f *fakeCPU) regs(t *testing.T, tid int) abi.Regs              { t.Helper(); return f.threads[tid].regs }
+func (f *fakeCPU) byteAt(addr uint64) byte                          { return f.mem[addr] }
+func (f *fakeCPU) setIntercepted(addrs ...uint64)                   { setAll(f.intercepted, addrs) }
 func setAll(m map[uint64]bool, addrs []uint64) {
 	for _, a := range addrs {
 		m[a] = true

@@ -5,6 +5,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -338,6 +339,14 @@ func TestSessionPtrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, err := s.SetWatchpoint(counter, 8, WatchWrite)
+	if !ptrace.DebugRegsTrigger() {
+		// Where they never trigger, a watchpoint is refused, not set
+		// to be missed.
+		if !errors.Is(err, ptrace.ErrDebugRegsDead) {
+			t.Fatalf("SetWatchpoint on a machine whose debug registers never trigger: %v, want ptrace.ErrDebugRegsDead", err)
+		}
+		t.Skip("the rest needs watchpoints, and this machine's debug registers never trigger")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

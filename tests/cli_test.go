@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
@@ -76,7 +77,8 @@ func TestPassthrough(t *testing.T) {
 }
 
 // summaryRE matches the whole --summary block; the guests used with it
-// write nothing else on stderr.
+// write nothing else on stderr, and exec one program, which reads the
+// clock through hermit's clock page.
 var summaryRE = regexp.MustCompile(`\Ahermit summary:
   threads: (\d+)
   processes: (\d+)
@@ -87,7 +89,9 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
   scheduler turns: (\d+)
   nondeterministic points: (\d+)
 (?:  counted syscalls: \d+ \(.*; (\d+) ptrace stops\)
-)?  schedule digest: ([0-9a-f]{16})
+)?  clock reads: \d+ in the guest without a stop, \d+ trapped \(programs: 1 read hermit's clock page, 0 only the trapped syscalls\)
+  schedule digest: ([0-9a-f]{16})
+  rdtsc: (?:virtualized \(\d+ answered from the virtual clock\)|the host's counter \(this machine cannot trap rdtsc: .*\))
   cpuid: the host's values \(.*\)
 \z`)
 
@@ -139,6 +143,9 @@ func checkSummaryCounts(t *testing.T, m []string, threads, processes string) {
 	// Each intercepted syscall costs exactly one stop at its seccomp stop;
 	// the rest are count mode's (detcore/count.go), which the summary
 	// counts apart.
+	if virt := strings.Contains(m[0], "  rdtsc: virtualized"); virt != ptrace.TSCTraps() {
+		t.Errorf("summary: rdtsc virtualized %v, but the machine traps rdtsc: %v", virt, ptrace.TSCTraps())
+	}
 	countStops, _ := strconv.Atoi(m[9])
 	if stops, _ := strconv.Atoi(m[5]); strconv.Itoa(stops-countStops) != m[3] {
 		t.Errorf("summary: %s syscall stops, %d of them count mode's, for %s intercepted syscalls; want one each", m[5], countStops, m[3])

@@ -163,6 +163,7 @@ func processesRunning(t *testing.T, prog string) []int {
 // and the replay still ends as recorded.
 func TestGDBHardwareBreakpoints(t *testing.T) {
 	requireDebugging(t, "gdb")
+	testenv.RequireDebugRegs(t)
 	dir, rec := recordThreads(t)
 	g := parseGuest(t, rec.Stdout)
 	s := startReplay(t, dir)

@@ -216,6 +216,7 @@ func checkServedRun(t *testing.T, rec, rep testenv.Result) {
 // sessions must show what the program printed and be identical.
 func TestGDBThreads(t *testing.T) {
 	requireDebugging(t, "gdb")
+	testenv.RequireDebugRegs(t)
 	dir, rec := recordThreads(t)
 	var first transcript
 	for run := 0; run < 2; run++ {

@@ -3,11 +3,13 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
@@ -161,8 +163,21 @@ var identWant = map[string]string{
 func TestIdentity(t *testing.T) {
 	t.Parallel()
 	argv := cGuest("identity.c")(t)
+	if !ptrace.TSCTraps() {
+		// The counter's lines are the host's there: the rest is checked.
+		argv = append(argv, "notsc")
+	}
 	nativeVaries(t, argv)
 	base := parseIdentLines(t, hermitRepeat(t, hermitRuns, nil, argv).Stdout)
+	t.Run("rdtsc and rdtscp", func(t *testing.T) {
+		testenv.RequireTSCTrap(t)
+		// Their lines are in the runs compared above and below.
+		for _, label := range []string{"rdtsc", "rdtscp"} {
+			if !slices.ContainsFunc(base, func(l identLine) bool { return l.label == label }) {
+				t.Errorf("no %s line", label)
+			}
+		}
+	})
 	seen := map[string]bool{}
 	for _, l := range base {
 		if w, ok := identWant[l.label]; ok {

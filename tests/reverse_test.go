@@ -80,6 +80,7 @@ func reverseCmds(addr string) []string {
 // the same transcript.
 func TestGDBReverse(t *testing.T) {
 	requireDebugging(t, "gdb")
+	testenv.RequireDebugRegs(t)
 	dir, rec := recordCorrupt(t)
 	corruptLine, computeLine, callLine := markedLine(t, "CORRUPT"), markedLine(t, "COMPUTE"), markedLine(t, "CALL")
 	lineRE := func(fn string, line int) *regexp.Regexp {
@@ -132,6 +133,7 @@ func TestGDBReverse(t *testing.T) {
 // status are the recording's, each byte printed once.
 func TestGDBBackAndForth(t *testing.T) {
 	requireDebugging(t, "gdb")
+	testenv.RequireDebugRegs(t)
 	dir, rec := recordCorrupt(t)
 	cmds := []string{"target extended-remote ADDR", "break check", "continue", "monitor checkpoint", "watch -l balance"}
 	// A cycle of ten moves, from the breakpoint in check back to it.
@@ -183,6 +185,7 @@ func TestGDBBackAndForth(t *testing.T) {
 // program's output printed once.
 func TestREPLReverseWatch(t *testing.T) {
 	requireDebugging(t, "cc")
+	testenv.RequireDebugRegs(t)
 	dir, rec := recordCorrupt(t)
 	corruptLine := markedLine(t, "CORRUPT")
 	out := string(runREPLScript(t, dir, []string{

@@ -156,6 +156,7 @@ func TestAdjtimexIsVirtual(t *testing.T) {
 // no_new_privs; the guest's own settings are reported back, and its own
 // PR_TSC_SIGSEGV makes its rdtsc fault, in a child it forks too.
 func TestPrctlHidesHermit(t *testing.T) {
+	testenv.RequireTSCTrap(t)
 	r := hermitRun(t, nil, cGuest("prctl_self.c")(t))
 	want := "seccomp 0, tsc 1, no_new_privs 0\nafter setting: tsc 1, no_new_privs 1\n" +
 		"child: tsc 2, rdtsc faulted 1 time(s)\nPR_TSC_SIGSEGV: rdtsc faulted 1 time(s)\n"

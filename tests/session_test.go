@@ -21,6 +21,7 @@ func TestSessionOverRecording(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root (ptrace, pid and mount namespaces)")
 	}
+	testenv.RequireDebugRegs(t)
 	hermit := testenv.Hermit(t)
 	bin := testenv.BuildC(t, "racy_counter.c", "-O0", "-no-pie")
 	worker, counter := symbol(t, bin, "worker"), symbol(t, bin, "counter")

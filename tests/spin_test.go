@@ -31,7 +31,7 @@ func TestSpinWaits(t *testing.T) {
 		env  []string
 		want string
 		// noSpin: the loop has deterministic points of its own, so no
-		// spin wait is needed.
+		// spin wait is needed: trapped rdtsc instructions.
 		noSpin bool
 	}{
 		{"flag set after a computation", cGuest("spins.c", "flag"), nil, "flag: seen, sink ", false},
@@ -54,6 +54,9 @@ func TestSpinWaits(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			if c.noSpin {
+				testenv.RequireTSCTrap(t)
+			}
 			argv := c.argv(t)
 			opts := testenv.Opts{Timeout: runTimeout, Env: c.env}
 			var first testenv.Result

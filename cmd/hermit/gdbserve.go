@@ -195,6 +195,9 @@ func announceGDB(addr, exe string) {
 	fmt.Fprintf(os.Stderr, "hermit: listening for a debugger on %s\n", addr)
 	fmt.Fprintf(os.Stderr, "  gdb -ex 'target extended-remote %s'\n", addr)
 	fmt.Fprintf(os.Stderr, "  lldb %s -o 'gdb-remote %s'\n", shellQuote(exe), addr)
+	if !ptrace.DebugRegsTrigger() {
+		fmt.Fprintln(os.Stderr, "hermit: this machine's debug registers never trigger, so hardware watchpoints and breakpoints cannot be set here; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping instead")
+	}
 }
 
 // closeOnSignal closes ln when hermit is told to stop (SIGINT, SIGTERM,

@@ -435,8 +435,19 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	if s.Retries > 0 {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
 	}
+	trapped := s.BySyscall[abi.SYS_CLOCK_GETTIME] + s.BySyscall[abi.SYS_GETTIMEOFDAY] + s.BySyscall[abi.SYS_TIME]
+	fmt.Fprintf(w, "  clock reads: %d in the guest without a stop, %d trapped (programs: %d read hermit's clock page, %d only the trapped syscalls)\n",
+		s.ClockPageReads, trapped, s.ClockPages, s.TrappedClocks)
 	fmt.Fprint(w, f.ch.summary(f.seed, res))
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)
+	switch {
+	case f.noTSC:
+		fmt.Fprintf(w, "  rdtsc: the host's counter (--no-trap-rdtsc)\n")
+	case !ptrace.TSCTraps():
+		fmt.Fprintf(w, "  rdtsc: the host's counter (this machine cannot trap rdtsc: PR_SET_TSC has no effect here, so a program that reads it directly does not repeat)\n")
+	default:
+		fmt.Fprintf(w, "  rdtsc: virtualized (%d answered from the virtual clock)\n", s.TSCReads)
+	}
 	switch {
 	case cpuidTrapped:
 		fmt.Fprintf(w, "  cpuid: virtualized (%d answered; RDRAND, RDSEED and APIC ids hidden)\n", s.CPUIDs)

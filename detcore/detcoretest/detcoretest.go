@@ -24,6 +24,7 @@
 package detcoretest
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -69,6 +70,8 @@ type thread struct {
 	// zapped is set when another thread's exit_group or fatal signal
 	// killed it: SIGKILL is pending until its exit is reported.
 	zapped bool
+	// readsLeft counts the reads of its ReadClock step still to make.
+	readsLeft int
 }
 
 type pipe struct{ buffered int }
@@ -91,10 +94,14 @@ type Tracer struct {
 	fds     map[int]*fd
 	err     error
 
-	resumes   []Resume
-	calls     []Call
-	atRandom  [][16]byte
-	idlePolls int
+	resumes  []Resume
+	calls    []Call
+	atRandom [][16]byte
+	// page is the clock page (UseClockPage); clockReads the values the
+	// ReadClock steps read.
+	page       []byte
+	clockReads []ClockRead
+	idlePolls  int
 	// waits counts the Poll calls with a timeout since the last Resume.
 	waits int
 }
@@ -118,6 +125,20 @@ func (f *Tracer) spawn(steps []Step) *thread {
 	f.order = append(f.order, th)
 	return th
 }
+
+// UseClockPage gives the guest a clock page at its exec.
+func (f *Tracer) UseClockPage() { f.page = make([]byte, detcore.ClockPageSize) }
+
+// ClockRead is one read of a ReadClock step: the thread, the CLOCK_MONOTONIC
+// value it read, and whether it took the syscall.
+type ClockRead struct {
+	Tid     int
+	Ns      int64
+	Trapped bool
+}
+
+// ClockReads returns the reads of the ReadClock steps so far, in order.
+func (f *Tracer) ClockReads() []ClockRead { return append([]ClockRead(nil), f.clockReads...) }
 
 // Resumes returns the Resume calls so far, in order.
 func (f *Tracer) Resumes() []Resume { return append([]Resume(nil), f.resumes...) }
@@ -242,11 +263,41 @@ func (f *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 func (f *Tracer) complete(th *thread, ret int64, emulated bool) {
 	s := th.steps[th.pc]
 	nr := s.nr
-	if s.kind == stepClone {
+	switch s.kind {
+	case stepClone:
 		nr = abi.SYS_CLONE
+	case stepClockRead:
+		f.calls = append(f.calls, Call{Tid: th.tid, Nr: abi.SYS_CLOCK_GETTIME, Args: [6]uint64{1, clockBuf}, Ret: ret, Emulated: emulated})
+		f.clockReads = append(f.clockReads, ClockRead{Tid: th.tid, Ns: int64(f.Word64(clockBuf)*1e9 + f.Word64(clockBuf+8)), Trapped: true})
+		if th.readsLeft--; th.readsLeft > 0 {
+			return
+		}
+		th.pc++
+		return
 	}
 	f.calls = append(f.calls, Call{Tid: th.tid, Nr: nr, Args: s.args, Ret: ret, Emulated: emulated})
 	th.pc++
+}
+
+// clockBuf is where a trapped ReadClock read's timespec goes.
+const clockBuf = 0x7f00
+
+// readPage makes one read through the clock page as hermit's vDSO code
+// does; false when the read must take the syscall instead.
+func (f *Tracer) readPage(th *thread) bool {
+	const now, limit, step, reads, base = 0, 8, 16, 24, 64 + 8 // base: CLOCK_MONOTONIC's
+	if f.page == nil {
+		return false
+	}
+	word := func(off int) uint64 { return binary.LittleEndian.Uint64(f.page[off:]) }
+	v := word(now)
+	if word(base) == 0 || v >= word(limit) {
+		return false
+	}
+	binary.LittleEndian.PutUint64(f.page[now:], v+word(step))
+	binary.LittleEndian.PutUint64(f.page[reads:], word(reads)+1)
+	f.clockReads = append(f.clockReads, ClockRead{Tid: th.tid, Ns: int64(v + word(base))})
+	return true
 }
 
 // native runs the syscall th is stopped at. It reports whether th goes on
@@ -298,6 +349,19 @@ func (f *Tracer) run(th *thread) {
 		case stepStore:
 			f.SetWord(s.addr, s.val)
 			continue
+		case stepClockRead:
+			if th.readsLeft == 0 {
+				th.readsLeft = s.n
+			}
+			for th.readsLeft > 0 && f.readPage(th) {
+				th.readsLeft--
+			}
+			if th.readsLeft == 0 {
+				continue
+			}
+			th.regs = abi.Regs{OrigRax: abi.SYS_CLOCK_GETTIME, Rax: uint64(enosys), Rdi: 1, Rsi: clockBuf}
+			th.at = atSyscall
+			f.report(detcore.Stop{Tid: th.tid, Kind: detcore.StopSeccomp})
 		case stepSyscall:
 			th.regs = abi.Regs{OrigRax: uint64(s.nr), Rax: uint64(enosys),
 				Rdi: s.args[0], Rsi: s.args[1], Rdx: s.args[2], R10: s.args[3], R8: s.args[4], R9: s.args[5]}
@@ -452,6 +516,9 @@ func (f *Tracer) SetWord(addr uint64, v uint32) { f.write(addr, le(uint64(v), 4)
 // Word reads the 32-bit word at addr.
 func (f *Tracer) Word(addr uint64) uint32 { return uint32(f.read(addr, 4)) }
 
+// Word64 returns the 64-bit word at addr.
+func (f *Tracer) Word64(addr uint64) uint64 { return f.read(addr, 8) }
+
 // SetTimespec writes d as a struct timespec at addr.
 func (f *Tracer) SetTimespec(addr uint64, d time.Duration) {
 	f.write(addr, le(uint64(d/time.Second), 8))
@@ -593,13 +660,17 @@ func (f *Tracer) GuestTid(tid int) (int, error) {
 	return tid, nil
 }
 
-// OnExec implements detcore.Tracer.OnExec by recording atRandom.
-func (f *Tracer) OnExec(tid int, atRandom [16]byte) error {
+// OnExec implements detcore.Tracer.OnExec by recording atRandom; the
+// program gets the clock page if UseClockPage was called.
+func (f *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec, error) {
 	if _, err := f.live(tid); err != nil {
-		return err
+		return detcore.Exec{}, err
 	}
 	f.atRandom = append(f.atRandom, atRandom)
-	return nil
+	if f.page == nil || filtered {
+		return detcore.Exec{NoClock: "the fake has no clock page"}, nil
+	}
+	return detcore.Exec{Clock: detcore.NewClockPage(f.page, nil)}, nil
 }
 
 // KillAll implements detcore.Tracer.KillAll.

@@ -12,6 +12,7 @@ const (
 	stepClone
 	stepSignal
 	stepStore
+	stepClockRead
 )
 
 // Step is one thing a scripted thread does.
@@ -25,6 +26,7 @@ type Step struct {
 	sig   int
 	addr  uint64
 	val   uint32
+	n     int
 }
 
 // Syscall is an intercepted syscall: the thread stops at its seccomp stop
@@ -66,6 +68,13 @@ func Signal(sig int) Step { return Step{kind: stepSignal, sig: sig} }
 
 // Store is user-space code writing the 32-bit word v at addr.
 func Store(addr uint64, v uint32) Step { return Step{kind: stepStore, addr: addr, val: v} }
+
+// ReadClock is user-space code reading CLOCK_MONOTONIC n times through the
+// vDSO: with a clock page (Tracer.UseClockPage), each read advances the
+// page's clock by its step, as hermit's code in the vDSO does, until a read
+// would reach the page's limit: that read is a clock_gettime syscall.
+// Without one, every read is the syscall.
+func ReadClock(n int) Step { return Step{kind: stepClockRead, n: n} }
 
 // Resume records one Tracer.Resume call.
 type Resume struct {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/hermitdbg/hermit/detcore/abi"
 	"golang.org/x/sys/unix"
 )
 
@@ -62,12 +61,11 @@ func maskedCPUID(leaf, subleaf uint32) [4]uint32 {
 	return [4]uint32{a, b, c, d}
 }
 
-// enableCPUIDFaulting makes CPUID fault in thread tid, which must be
-// stopped at an exec event: the kernel clears the setting at every execve,
-// so hermit makes the guest call arch_prctl(ARCH_SET_CPUID, 0) itself,
-// through the syscall instruction of a vDSO stub at insn.
-func (t *Tracer) enableCPUIDFaulting(tid int, insn uint64) error {
-	ret, err := t.injectSyscall(tid, insn, unix.SYS_ARCH_PRCTL, archSetCPUID, 0)
+// enableCPUIDFaulting makes CPUID fault in the thread in, which is at an
+// exec: the kernel clears the setting at every execve, so hermit makes the
+// guest call arch_prctl(ARCH_SET_CPUID, 0) itself.
+func enableCPUIDFaulting(in *injector) error {
+	ret, err := in.call(unix.SYS_ARCH_PRCTL, archSetCPUID, 0)
 	if err != nil {
 		return err
 	}
@@ -75,57 +73,4 @@ func (t *Tracer) enableCPUIDFaulting(tid int, insn uint64) error {
 		return fmt.Errorf("arch_prctl(ARCH_SET_CPUID, 0): %v", unix.Errno(-ret))
 	}
 	return nil
-}
-
-// injectSyscall makes thread tid, stopped at an exec event, execute
-// syscall nr with args at the syscall instruction at insn, then restores
-// its registers. It takes the thread through execve's own exit stop, then
-// the injected call's entry and exit stops.
-func (t *Tracer) injectSyscall(tid int, insn uint64, nr int, args ...uint64) (int64, error) {
-	step := func() error {
-		if err := ptraceRaw(unix.PTRACE_SYSCALL, tid, 0, 0); err != nil {
-			return gone(err)
-		}
-		_, ws, err := wait4(tid, unix.WALL)
-		if err != nil {
-			return err
-		}
-		if !ws.Stopped() || int(ws.StopSignal()) != int(unix.SIGTRAP)|0x80 {
-			return fmt.Errorf("injected syscall: unexpected stop %#x", int(ws))
-		}
-		return nil
-	}
-	// The exit of execve: from here the thread would return to the new
-	// program, with these registers.
-	if err := step(); err != nil {
-		return 0, err
-	}
-	var saved, r abi.Regs
-	if err := getRegs(tid, &saved); err != nil {
-		return 0, gone(err)
-	}
-	r = saved
-	r.Rip, r.Rax = insn, uint64(nr)
-	for i, a := range args {
-		r.SetArg(i, a)
-	}
-	if err := setRegs(tid, &r); err != nil {
-		return 0, gone(err)
-	}
-	// The injected call's entry and exit.
-	for i := 0; i < 2; i++ {
-		if err := step(); err != nil {
-			return 0, err
-		}
-	}
-	if err := getRegs(tid, &r); err != nil {
-		return 0, gone(err)
-	}
-	if r.OrigRax != uint64(nr) || r.Rip != insn+abi.SyscallInsnLen {
-		return 0, fmt.Errorf("injected syscall: stopped in syscall %d at %#x", int64(r.OrigRax), r.Rip)
-	}
-	if err := setRegs(tid, &saved); err != nil {
-		return 0, gone(err)
-	}
-	return int64(r.Rax), nil
 }

@@ -34,6 +34,18 @@ func (t *Tracer) Siginfo(tid int) ([]byte, error) {
 	return b, nil
 }
 
+// SetSiginfo replaces the siginfo_t of the signal thread tid is stopped
+// with (PTRACE_SETSIGINFO).
+func (t *Tracer) SetSiginfo(tid int, info []byte) error {
+	if len(info) < siginfoSize {
+		return fmt.Errorf("siginfo of %d bytes, want %d", len(info), siginfoSize)
+	}
+	if err := ptraceRaw(unix.PTRACE_SETSIGINFO, tid, 0, uintptr(unsafe.Pointer(&info[0]))); err != nil {
+		return fmt.Errorf("setting the siginfo of thread %d: %w", tid, gone(err))
+	}
+	return nil
+}
+
 // OpenInRoot opens path for reading as a process whose root directory is
 // root would: ".." stops at root and absolute symlinks resolve inside it
 // (openat2 RESOLVE_IN_ROOT), so a rebuilt root's files are served as the

@@ -2,6 +2,7 @@ package ptrace
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -14,6 +15,13 @@ import (
 // The kernel keeps them per thread: a new thread starts with none, and
 // execve clears them.
 const debugRegOffset = 848
+
+// dr7Enables are DR7's local and global enable bits of DR0–DR3.
+const dr7Enables = 0xff
+
+// ErrDebugRegsDead is SetDebugReg's refusal to enable a debug register on
+// a machine where they never trigger (DebugRegsTrigger).
+var ErrDebugRegsDead = errors.New("this machine's debug registers never trigger (a probe's hardware breakpoint did not fire: its hypervisor does not pass them through), so hermit cannot watch memory or set hardware breakpoints here")
 
 // checkDebugReg rejects DR4 and DR5 (obsolete aliases of DR6 and DR7) and
 // anything past DR7.
@@ -44,6 +52,9 @@ func (t *Tracer) DebugReg(tid, i int) (uint64, error) {
 func (t *Tracer) SetDebugReg(tid, i int, v uint64) error {
 	if err := checkDebugReg(i); err != nil {
 		return err
+	}
+	if i == 7 && v&dr7Enables != 0 && !DebugRegsTrigger() {
+		return ErrDebugRegsDead
 	}
 	// POKEUSER takes the word itself as its data argument.
 	if err := ptraceRaw(unix.PTRACE_POKEUSR, tid, uintptr(debugRegOffset+8*i), uintptr(v)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,24 +18,48 @@ import (
 const atRandomTag = 25
 
 // OnExec implements detcore.Tracer.OnExec.
-func (t *Tracer) OnExec(tid int, atRandom [16]byte) error {
-	insn, err := t.patchVDSO(tid)
+func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec, error) {
+	var x detcore.Exec
+	v, err := readVDSO(t, tid)
 	if err != nil {
-		return fmt.Errorf("patching the vDSO: %w", err)
+		return x, fmt.Errorf("reading the vDSO: %w", err)
 	}
-	if t.trapCPUID && insn != 0 {
-		if err := t.enableCPUIDFaulting(tid, insn); err != nil {
-			return fmt.Errorf("making CPUID trap: %w", err)
+	in := &injector{tid: tid}
+	if v == nil {
+		x.NoClock = "it has no vDSO"
+	} else {
+		if in.insn, err = v.writeStubs(); err != nil {
+			return x, fmt.Errorf("patching the vDSO: %w", err)
 		}
+	}
+	if t.trapCPUID && in.insn != 0 {
+		if err := enableCPUIDFaulting(in); err != nil {
+			return x, fmt.Errorf("making CPUID trap: %w", err)
+		}
+	}
+	switch {
+	case v == nil:
+	case filtered:
+		// A filter of the guest's own could refuse (or kill for) the
+		// calls that map the page.
+		x.NoClock = "it runs under a seccomp filter of its own"
+	default:
+		// Last: it replaces stubs whose syscall instruction in uses.
+		if x.Clock, x.NoClock, err = t.clockPage(in, v); err != nil {
+			return x, fmt.Errorf("mapping the clock page: %w", err)
+		}
+	}
+	if err := in.done(); err != nil {
+		return x, err
 	}
 	addr, err := auxvValue(tid, atRandomTag)
 	if err != nil {
-		return fmt.Errorf("reading the auxiliary vector: %w", err)
+		return x, fmt.Errorf("reading the auxiliary vector: %w", err)
 	}
 	if addr != 0 {
-		return t.WriteMem(tid, addr, atRandom[:])
+		return x, t.WriteMem(tid, addr, atRandom[:])
 	}
-	return nil
+	return x, nil
 }
 
 func auxvValue(tid int, tag uint64) (uint64, error) {
@@ -52,8 +77,9 @@ func auxvValue(tid int, tag uint64) (uint64, error) {
 
 // vdsoStubs maps each vDSO function hermit replaces to its 8-byte stub.
 // The time functions make the real syscall (which the seccomp filter sends
-// to the engine); getrandom returns -ENOSYS so that callers fall back to
-// the getrandom syscall.
+// to the engine) unless the clock page's code replaces them (vclock.go);
+// getrandom returns -ENOSYS so that callers fall back to the getrandom
+// syscall.
 var vdsoStubs = map[string][8]byte{
 	"__vdso_clock_gettime": syscallStub(unix.SYS_CLOCK_GETTIME),
 	"__vdso_gettimeofday":  syscallStub(unix.SYS_GETTIMEOFDAY),
@@ -69,21 +95,25 @@ func syscallStub(nr int) [8]byte {
 	return [8]byte{0xb8, byte(nr), byte(nr >> 8), 0, 0, 0x0f, 0x05, 0xc3}
 }
 
-// patchVDSO overwrites the entry points of the vDSO's time functions in
-// tid's address space with stubs that make the real syscall. It returns
-// the address of one stub's syscall instruction, for injecting syscalls.
-func (t *Tracer) patchVDSO(tid int) (uint64, error) {
+// vdso is a process's vDSO: its functions by name.
+type vdso struct {
+	tid  int
+	syms map[string]elf.Symbol // Value: the address in the process
+}
+
+// readVDSO parses tid's vDSO; nil if it has none.
+func readVDSO(t *Tracer, tid int) (*vdso, error) {
 	start, end, err := vdsoRange(tid)
 	if err != nil || start == 0 {
-		return 0, err
+		return nil, err
 	}
 	img := make([]byte, end-start)
 	if err := t.ReadMem(tid, start, img); err != nil {
-		return 0, err
+		return nil, err
 	}
 	f, err := elf.NewFile(bytes.NewReader(img))
 	if err != nil {
-		return 0, fmt.Errorf("parsing: %w", err)
+		return nil, fmt.Errorf("parsing: %w", err)
 	}
 	var base uint64
 	for _, p := range f.Progs {
@@ -94,27 +124,46 @@ func (t *Tracer) patchVDSO(tid int) (uint64, error) {
 	}
 	syms, err := f.DynamicSymbols()
 	if err != nil {
-		return 0, fmt.Errorf("reading symbols: %w", err)
+		return nil, fmt.Errorf("reading symbols: %w", err)
 	}
-	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", tid), os.O_WRONLY, 0)
+	v := &vdso{tid: tid, syms: map[string]elf.Symbol{}}
+	for _, s := range syms {
+		s.Value += base
+		v.syms[s.Name] = s
+	}
+	return v, nil
+}
+
+// write writes b at addr in the vDSO (through /proc/PID/mem: its pages
+// are not writable).
+func (v *vdso) write(addr uint64, b []byte) error {
+	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", v.tid), os.O_WRONLY, 0)
 	if err != nil {
-		return 0, gone(err)
+		return gone(err)
 	}
 	defer mem.Close()
+	_, err = mem.WriteAt(b, int64(addr))
+	return err
+}
+
+// writeStubs overwrites the entry points of the vDSO's time functions
+// with stubs that make the real syscall. It returns the address of one
+// stub's syscall instruction, for injecting syscalls.
+func (v *vdso) writeStubs() (uint64, error) {
 	var insn uint64
-	for _, s := range syms {
-		stub, ok := vdsoStubs[s.Name]
+	for name, stub := range vdsoStubs {
+		s, ok := v.syms[name]
 		if !ok {
 			continue
 		}
 		if s.Size != 0 && s.Size < uint64(len(stub)) {
 			return 0, fmt.Errorf("%s is %d bytes, too small for a stub", s.Name, s.Size)
 		}
-		if _, err := mem.WriteAt(stub[:], int64(base+s.Value)); err != nil {
+		if err := v.write(s.Value, stub[:]); err != nil {
 			return 0, fmt.Errorf("writing %s: %w", s.Name, err)
 		}
-		if stub[5] == 0x0f && stub[6] == 0x05 {
-			insn = base + s.Value + 5
+		if stub[5] == 0x0f && stub[6] == 0x05 && (insn == 0 || s.Value+5 < insn) {
+			insn = s.Value + 5
 		}
 	}
 	return insn, nil

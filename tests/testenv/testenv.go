@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermitdbg/hermit/detcore/ptrace"
+
 	"github.com/hermitdbg/hermit/tests/internal/procrun"
 )
 
@@ -254,4 +256,23 @@ func RunWith(t testing.TB, o Opts, name string, args ...string) Result {
 		t.Fatalf("%s: %v", strings.Join(cmd.Args, " "), err)
 	}
 	return res
+}
+
+// RequireDebugRegs skips t on a machine whose debug registers never
+// trigger (hardware watchpoints and breakpoints cannot stop there).
+func RequireDebugRegs(t testing.TB) {
+	t.Helper()
+	if !ptrace.DebugRegsTrigger() {
+		Skip(t, "this machine's debug registers never trigger (a probe's hardware write breakpoint counted no write): no hardware watchpoint or breakpoint can stop here")
+	}
+}
+
+// RequireTSCTrap skips t on a machine where rdtsc does not fault for a
+// process that asks for it with PR_SET_TSC (hermit cannot answer rdtsc
+// from its virtual clock there).
+func RequireTSCTrap(t testing.TB) {
+	t.Helper()
+	if !ptrace.TSCTraps() {
+		Skip(t, "this machine does not trap rdtsc (PR_SET_TSC(PR_TSC_SIGSEGV) has no effect: a probe's rdtsc did not fault)")
+	}
 }

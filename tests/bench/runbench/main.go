@@ -38,7 +38,7 @@ import (
 	"github.com/hermitdbg/hermit/tests/internal/procrun"
 )
 
-//go:embed guests/*.c guests/sleeper/main.go
+//go:embed guests/*.c guests/sleeper/main.go guests/goclock/main.go
 var guestSources embed.FS
 
 // workload is one benchmarked command.
@@ -154,6 +154,12 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 			baseline: []string{sleeper, "0"}})
 	} else {
 		fmt.Fprintln(w, "the Go sleeper guest did not build: its workload is left out:", err)
+	}
+	if goclock, err := buildGo(dir, "goclock", timeout); err == nil {
+		workloads = append(workloads, workload{name: "Go: 1M time.Since (the clock page)", argv: []string{goclock, "1000000"},
+			baseline: []string{goclock, "0"}, target: 2})
+	} else {
+		fmt.Fprintln(w, "the Go clock guest did not build: its workload is left out:", err)
 	}
 	// The system python3, not a version manager's shim script that would
 	// add its own process tree to the measurement.

@@ -1,0 +1,120 @@
+/*
+ * hermit's in-guest clock: the code that replaces the vDSO's
+ * clock_gettime, gettimeofday and time in every guest process (see
+ * vclock.go). It reads virtual time from a page hermit shares with the
+ * guest and advances it by a fixed step per read, so that a clock read
+ * costs no ptrace stop. It makes the real syscall (which hermit answers)
+ * for a clock the page does not serve, and when the read would reach the
+ * page's limit: the next timer's deadline, or the reads a thread may
+ * make before another gets its turn.
+ *
+ * The page (little-endian 64-bit words):
+ *   0  now     logical time, ns since the run began: what the next read
+ *              reads (plus the clock's base); each read adds step
+ *   8  limit   a read of now at limit or past it traps
+ *  16  step    ns per read
+ *  24  reads   reads answered here
+ *  64  base[16] what clock id i adds to now; 0: not served here
+ *
+ * DATA is a placeholder hermit replaces with the page's address in each
+ * process. The code is position-independent otherwise, uses 8 bytes of
+ * stack and touches only registers the C ABI lets a callee clobber.
+ *
+ * Regenerate zvclock.go after a change: go generate ./detcore/ptrace
+ */
+	.intel_syntax noprefix
+	.text
+	.set DATA, 0x5eedc10c5eedc10c
+	.set NOW, 0
+	.set LIMIT, 8
+	.set STEP, 16
+	.set READS, 24
+	.set BASE, 64
+
+	.globl vc_clock_gettime
+/* int clock_gettime(clockid_t id, struct timespec *ts) */
+vc_clock_gettime:
+	mov ecx, edi
+	cmp ecx, 15
+	ja 9f
+	movabs r8, DATA
+	mov r9, [r8 + BASE + rcx*8]
+	call advance
+	jc 9f
+	xor edx, edx
+	mov ecx, 1000000000
+	div rcx
+	mov [rsi], rax
+	mov [rsi + 8], rdx
+	xor eax, eax
+	ret
+9:	mov eax, 228 /* SYS_clock_gettime */
+	syscall
+	ret
+
+	.globl vc_gettimeofday
+/* int gettimeofday(struct timeval *tv, struct timezone *tz) */
+vc_gettimeofday:
+	movabs r8, DATA
+	mov r9, [r8 + BASE]
+	call advance
+	jc 9f
+	test rdi, rdi
+	jz 1f
+	xor edx, edx
+	mov ecx, 1000000000
+	div rcx
+	mov [rdi], rax
+	mov eax, edx
+	xor edx, edx
+	mov ecx, 1000
+	div ecx
+	mov [rdi + 8], rax
+1:	test rsi, rsi
+	jz 2f
+	mov qword ptr [rsi], 0
+2:	xor eax, eax
+	ret
+9:	mov eax, 96 /* SYS_gettimeofday */
+	syscall
+	ret
+
+	.globl vc_time
+/* time_t time(time_t *t) */
+vc_time:
+	movabs r8, DATA
+	mov r9, [r8 + BASE]
+	call advance
+	jc 9f
+	xor edx, edx
+	mov ecx, 1000000000
+	div rcx
+	test rdi, rdi
+	jz 1f
+	mov [rdi], rax
+1:	ret
+9:	mov eax, 201 /* SYS_time */
+	syscall
+	ret
+
+/* advance reads the page at r8 for the clock whose base is r9: it returns
+ * base + now in rax and moves now on by a step, or sets the carry flag
+ * when the read must make the syscall (the clock is not served here, or
+ * now has reached the limit). */
+advance:
+	test r9, r9
+	jz 1f
+	mov rax, [r8 + NOW]
+	cmp rax, [r8 + LIMIT]
+	jae 1f
+	mov r10, rax
+	add r10, [r8 + STEP]
+	mov [r8 + NOW], r10
+	inc qword ptr [r8 + READS]
+	add rax, r9
+	clc
+	ret
+1:	stc
+	ret
+	.globl vc_end
+vc_end:

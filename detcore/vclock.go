@@ -1,0 +1,205 @@
+package detcore
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Clock reads without stops. In every guest process that has a vDSO, the
+// tracer replaces the vDSO's clock_gettime, gettimeofday and time with
+// code of hermit's own (detcore/ptrace/testdata/vclock.S) that answers
+// from a page hermit shares with the process: the page holds the logical
+// clock, which a read returns and then advances by one quantum, as a
+// trapped read's turn does. So a read costs a few instructions, and its value depends
+// only on the program's own reads and the schedule.
+//
+// The engine keeps the page and its clock in step: at every stop it folds
+// the page's clock into its own (folding the page of the thread it resumed
+// last, and the stopping thread's), and before resuming a thread it writes
+// its clock into the thread's page with a limit. A read of the page's clock
+// at the limit or past it makes the real syscall instead, which the
+// engine answers at a scheduling point. The limit is decided at the
+// thread's scheduling point from the engine's state alone, as count mode
+// is (count.go), so the same reads trap in every run, record and replay:
+//   - the next deadline (a sleep, a timer), so that it fires at the read
+//     that reaches it;
+//   - when another thread is ready to run or spins waiting for one,
+//     vclockReads reads from now, so that a thread that polls the clock
+//     while it waits for another makes scheduling points;
+//   - otherwise none: a thread that runs alone reads the clock freely.
+//
+// Processes forked from one share its page (it is a MAP_SHARED mapping)
+// until they exec. Clocks the page does not serve (the CPU-time clocks,
+// clock ids the engine refuses), and processes whose vDSO the tracer could
+// not replace, take the trapped syscall, answered from the same clock.
+
+// Offsets in a clock page (vclock.S): little-endian 64-bit words.
+const (
+	vcNow   = 0
+	vcLimit = 8
+	vcStep  = 16
+	vcReads = 24
+	vcBase  = 64 // [16]: what clock id i adds to now; 0: the syscall
+
+	// ClockPageSize is the least size of a clock page.
+	ClockPageSize = vcBase + 16*8
+)
+
+// vclockReads is how many reads a thread may make from a clock page
+// between scheduling points while another thread waits to run.
+const vclockReads = 1024
+
+// ClockPage is hermit's mapping of the page through which a guest
+// process's clock functions read virtual time.
+type ClockPage struct {
+	mem     []byte
+	release func()
+	// refs counts the processes that have the page mapped.
+	refs int
+}
+
+// NewClockPage returns the clock page backed by mem, hermit's view of a
+// page shared with the guest; release, if not nil, is called once no
+// process has it any longer.
+func NewClockPage(mem []byte, release func()) *ClockPage {
+	if len(mem) < ClockPageSize {
+		panic("detcore: clock page too small")
+	}
+	return &ClockPage{mem: mem, release: release}
+}
+
+func (c *ClockPage) word(off int) uint64     { return binary.LittleEndian.Uint64(c.mem[off:]) }
+func (c *ClockPage) put(off int, v uint64)   { binary.LittleEndian.PutUint64(c.mem[off:], v) }
+func (c *ClockPage) setBase(id int, v int64) { c.put(vcBase+8*id, uint64(v)) }
+
+// Exec is what Tracer.OnExec prepared in a new program.
+type Exec struct {
+	// Clock is the page the program's clock functions read, or nil when
+	// they make the syscall; NoClock then says why.
+	Clock   *ClockPage
+	NoClock string
+}
+
+// setupClock fills a new clock page with the clocks it serves and the
+// step of a read, and gives it to p.
+func (e *Engine) setupClock(p *process, x Exec) {
+	e.dropClock(p)
+	if x.Clock == nil {
+		e.result.Stats.TrappedClocks++
+		if x.NoClock != "" {
+			e.warnOnce("noclock:"+x.NoClock, "hermit: a program reads the clock through trapped syscalls (slower): "+x.NoClock)
+		}
+		return
+	}
+	c := x.Clock
+	c.put(vcStep, uint64(e.cfg.Quantum))
+	for id := 0; id < 16; id++ {
+		switch id {
+		case clockProcessCputime, clockThreadCputime:
+			// Per thread in the kernel: left to the engine.
+			continue
+		}
+		if ns, ok := e.now(id); ok && ns-e.clock > 0 {
+			c.setBase(id, ns-e.clock)
+		}
+	}
+	e.result.Stats.ClockPages++
+	p.clock = c
+	c.refs++
+}
+
+// shareClock gives child, a process p just created, p's clock page.
+func (e *Engine) shareClock(p, child *process) {
+	if c := p.clock; c != nil && child.clock == nil {
+		child.clock = c
+		c.refs++
+	}
+}
+
+// dropClock takes p's clock page from it (it exited or exec'd).
+func (e *Engine) dropClock(p *process) {
+	c := p.clock
+	if c == nil {
+		return
+	}
+	e.foldClock(c)
+	p.clock = nil
+	if c.refs--; c.refs == 0 {
+		if e.lastClock == c {
+			e.lastClock = nil
+		}
+		if c.release != nil {
+			c.release()
+		}
+	}
+}
+
+// foldClock brings the engine's clock up to c's: the reads the guest
+// made there since it was last written.
+func (e *Engine) foldClock(c *ClockPage) {
+	if c == nil {
+		return
+	}
+	if n := int64(c.word(vcNow)); n > e.clock {
+		e.clock = n
+	}
+	if r := c.word(vcReads); r != 0 {
+		e.result.Stats.ClockPageReads += int64(r)
+		c.put(vcReads, 0)
+	}
+}
+
+// foldStop folds, at a stop of thread tid, the pages whose clock the guest
+// may have moved since the engine last looked.
+func (e *Engine) foldStop(tid int) {
+	e.foldClock(e.lastClock)
+	if t := e.threads[tid]; t != nil && t.proc.clock != e.lastClock {
+		e.foldClock(t.proc.clock)
+	}
+}
+
+// armClock writes the engine's clock and t's limit into t's page before
+// t runs.
+func (e *Engine) armClock(t *thread) {
+	e.foldClock(e.lastClock)
+	c := t.proc.clock
+	if c == nil {
+		return
+	}
+	e.foldClock(c)
+	c.put(vcNow, uint64(e.clock))
+	c.put(vcLimit, uint64(t.clockLimit))
+	e.lastClock = c
+}
+
+// clockLimit is the page clock at which t's reads trap until its next
+// scheduling point, given how many other threads wait to run (others)
+// and the next deadline.
+func (e *Engine) clockLimit(others int, deadline int64, timed bool) int64 {
+	if timed && deadline <= e.clock {
+		// Its thread (or timer) waits for the next turn like a ready
+		// thread; while t keeps its turns it comes no sooner.
+		others, timed = others+1, false
+	}
+	limit := int64(math.MaxInt64)
+	if others > 0 {
+		limit = e.clock + vclockReads*e.cfg.Quantum
+	}
+	if timed && deadline < limit {
+		limit = deadline
+	}
+	return limit
+}
+
+// clockSpent says t's reads reached its page's limit: its turn is over
+// (the others' turns, or a deadline, come first).
+func (e *Engine) clockSpent(t *thread) bool {
+	c := t.proc.clock
+	return c != nil && int64(c.word(vcNow)) >= t.clockLimit
+}
+
+// resumeThread arms t's clock page and resumes it.
+func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
+	e.armClock(t)
+	return e.t.Resume(t.tid, mode, sig)
+}

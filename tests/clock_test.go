@@ -1,0 +1,81 @@
+package tests
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// clockLineRE is --summary's line about clock reads.
+var clockLineRE = regexp.MustCompile(`(?m)^  clock reads: (\d+) in the guest without a stop, (\d+) trapped \(programs: (\d+) read hermit's clock page, (\d+) only the trapped syscalls\)$`)
+
+// TestClockPage: programs that read every clock in loops, through the vDSO
+// (answered in the guest from hermit's clock page, without a stop) and
+// through the syscall, in threads, across a sleep, a fork and an exec,
+// see no clock go back, print the same bytes on every run, and record and
+// replay identically; the summary counts the reads the page answered.
+func TestClockPage(t *testing.T) {
+	cases := []struct {
+		name     string
+		argv     argvFunc
+		want     string
+		programs int // that read the page
+	}{
+		{"C", cGuest("clocks.c"), ": ok\n", 2},
+		{"Go", goGuest("goclocks"), "goclocks: ok\n", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			if nat := native(t, argv); nat.Exit != 0 || !strings.HasSuffix(string(nat.Stdout), c.want) {
+				t.Fatalf("native run: want %q at the end; %s", c.want, describe(nat))
+			}
+			var first testenv.Result
+			for i := 0; i < 5; i++ {
+				r := hermitRun(t, []string{"--summary"}, argv)
+				if r.Exit != 0 || !strings.HasSuffix(string(r.Stdout), c.want) {
+					t.Fatalf("run %d: want %q at the end; %s", i+1, c.want, describe(r))
+				}
+				m := clockLineRE.FindStringSubmatch(string(r.Stderr))
+				if m == nil {
+					t.Fatalf("run %d: no clock line in the summary:\n%s", i+1, r.Stderr)
+				}
+				if n, _ := strconv.Atoi(m[1]); n < 1000 || m[3] != strconv.Itoa(c.programs) || m[4] != "0" {
+					t.Errorf("run %d: %s; want many reads answered in the guest, by %d programs", i+1, m[0], c.programs)
+				}
+				if i == 0 {
+					first = r
+					continue
+				}
+				sameRun(t, "run "+strconv.Itoa(i+1), first, r)
+			}
+			rec := recordReplay(t, nil, argv)
+			if d := firstDiff(first.Stdout, rec.Stdout); d != "" {
+				t.Errorf("record: stdout differs from run's at %s", d)
+			}
+		})
+	}
+}
+
+// TestChildTimesHidden: the CPU times the kernel puts in a SIGCHLD's
+// siginfo (the host's measure of the child) read 0, as wait4's rusage
+// does: natively they count the child's ticks.
+func TestChildTimesHidden(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("child_times.c")(t)
+	if nat := native(t, argv); nat.Exit != 0 || strings.Contains(string(nat.Stdout), "SIGCHLD: code 1, status 0, utime 0,") {
+		t.Fatalf("native run: want the child's user time in the SIGCHLD; %s", describe(nat))
+	}
+	want := "SIGCHLD: code 1, status 0, utime 0, stime 0\nwaitid: code 1, status 0, utime 0, stime 0\n"
+	r := hermitRun(t, nil, argv)
+	if r.Exit != 0 || string(r.Stdout) != want {
+		t.Fatalf("hermit run: want %q; %s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+}
