@@ -136,6 +136,7 @@ func (e *Engine) handleExec(st Stop) error {
 	// A new image gets a new address space.
 	e.mmSeq++
 	p.mm = &addrSpace{id: e.mmSeq}
+	released := p.vforkParent != nil
 	if vp := p.vforkParent; vp != nil {
 		vp.vforkChild = nil
 		p.vforkParent = nil
@@ -153,6 +154,15 @@ func (e *Engine) handleExec(st Stop) error {
 		}
 	}
 	if e.traceExec(t, formerVtid) {
+		return nil
+	}
+	if released {
+		// The parent vfork suspended until this exec goes first (a
+		// shell, posix_spawn: it goes on to wait for the child): natively
+		// both run at once, and the child, run on, would count its calls
+		// (count.go) while the parent waits for its turn.
+		e.park(t)
+		e.endTurn(t)
 		return nil
 	}
 	e.schedPoint(t)

@@ -15,9 +15,10 @@ import (
 // of its own, mapped MAP_SHARED in the guest and in hermit, and the
 // vDSO's clock_gettime, gettimeofday and time are replaced with
 // testdata/vclock.S, which reads it. The guest makes the calls that map
-// it (injected at the exec, before the program runs): memfd_create, mmap
-// and close, so that the descriptor is gone before the program starts;
-// hermit takes its own copy with pidfd_getfd in between.
+// it, at the exec, before the program runs (vc_map, two stops):
+// memfd_create and mmap, then close, so that the descriptor is gone
+// before the program starts; hermit takes its own copy with pidfd_getfd
+// in between.
 
 // vclockData is the placeholder for the page's address in vclockCode.
 var vclockData = binary.LittleEndian.AppendUint64(nil, 0x5eedc10c5eedc10c)
@@ -39,42 +40,41 @@ var vclockEntries = []struct {
 // vanished or a tracer failure.
 func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, error) {
 	home, ok := v.syms[vclockEntries[0].name]
-	if !ok || in.insn == 0 {
+	if !ok {
 		return nil, "its vDSO has no clock_gettime", nil
 	}
-	// The memfd's name goes after the code, which replaces it at the end.
-	name := append([]byte("hermit-clock"), 0)
-	if need := uint64(len(vclockCode) + len(name)); home.Size < need {
+	// vclockMap runs from after the clock code's place: the clock code
+	// replaces what it overwrites only once it has run.
+	mapAt := home.Value + uint64(len(vclockCode))
+	if need := uint64(len(vclockCode) + len(vclockMap)); home.Size < need {
 		return nil, fmt.Sprintf("its vDSO's clock_gettime is %d bytes, too small for hermit's clock code (%d)", home.Size, need), nil
 	}
-	nameAt := home.Value + uint64(len(vclockCode))
-	if err := v.write(nameAt, name); err != nil {
-		return nil, "", err
+	if err := v.write(mapAt, vclockMap); err != nil {
+		return nil, "", fmt.Errorf("writing the code that maps it: %w", err)
 	}
-	fd, err := in.call(unix.SYS_MEMFD_CREATE, nameAt, unix.MFD_CLOEXEC)
+	r, err := in.start(mapAt)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("memfd_create and mmap: %w", err)
 	}
-	if fd < 0 {
-		return nil, fmt.Sprintf("memfd_create failed in it (%v)", unix.Errno(-fd)), nil
+	fd, addr := int64(r.R12), int64(r.R13)
+	var mem []byte
+	why := ""
+	switch {
+	case fd < 0:
+		why = fmt.Sprintf("memfd_create failed in it (%v)", unix.Errno(-fd))
+	case addr < 0 && addr > -4096:
+		why = fmt.Sprintf("mmap of the clock page failed in it (%v)", unix.Errno(-addr))
+	default:
+		mem, why = t.shareMemfd(in.tid, int(fd))
 	}
-	mem, why, err := t.shareMemfd(in, int(fd))
-	if err != nil || mem == nil {
-		return nil, why, err
+	// The close, unless memfd_create failed, and back to the program.
+	if _, err := in.cont(); err != nil {
+		return nil, "", fmt.Errorf("close: %w", err)
+	}
+	if mem == nil {
+		return nil, why, nil
 	}
 	release := func() { unix.Munmap(mem) }
-	addr, err := in.call(unix.SYS_MMAP, 0, uint64(len(mem)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED, uint64(fd), 0)
-	if err == nil {
-		_, err = in.call(unix.SYS_CLOSE, uint64(fd))
-	}
-	switch {
-	case err != nil:
-		release()
-		return nil, "", err
-	case addr < 0 && addr > -4096:
-		release()
-		return nil, fmt.Sprintf("mmap of the clock page failed in it (%v)", unix.Errno(-addr)), nil
-	}
 	code := bytes.ReplaceAll(vclockCode, vclockData, binary.LittleEndian.AppendUint64(nil, uint64(addr)))
 	if err := v.write(home.Value, code); err != nil {
 		release()
@@ -95,25 +95,21 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 	return detcore.NewClockPage(mem, release), "", nil
 }
 
-// shareMemfd gives memfd fd of the guest thread its page size and maps it
-// in hermit. On failure it closes fd in the guest and says why.
-func (t *Tracer) shareMemfd(in *injector, fd int) ([]byte, string, error) {
-	fail := func(what string, e error) ([]byte, string, error) {
-		_, err := in.call(unix.SYS_CLOSE, uint64(fd))
-		return nil, fmt.Sprintf("%s failed for its clock page (%v)", what, e), err
-	}
-	own, err := t.dupFd(in.tid, fd)
+// shareMemfd gives memfd fd of guest thread tid its page size and maps
+// it in hermit; on failure it says why.
+func (t *Tracer) shareMemfd(tid, fd int) ([]byte, string) {
+	own, err := t.dupFd(tid, fd)
 	if err != nil {
-		return fail("pidfd_getfd", err)
+		return nil, fmt.Sprintf("pidfd_getfd failed for its clock page (%v)", err)
 	}
 	defer unix.Close(own)
 	size := unix.Getpagesize()
 	if err := unix.Ftruncate(own, int64(size)); err != nil {
-		return fail("ftruncate", err)
+		return nil, fmt.Sprintf("ftruncate failed for its clock page (%v)", err)
 	}
 	mem, err := unix.Mmap(own, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return fail("mmap", err)
+		return nil, fmt.Sprintf("mmap failed for its clock page (%v)", err)
 	}
-	return mem, "", nil
+	return mem, ""
 }

@@ -118,3 +118,40 @@ advance:
 	ret
 	.globl vc_end
 vc_end:
+
+/* vc_map maps a clock page in a program hermit has just exec'd (hermit
+ * writes it over code the clock code then replaces, and starts it there):
+ * memfd_create and mmap, then int3, where hermit takes its own copy of
+ * the descriptor (r12: the descriptor or -errno, r13: the address or
+ * -errno), then close and int3 again, where hermit gives the thread its
+ * registers back. The descriptor is gone before the program starts. */
+	.globl vc_map
+vc_map:
+	mov eax, 319 /* SYS_memfd_create */
+	lea rdi, [rip + vc_name]
+	mov esi, 1 /* MFD_CLOEXEC */
+	syscall
+	mov r12, rax
+	mov r13, rax
+	test rax, rax
+	js 1f
+	mov eax, 9 /* SYS_mmap */
+	xor edi, edi
+	mov esi, 4096
+	mov edx, 3 /* PROT_READ | PROT_WRITE */
+	mov r10d, 1 /* MAP_SHARED */
+	mov r8, r12
+	xor r9d, r9d
+	syscall
+	mov r13, rax
+1:	int3
+	test r12, r12
+	js 2f
+	mov eax, 3 /* SYS_close */
+	mov rdi, r12
+	syscall
+2:	int3
+vc_name:
+	.asciz "hermit-clock"
+	.globl vc_map_end
+vc_map_end:

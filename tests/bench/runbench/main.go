@@ -13,7 +13,7 @@
 // to native and to `hermit run`, with the size of the trace per second of
 // native run time.
 //
-// Usage (after `make build`): go run ./tests/bench/runbench [-hermit bin/hermit] [-runs 5]
+// Usage (after `make build`): go run ./tests/bench/runbench [-hermit bin/hermit] [-runs 5] [-only REGEXP]
 //
 // It exits 1 if a native or hermit command failed; missed targets are
 // reported, not treated as failures.
@@ -57,6 +57,9 @@ type workload struct {
 	spins int
 }
 
+// only, when set, keeps the workloads whose names match it (-only).
+var only *regexp.Regexp
+
 // spinBudget is the engine's spin budget (detcore/spin.go), to report.
 const spinBudget = 20 * time.Millisecond
 
@@ -90,7 +93,15 @@ func main() {
 	runs := flag.Int("runs", 5, "runs per workload and mode; medians are reported")
 	timeout := flag.Duration("timeout", 2*time.Minute, "limit for a single command")
 	cpuTarget := flag.Duration("cpu", 500*time.Millisecond, "native duration of the CPU loop")
+	onlyRE := flag.String("only", "", "measure only the workloads whose names match this `regexp` (and the startup row)")
 	flag.Parse()
+	if *onlyRE != "" {
+		re, err := regexp.Compile(*onlyRE)
+		if err != nil {
+			fatalf("-only: %v", err)
+		}
+		only = re
+	}
 	if *runs < 1 {
 		fatalf("-runs must be at least 1")
 	}
@@ -171,6 +182,15 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 		workloads = append(workloads, workload{name: "python3 -c 'import json'", argv: []string{py, "-c", "import json"}})
 	} else {
 		fmt.Fprintln(w, "python3 not found: its workload is left out")
+	}
+	real, missing := realWorkloads(dir, timeout)
+	workloads = append(workloads, real...)
+	for _, m := range missing {
+		fmt.Fprintln(w, m)
+	}
+	if only != nil {
+		// The startup row stays: the others' "excl. startup" needs it.
+		workloads = slices.DeleteFunc(workloads, func(wl workload) bool { return wl.name != workloads[0].name && !only.MatchString(wl.name) })
 	}
 
 	fmt.Fprintf(w, "# hermit run benchmarks\n\n%s, %d CPUs, kernel %s, %s; hermit %s\n",
