@@ -20,9 +20,10 @@ import (
 //
 //   - From a seccomp stop, PTRACE_SYSEMU: the call runs with no exit stop,
 //     and the next call stops at its entry, skipped. If it is one for the
-//     kernel's filter, the tracer makes it again at once (back to its
-//     syscall instruction, PTRACE_CONT): two stops for an intercepted
-//     call, one more than outside count mode. If not, it is reported;
+//     kernel's filter, it is reported as its seccomp stop (StopSeccomp),
+//     from its entry: one stop, as outside count mode, when the engine
+//     emulates it; made again when the engine lets it run, its seccomp
+//     stop then the tracer's. If not, it is reported as StopUntraced;
 //     resumed, it is made again under PTRACE_SYSCALL, whose exit stop for
 //     the skipped call and entry stop for the new one are the tracer's.
 //   - From anywhere else, PTRACE_SYSCALL: the call runs to an exit stop,
@@ -43,10 +44,26 @@ type emuState struct {
 	// atSeccomp: the last stop reported was a seccomp stop.
 	atSeccomp bool
 	// skipped: stopped at a call PTRACE_SYSEMU skipped, reported as
-	// StopUntraced; remade: that call is being made again, and after
-	// resumes the thread at the new call's entry.
-	skipped, remade bool
-	after           int
+	// StopUntraced, or as StopSeccomp when the kernel's filter traces it
+	// (intercepted); remade: that call is being made again, and after
+	// resumes the thread at the new call's entry; swallow, when not 0,
+	// resumes the thread from the remade call's seccomp stop.
+	skipped, remade, intercepted bool
+	after, swallow, swallowSig   int
+	// masked: the thread's signal mask is all blocked while a call is
+	// made again; mask is its own, given back at the call's seccomp stop.
+	masked bool
+	mask   uint64
+}
+
+// getSigmask and setSigmask read and set a stopped thread's signal mask
+// (PTRACE_GETSIGMASK, PTRACE_SETSIGMASK).
+func getSigmask(tid int, mask *uint64) error {
+	return ptraceRaw(unix.PTRACE_GETSIGMASK, tid, 8, uintptr(unsafe.Pointer(mask)))
+}
+
+func setSigmask(tid int, mask uint64) error {
+	return ptraceRaw(unix.PTRACE_SETSIGMASK, tid, 8, uintptr(unsafe.Pointer(&mask)))
 }
 
 // syscallInfo is struct ptrace_syscall_info (PTRACE_GET_SYSCALL_INFO) for
@@ -114,29 +131,60 @@ func (t *Tracer) resumeReq(tid int, s *emuState, req, sig int) error {
 // rewind sets tid back to the syscall instruction of the call it is
 // stopped at, its number in rax, so that it makes the call again; it
 // reports false if the call was emulated (orig_rax -1).
-func rewind(tid int) (bool, error) {
+func rewind(tid int) (bool, abi.Regs, error) {
 	var r abi.Regs
 	if err := getRegs(tid, &r); err != nil {
-		return false, gone(err)
+		return false, r, gone(err)
 	}
 	if int64(r.OrigRax) == -1 {
-		return false, nil
+		return false, r, nil
 	}
 	// Two bytes: syscall, sysenter and int $0x80 alike.
 	r.Rip -= 2
 	r.Rax = r.OrigRax
-	return true, gone(setRegs(tid, &r))
+	return true, r, gone(setRegs(tid, &r))
 }
 
 // remake resumes tid, at a call PTRACE_SYSEMU skipped, so that the call
 // runs, then on as mode says.
 func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) error {
-	again, err := rewind(tid)
+	intercepted := s.intercepted
+	s.intercepted = false
+	again, r, err := rewind(tid)
 	if err != nil {
 		return err
 	}
 	req := request(mode)
-	if !again || req == unix.PTRACE_CONT {
+	if !again && intercepted {
+		// Emulated where the engine saw it: on as from its seccomp stop.
+		req = afterSeccomp(mode)
+	}
+	viaEntry := false
+	if again && intercepted {
+		// A signal goes in where the call's first seccomp stop would
+		// have taken it (sent now, it would come at the syscall
+		// instruction, before the call, not during it: a pause made
+		// again would wait for another), and until then every signal
+		// waits.
+		s.swallowSig, sig = sig, 0
+		if err := getSigmask(tid, &s.mask); err != nil {
+			return gone(err)
+		}
+		if err := setSigmask(tid, ^uint64(0)); err != nil {
+			return gone(err)
+		}
+		s.masked = true
+		if filterAction(t.filter, regsInfo(&r)) == unix.SECCOMP_RET_TRACE {
+			// Its seccomp stop is the tracer's.
+			s.swallow = afterSeccomp(mode)
+		} else {
+			// The engine changed it into a call the filter lets
+			// through (a waiting lock tried without waiting): there
+			// the mask goes back at its entry.
+			viaEntry = true
+		}
+	}
+	if !again || req == unix.PTRACE_CONT && !viaEntry {
 		return t.resumeReq(tid, s, req, sig)
 	}
 	// Through the skipped call's exit and the new call's entry, both the
@@ -179,7 +227,15 @@ func (t *Tracer) syscallStop(tid int, st detcore.Stop) (detcore.Stop, bool, erro
 	switch {
 	case s.remade && entry:
 		s.remade = false
-		return st, false, t.resumeReq(tid, s, s.after, 0)
+		sig := 0
+		if s.masked && s.swallow == 0 {
+			// A remade call the filter lets through (remake).
+			s.masked, sig, s.swallowSig = false, s.swallowSig, 0
+			if err := setSigmask(tid, s.mask); err != nil {
+				return st, true, gone(err)
+			}
+		}
+		return st, false, t.resumeReq(tid, s, s.after, sig)
 	case s.remade || !entry:
 		return st, false, t.resumeReq(tid, s, unix.PTRACE_SYSCALL, 0)
 	}
@@ -189,15 +245,53 @@ func (t *Tracer) syscallStop(tid int, st detcore.Stop) (detcore.Stop, bool, erro
 		st.Kind, st.Msg = detcore.StopUntraced, info.Nr
 		return st, true, nil
 	}
-	// One for the kernel's filter: its seccomp stop comes next (the
-	// skipped one made again).
+	// One for the kernel's filter: its seccomp stop comes next.
 	if !emu {
 		return st, false, t.resumeReq(tid, s, unix.PTRACE_SYSCALL, 0)
 	}
-	if _, err := rewind(tid); err != nil {
-		return st, true, err
+	// Skipped already: reported as the seccomp stop it would come to,
+	// with the same registers. An emulated call costs no second stop;
+	// one the engine lets run is made again (remake), and its seccomp
+	// stop is the tracer's.
+	s.skipped, s.intercepted, s.atSeccomp = true, true, true
+	st.Kind = detcore.StopSeccomp
+	return st, true, nil
+}
+
+// regsInfo is the seccomp view of the call in r, at its syscall
+// instruction.
+func regsInfo(r *abi.Regs) *syscallInfo {
+	info := &syscallInfo{Arch: unix.AUDIT_ARCH_X86_64, IP: r.Rip + 2, Nr: r.Rax}
+	info.Args = [6]uint64{r.Rdi, r.Rsi, r.Rdx, r.R10, r.R8, r.R9}
+	return info
+}
+
+// afterSeccomp is the request that resumes a thread from a seccomp stop
+// as mode says.
+func afterSeccomp(mode detcore.ResumeMode) int {
+	if mode == detcore.ResumeCount {
+		return unix.PTRACE_SYSEMU
 	}
-	return st, false, t.resumeReq(tid, s, unix.PTRACE_CONT, 0)
+	return request(mode)
+}
+
+// swallowed handles the seccomp stop of a call remade after the engine
+// saw it at its entry (syscallStop): it resumes the thread as the engine
+// asked, and reports whether the stop was that one.
+func (t *Tracer) swallowed(tid int) (bool, error) {
+	s := t.emus[tid]
+	if s == nil || s.swallow == 0 {
+		return false, nil
+	}
+	req, sig := s.swallow, s.swallowSig
+	s.swallow, s.swallowSig = 0, 0
+	if s.masked {
+		s.masked = false
+		if err := setSigmask(tid, s.mask); err != nil {
+			return true, gone(err)
+		}
+	}
+	return true, t.resumeReq(tid, s, req, sig)
 }
 
 // filterAction runs the classic BPF program prog, as seccomp would, on a

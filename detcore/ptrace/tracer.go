@@ -428,6 +428,13 @@ func (t *Tracer) Wait() (detcore.Stop, error) {
 					continue
 				}
 			case sig == int(unix.SIGTRAP) && ev == unix.PTRACE_EVENT_SECCOMP:
+				if ok, err := t.swallowed(pid); ok {
+					if err != nil && !errors.Is(err, detcore.ErrGone) {
+						return st, fmt.Errorf("thread %d: %w", pid, err)
+					}
+					t.handled++
+					continue
+				}
 				st.Kind = detcore.StopSeccomp
 				t.seccompStop(pid)
 			case sig == int(unix.SIGTRAP) && (ev == unix.PTRACE_EVENT_CLONE || ev == unix.PTRACE_EVENT_FORK || ev == unix.PTRACE_EVENT_VFORK):
