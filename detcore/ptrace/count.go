@@ -85,6 +85,7 @@ func getSyscallInfo(tid int, info *syscallInfo) error {
 
 // Resume implements detcore.Tracer.Resume.
 func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
+	t.dropHeld()
 	s := t.emus[tid]
 	counting := mode == detcore.ResumeCount || mode == detcore.ResumeCountStep
 	if s == nil && !counting {

@@ -19,6 +19,7 @@ const atRandomTag = 25
 
 // OnExec implements detcore.Tracer.OnExec.
 func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec, error) {
+	t.dropHeld() // the thread runs code of hermit's
 	var x detcore.Exec
 	v, err := readVDSO(t, tid)
 	if err != nil {

@@ -41,6 +41,48 @@ func (t *Tracer) forget(tid int) {
 	}
 }
 
+// held is hermit's copy of a guest descriptor, with its stat, kept for
+// the rest of one stop (heldFd).
+type held struct {
+	fd    int
+	st    unix.Stat_t
+	stErr error
+}
+
+type fdKey struct{ tid, fd int }
+
+// heldFd returns hermit's copy of descriptor fd of thread tid and its
+// stat, shared by the questions the engine asks about it at one stop (its
+// kind, whether it is ready, the space in a pipe: three copies for each
+// write to a pipe otherwise). Every copy is closed before any thread runs
+// (dropHeld): hermit must never keep a guest's file open (a pipe's end
+// that hermit held would keep its reader from seeing end of file).
+func (t *Tracer) heldFd(tid, fd int) (*held, error) {
+	k := fdKey{tid, fd}
+	if h, ok := t.held[k]; ok {
+		return h, nil
+	}
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return nil, err
+	}
+	h := &held{fd: c}
+	h.stErr = unix.Fstat(c, &h.st)
+	if t.held == nil {
+		t.held = map[fdKey]*held{}
+	}
+	t.held[k] = h
+	return h, nil
+}
+
+// dropHeld closes the copies heldFd kept.
+func (t *Tracer) dropHeld() {
+	for k, h := range t.held {
+		unix.Close(h.fd)
+		delete(t.held, k)
+	}
+}
+
 // FdKind implements detcore.Tracer.FdKind.
 func (t *Tracer) FdKind(tid, fd int) detcore.FdKind {
 	k, _ := t.FdKindClass(tid, fd, false)
@@ -50,21 +92,20 @@ func (t *Tracer) FdKind(tid, fd int) detcore.FdKind {
 // FdKindClass returns FdKind's answer and, if class is set, FdClass's,
 // for the price of one look at the descriptor.
 func (t *Tracer) FdKindClass(tid, fd int, class bool) (detcore.FdKind, FdClass) {
-	c, err := t.dupFd(tid, fd)
+	h, err := t.heldFd(tid, fd)
 	if err != nil {
 		return detcore.FdClosed, FdBad
 	}
-	defer unix.Close(c)
-	var st unix.Stat_t
-	if unix.Fstat(c, &st) != nil {
+	if h.stErr != nil {
 		return detcore.FdOther, FdBad
 	}
-	virtual := st.Mode&unix.S_IFMT == unix.S_IFREG && isVirtual(c, &st)
-	k := kindOf(c, &st, virtual)
+	c, st := h.fd, &h.st
+	virtual := st.Mode&unix.S_IFMT == unix.S_IFREG && isVirtual(c, st)
+	k := kindOf(c, st, virtual)
 	if !class {
 		return k, FdBad
 	}
-	return k, t.classify(c, &st, virtual)
+	return k, t.classify(c, st, virtual)
 }
 
 // isVirtual reports whether regular file c lies in a proc or sys
@@ -98,20 +139,15 @@ func kindOf(c int, st *unix.Stat_t, virtual bool) detcore.FdKind {
 
 // PipeSpace implements detcore.Tracer.PipeSpace.
 func (t *Tracer) PipeSpace(tid, fd int) int {
-	c, err := t.dupFd(tid, fd)
-	if err != nil {
+	h, err := t.heldFd(tid, fd)
+	if err != nil || h.stErr != nil {
 		return -1
 	}
-	defer unix.Close(c)
-	var st unix.Stat_t
-	if unix.Fstat(c, &st) != nil {
-		return -1
-	}
-	switch st.Mode & unix.S_IFMT {
+	switch h.st.Mode & unix.S_IFMT {
 	case unix.S_IFIFO:
-		return pipeSpace(c)
+		return pipeSpace(h.fd)
 	case unix.S_IFSOCK:
-		return unixStreamSpace(c)
+		return unixStreamSpace(h.fd)
 	}
 	return -1
 }
@@ -137,18 +173,13 @@ func (t *Tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 	ready := make([]bool, len(ws))
 	pfds := make([]unix.PollFd, 0, len(ws))
 	idx := make([]int, 0, len(ws))
-	defer func() {
-		for _, p := range pfds {
-			unix.Close(int(p.Fd))
-		}
-	}()
 	for i, w := range ws {
-		c, err := t.dupFd(w.Tid, w.Fd)
+		h, err := t.heldFd(w.Tid, w.Fd)
 		if err != nil {
 			ready[i] = true
 			continue
 		}
-		pfds = append(pfds, unix.PollFd{Fd: int32(c), Events: w.Events})
+		pfds = append(pfds, unix.PollFd{Fd: int32(h.fd), Events: w.Events})
 		idx = append(idx, i)
 	}
 	for i := range ready {

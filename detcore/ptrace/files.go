@@ -44,6 +44,19 @@ func (t *Tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
 		fd, err = t.lookup(tid, req.Dirfd, req.Path, req.Flags&unix.AT_SYMLINK_NOFOLLOW != 0)
 	case req.Flags&unix.AT_EMPTY_PATH == 0:
 		return st, detcore.Errno(unix.ENOENT)
+	case req.Dirfd != unix.AT_FDCWD:
+		// A descriptor: the copy the stop's other questions share.
+		h, err := t.heldFd(tid, req.Dirfd)
+		if errors.Is(err, unix.EBADF) {
+			return st, detcore.Errno(unix.EBADF)
+		}
+		if err != nil {
+			return st, notEmulated(err)
+		}
+		if err := statx(h.fd, "", flags, mask, (*[256]byte)(&st)); err != nil {
+			return st, notEmulated(err)
+		}
+		return st, nil
 	default:
 		fd, err = t.dirFd(tid, req.Dirfd)
 	}

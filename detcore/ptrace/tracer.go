@@ -95,6 +95,9 @@ type Tracer struct {
 	// handled counts the stops the tracer handled itself since the last
 	// one it reported (Stop.Handled).
 	handled int
+	// held are the guest descriptors hermit has copies of until the
+	// next resume (heldFd).
+	held map[fdKey]*held
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
@@ -537,6 +540,7 @@ func (t *Tracer) KillAll() {
 // Close reaps the launcher. Call after the engine has seen every guest
 // thread exit.
 func (t *Tracer) Close() {
+	t.dropHeld()
 	for _, fd := range t.pidfds {
 		unix.Close(fd)
 	}
