@@ -251,3 +251,22 @@ func TestBadFlagValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCountModeStops: a call hermit intercepts and answers itself costs
+// one ptrace stop even while its thread counts its calls (another thread
+// is ready): 500 futex handoffs between two threads take about one stop
+// per intercepted call, not two.
+func TestCountModeStops(t *testing.T) {
+	t.Parallel()
+	r := hermitRun(t, []string{"--summary"}, cGuest("handoff.c", "500")(t))
+	m := summaryRE.FindStringSubmatch(string(r.Stderr))
+	if r.Exit != 0 || string(r.Stdout) != "500 handoffs\n" || m == nil {
+		t.Fatalf("want 500 handoffs and the summary; %s", describe(r))
+	}
+	calls, _ := strconv.Atoi(m[3])
+	stops, _ := strconv.Atoi(m[4])
+	if calls < 2000 || stops > calls+calls/20 {
+		t.Errorf("%d intercepted calls took %d ptrace stops; want about one each", calls, stops)
+	}
+}
+
