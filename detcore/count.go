@@ -27,7 +27,9 @@ package detcore
 func (e *Engine) countWaiting() int {
 	n := 0
 	for _, t := range e.threads {
-		if t.state == tsReady || t.state == tsNew {
+		// A parent suspended in vfork cannot run until its child execs
+		// or exits.
+		if t.state == tsNew || t.state == tsReady && t.vforkChild == nil {
 			n++
 		}
 	}

@@ -293,6 +293,16 @@ type Stats struct {
 	BySyscall map[int]int64
 }
 
+// FilterErrno returns the error the seccomp filter itself fails syscall
+// nr with, for calls whose answer is always that error (no stop: glibc
+// registers rseq in every new thread).
+func FilterErrno(nr int) (int, bool) {
+	if nr == abi.SYS_RSEQ {
+		return abi.ENOSYS, true
+	}
+	return 0, false
+}
+
 // InterceptedSyscalls lists the syscalls the seccomp filter must send to
 // the tracer: those with a policy entry, but for MarkedSyscalls, which
 // it sends only when marked.

@@ -59,7 +59,9 @@ var policy = map[int]handler{
 	abi.SYS_SCHED_SETAFFINITY: func(e *Engine, t *thread) { t.emulate(0) },
 	abi.SYS_GETRUSAGE:         sysGetrusage,
 	// rseq would let the kernel write the host CPU into guest memory
-	// (glibc's sched_getcpu reads it); without it glibc asks getcpu.
+	// (glibc's sched_getcpu reads it); without it glibc asks getcpu. The
+	// filter fails it (FilterErrno): this is for count mode, which sees
+	// it at its entry.
 	abi.SYS_RSEQ:  func(e *Engine, t *thread) { t.emulate(-abi.ENOSYS) },
 	abi.SYS_TIMES: sysTimes,
 

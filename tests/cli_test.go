@@ -269,4 +269,3 @@ func TestCountModeStops(t *testing.T) {
 		t.Errorf("%d intercepted calls took %d ptrace stops; want about one each", calls, stops)
 	}
 }
-

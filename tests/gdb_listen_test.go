@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
 var (
@@ -88,7 +90,7 @@ func TestGDBKeepListening(t *testing.T) {
 	default:
 	}
 
-	k := n1 / 2
+	k := guestEventBefore(t, dir, n1/2)
 	second := runGDB(t, t.TempDir(), listenSecondCmds(s.addr, k)...)
 	rep := s.wait(t)
 	noClientErrors(t, second, nil)
@@ -126,4 +128,26 @@ func TestGDBKeepListening(t *testing.T) {
 	if t.Failed() {
 		t.Logf("gdb:\n%s", tr.text)
 	}
+}
+
+// guestEventRE matches a call of a guest thread in `hermit trace dump`.
+var guestEventRE = regexp.MustCompile(`(?m)^#(\d+) [1-9]\d* -> `)
+
+// guestEventBefore returns the last event at or before n of trace dir
+// that is a guest thread's call: a boundary a replay stops at exactly
+// (an answer of the host's comes within a call's handling; goto goes on
+// to the next boundary).
+func guestEventBefore(t *testing.T, dir string, n uint64) uint64 {
+	t.Helper()
+	dump := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "trace", "dump", dir)
+	best := uint64(0)
+	for _, m := range guestEventRE.FindAllStringSubmatch(string(dump.Stdout), -1) {
+		if e, _ := strconv.ParseUint(m[1], 10, 64); e <= n && e > best {
+			best = e
+		}
+	}
+	if best == 0 {
+		t.Fatalf("no guest call at or before event %d in %s:\n%s", n, dir, dump.Stdout)
+	}
+	return best
 }

@@ -54,7 +54,7 @@ func buildFilter(traced, marked []int) []unix.SockFilter {
 
 // tree emits the comparisons for a sorted, non-empty or empty list; a
 // syscall with a condition in conds or from detcore.TracedWhen is traced
-// only under it.
+// only under it; one detcore.FilterErrno names is failed by the filter.
 func tree(nrs []int, conds map[int]detcore.ArgCondition) []unix.SockFilter {
 	allow := stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
 	trace := stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE)
@@ -67,6 +67,12 @@ func tree(nrs []int, conds map[int]detcore.ArgCondition) []unix.SockFilter {
 		}
 		if c, ok := detcore.TracedWhen(nrs[0]); ok {
 			return condLeaf(nrs[0], c)
+		}
+		if errno, ok := detcore.FilterErrno(nrs[0]); ok {
+			return []unix.SockFilter{
+				jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nrs[0]), 0, 1),
+				stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ERRNO|uint32(errno)), allow,
+			}
 		}
 		return []unix.SockFilter{
 			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nrs[0]), 0, 1),
