@@ -269,6 +269,10 @@ type Stats struct {
 	// SpinWaits counts the times a thread that spun on memory was
 	// stopped at its loop's head to wait for another thread (spin.go).
 	SpinWaits int64
+	// SpinYields counts the times a thread that spun in a loop that
+	// writes memory and puts it back (a lock taken and let go) was
+	// stopped at its loop's head and let the others run (spin.go).
+	SpinYields int64
 	// Counted counts the syscalls the filter lets through that were
 	// scheduling points, made while other threads (or a deadline) waited
 	// for a thread that made no other (count.go).

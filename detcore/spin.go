@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // Spin detection: deterministic preemption of a thread that waits for
@@ -50,14 +51,15 @@ const (
 	// spinBudgetMax bounds the budget as it doubles after examinations
 	// that found no spin.
 	spinBudgetMax = time.Second
-	// spinSteps is how many instructions one examination steps at most.
-	spinSteps = 300
+	// spinSteps is how many instructions one examination steps at most
+	// (Go's runtime waits in loops of some 330).
+	spinSteps = 1500
 	// spinRounds is how many times an examination sees one instruction
 	// of a loop whose states never repeat before it gives up.
 	spinRounds = 8
 	// spinNoLoop is how many instructions an examination steps at most
 	// when none of them comes twice.
-	spinNoLoop = 100
+	spinNoLoop = 600
 )
 
 // examResult is what one examination found.
@@ -68,6 +70,7 @@ const (
 	examRuns                      // no such cycle: the thread may run on
 	examStop                      // the thread stopped for something else
 	examSyscall                   // the stop found the thread asleep in a syscall
+	examLater                     // not this cycle: look on for a longer one
 )
 
 // budget returns how long t runs before its next examination.
@@ -161,14 +164,22 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 			obs[k-1].after = e.readRanges(t, obs[k-1].acc)
 		}
 		if i := cycleStart(obs, seen, &o); i >= 0 {
-			return e.closeCycle(t, obs[i:], st)
+			res, stop, err := e.closeCycle(t, obs[i:], st)
+			if res != examLater {
+				return res, stop, err
+			}
+			// The registers came back, but not the memory it reads: a
+			// longer round may (a loop whose body calls one function
+			// from two places comes back to the same registers with
+			// another return address on its stack). On to a later
+			// repeat.
 		}
 		inst, acc, known := accesses(e.readCode(t, o.regs.Rip), &o.regs)
 		if insnEnd(inst.Op) {
 			t.spinNote = fixedNote(fmt.Sprintf("it reached a %v instruction", inst.Op))
 			return examRuns, Stop{}, nil
 		}
-		o.acc, o.known = acc, known
+		o.acc, o.known, o.writeOnly = acc, known, writeOnly(&inst)
 		if known {
 			if o.before = e.readRanges(t, acc); o.before == nil && len(acc) > 0 {
 				o.known = false
@@ -194,12 +205,26 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 // closeCycle decides on a cycle t's states closed into (its first state
 // is t's state now): a pure one leaves t waiting at its canonical point.
 func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResult, Stop, error) {
-	if !pureCycle(cycle) {
+	pure := pureCycle(cycle)
+	if !pure && !restoringCycle(cycle) {
 		head, tid := cycle[canonical(cycle)].regs.Rip, t.tid
-		t.spinNote = func() string {
-			return fmt.Sprintf("it loops at %s, but the memory it writes changes or hermit does not model an instruction there", where(st, tid, head))
+		why := "the memory it writes changes from round to round"
+		for i := range cycle {
+			if !cycle[i].known || cycle[i].after == nil {
+				why, at := "hermit does not model the instruction", cycle[i].regs.Rip
+				if code := e.readCode(t, at); code != nil {
+					if inst, err := x86asm.Decode(code, 64); err == nil {
+						why = fmt.Sprintf("hermit does not model its %v", inst.Op)
+					}
+				}
+				t.spinNote = func() string {
+					return fmt.Sprintf("it loops at %s, but %s at %s", where(st, tid, head), why, where(st, tid, at))
+				}
+				return examRuns, Stop{}, nil
+			}
 		}
-		return examRuns, Stop{}, nil
+		t.spinNote = func() string { return fmt.Sprintf("it loops at %s, but %s", where(st, tid, head), why) }
+		return examLater, Stop{}, nil
 	}
 	c := canonical(cycle)
 	for s := 0; s < c; s++ {
@@ -221,8 +246,11 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 	t.spinWait = 0
 	t.spinRecheck = true
 	t.sigChecked = 0
-	e.result.Stats.SpinWaits++
 	e.progress.Add(1) // the next thread's budget starts now
+	if !pure && e.spinYield(t) {
+		return examSpin, Stop{}, nil
+	}
+	e.result.Stats.SpinWaits++
 	e.digest.add(-5, int64(t.vtid), int64(r.Rip))
 	e.blockOn(t, &blocker{
 		kind:     bkSpin,
@@ -233,6 +261,29 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 		onSignal: func(_ *Engine, t *thread) { t.spinRecheck = false },
 	})
 	return examSpin, Stop{}, nil
+}
+
+// spinYield ends the turn of t, parked at the canonical point of a cycle
+// that writes memory and puts it back, and reports whether it did. Its
+// writes may be a lock it holds at that point, so it does not wait for
+// memory to change as a pure spinner does: it stays ready, after the
+// others, and is examined again when it runs. When no other thread could
+// run, it waits as a pure spinner (nothing else could change its
+// memory), or for the next deadline.
+func (e *Engine) spinYield(t *thread) bool {
+	if e.countWaiting() == 1 {
+		d, ok := e.nextDeadline()
+		if !ok {
+			return false
+		}
+		if d > e.clock {
+			e.clock = d
+		}
+	}
+	e.endTurn(t)
+	e.result.Stats.SpinYields++
+	e.digest.add(-7, int64(t.vtid), int64(t.spinAt))
+	return true
 }
 
 // stepOnce single-steps t and waits for its trap. A stop of another

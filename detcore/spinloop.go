@@ -20,7 +20,9 @@ import (
 // run the same cycle forever: it waits for another thread (or a signal
 // handler) to change one of those bytes. Its state at any point of the
 // cycle does not depend on when it was looked at, so stopping it at a
-// canonical point of the cycle is deterministic.
+// canonical point of the cycle is deterministic. So is a cycle that
+// writes memory but puts every byte back by its end (a lock taken and let
+// go each round): its memory, too, is the same at every round's start.
 
 // memRange is memory one instruction reads or writes.
 type memRange struct {
@@ -38,6 +40,8 @@ type spinObs struct {
 	acc           []memRange
 	known         bool
 	before, after []byte
+	// writeOnly: the instruction only writes acc (writeOnly).
+	writeOnly bool
 }
 
 // stateHash hashes the parts of an observation that must repeat.
@@ -77,6 +81,63 @@ func pureCycle(cycle []spinObs) bool {
 		}
 	}
 	return true
+}
+
+// restoringCycle reports whether every instruction of cycle is understood
+// and each byte the cycle reads before it writes it (its inputs) is, at
+// the cycle's end, what it was at its start: the cycle may write memory
+// (a lock taken and let go, return addresses on its stack) but it reads
+// the same inputs every round, so from its first state it runs the same
+// round again, writing the same values, for ever, unless another thread
+// changes an input. A pure cycle is one.
+func restoringCycle(cycle []spinObs) bool {
+	start, end := map[uint64]byte{}, map[uint64]byte{}
+	written := map[uint64]bool{}
+	for i := range cycle {
+		o := &cycle[i]
+		if !o.known || o.after == nil {
+			return false
+		}
+		off := 0
+		for _, m := range o.acc {
+			for j := 0; j < m.size; j++ {
+				a := m.addr + uint64(j)
+				if _, ok := start[a]; !ok && !written[a] {
+					if o.writeOnly {
+						written[a] = true
+					} else {
+						start[a] = o.before[off+j]
+					}
+				}
+				end[a] = o.after[off+j]
+			}
+			off += m.size
+		}
+	}
+	for a, v := range start {
+		if end[a] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// writeOnly reports whether inst only writes the memory it touches (what
+// was there before is none of its input): a call or push of a register
+// or constant, a move to memory.
+func writeOnly(inst *x86asm.Inst) bool {
+	switch inst.Op {
+	case x86asm.CALL, x86asm.PUSH:
+		// Of a register or a constant; through memory it reads too.
+		_, isMem := inst.Args[0].(x86asm.Mem)
+		return !isMem
+	case x86asm.MOV, x86asm.MOVQ, x86asm.MOVD, x86asm.MOVAPS, x86asm.MOVUPS, x86asm.MOVAPD,
+		x86asm.MOVUPD, x86asm.MOVDQA, x86asm.MOVDQU, x86asm.MOVSD_XMM, x86asm.MOVSS, x86asm.MOVNTI,
+		x86asm.VMOVDQA, x86asm.VMOVDQU, x86asm.VMOVAPS, x86asm.VMOVUPS:
+		_, toMem := inst.Args[0].(x86asm.Mem)
+		return toMem
+	}
+	return false
 }
 
 // canonical returns the index in cycle of its canonical state: the lowest

@@ -115,10 +115,19 @@ func TestCycles(t *testing.T) {
 		t.Errorf("a loop that changes memory is pure")
 	}
 	// Nor one through an instruction hermit does not model.
+	if restoringCycle(writes) {
+		t.Errorf("a loop that leaves memory changed puts it back")
+	}
+	// A cycle that takes a lock (0 -> 1) and lets it go (1 -> 0) writes
+	// memory but puts it back: the same at every round's start.
+	lock := []spinObs{obs(0x30, 0, 0, 1), obs(0x34, 0, 1, 1), obs(0x38, 0, 1, 0)}
+	if pureCycle(lock) || !restoringCycle(lock) {
+		t.Errorf("lock and unlock: pure %v, restoring %v; want false, true", pureCycle(lock), restoringCycle(lock))
+	}
 	unknown := []spinObs{obs(0x30, 0, 0, 0), obs(0x34, 0, 0, 0)}
 	unknown[1].known = false
-	if pureCycle(unknown) {
-		t.Errorf("a loop through an unmodelled instruction is pure")
+	if pureCycle(unknown) || restoringCycle(unknown) {
+		t.Errorf("a loop through an unmodelled instruction is pure or restoring")
 	}
 	// Vector registers count: the same general registers with another
 	// xmm0 are another state.

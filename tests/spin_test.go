@@ -14,7 +14,7 @@ import (
 
 var (
 	digestLineRE = regexp.MustCompile(`(?m)^  schedule digest: [0-9a-f]{16}$`)
-	spinWaitsRE  = regexp.MustCompile(`(?m)^  spin waits: [1-9][0-9]* `)
+	spinWaitsRE  = regexp.MustCompile(`(?m)^  spin (?:waits|yields): [1-9][0-9]* `)
 )
 
 // TestSpinWaits: threads that wait by spinning on memory, with no
@@ -47,6 +47,13 @@ func TestSpinWaits(t *testing.T) {
 		// spinner's own write ended: nothing but an examination finds
 		// that it can run.
 		{"waiting for a reader the spinner woke", cGuest("spins.c", "piped"), nil, "piped: seen\n", false},
+		// The spinner takes and lets go of a lock every round (as Go's
+		// runtime does): it lets the setter run at its loop's head
+		// rather than wait for memory, which holds the lock there.
+		{"waiting under a lock", cGuest("spins.c", "locked"), nil, "locked: seen\n", false},
+		// Its registers come back halfway round (another return
+		// address on the stack): only the whole round is a cycle.
+		{"waiting under a lock, in a function called twice a round", cGuest("spins.c", "locked2"), nil, "locked2: seen\n", false},
 		// Each trapped rdtsc is an instruction hermit answers: every 32
 		// of them make a scheduling point.
 		{"reading rdtsc while waiting", cGuest("spins.c", "rdtsc"), nil, "rdtsc: seen, 0 backwards\n", true},

@@ -429,6 +429,9 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	if s.SpinWaits > 0 {
 		fmt.Fprintf(w, "  spin waits: %d (a thread spinning on memory waited at its loop's head for another thread)\n", s.SpinWaits)
 	}
+	if s.SpinYields > 0 {
+		fmt.Fprintf(w, "  spin yields: %d (a thread spinning in a loop that takes and lets go of a lock let the others run at its loop's head)\n", s.SpinYields)
+	}
 	if s.Counted > 0 {
 		fmt.Fprintf(w, "  counted syscalls: %d (calls hermit does not intercept, made scheduling points while other threads or a timer waited; %d ptrace stops)\n", s.Counted, s.CountStops)
 	}

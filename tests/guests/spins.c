@@ -15,6 +15,10 @@
  *             the pipe (which ends the wait) and spins until it reads
  *   rdtsc     a thread reads the time-stamp counter while it waits for a
  *             flag (hermit traps rdtsc: each read is a deterministic point)
+ *   locked    a thread waits for a flag it reads under a lock (it takes
+ *             and lets go of the lock each round); the setter makes
+ *             syscalls before it sets the flag
+ *   locked2   as locked, the look a function called from two places
  *   compute   a thread computes, with no syscall, right after starting
  *             another: it says whether that one ran meanwhile, and fails
  *             if not
@@ -183,6 +187,63 @@ static void spin_rdtsc(void) {
 	say("rdtsc: seen, %llu backwards\n", backwards);
 }
 
+/* locked: the waiter checks the flag under a lock, as Go's runtime does
+ * (lock, look, let go, again): each round writes the lock word and puts
+ * it back. The setter makes syscalls, so it needs turns of its own. */
+static int wlock;
+static volatile int done;
+
+static void *lock_setter(void *arg) {
+	(void)arg;
+	for (int i = 0; i < 100; i++)
+		CHECK(getppid() > 0 && write(1, "", 0) == 0);
+	while (__atomic_exchange_n(&wlock, 1, __ATOMIC_ACQUIRE))
+		;
+	done = 1;
+	__atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void spin_locked(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, lock_setter, NULL) == 0);
+	for (;;) {
+		while (__atomic_exchange_n(&wlock, 1, __ATOMIC_ACQUIRE))
+			;
+		int d = done;
+		__atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+		if (d)
+			break;
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	say("locked: seen\n");
+}
+
+/* locked2: as locked, but the look under the lock is a function called
+ * from two places in the loop: its registers come back at each call, with
+ * another return address on the stack; only the whole round repeats. */
+static __attribute__((noinline)) int peek(void) {
+	while (__atomic_exchange_n(&wlock, 1, __ATOMIC_ACQUIRE))
+		;
+	int d = done;
+	__atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+	return d;
+}
+
+static void spin_locked2(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, lock_setter, NULL) == 0);
+	for (;;) {
+		if (peek())
+			break;
+		__asm__ volatile("" ::: "memory");
+		if (peek())
+			break;
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	say("locked2: seen\n");
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "flag";
 	if (strcmp(mode, "flag") == 0)
@@ -201,6 +262,10 @@ int main(int argc, char **argv) {
 		spin_piped();
 	else if (strcmp(mode, "rdtsc") == 0)
 		spin_rdtsc();
+	else if (strcmp(mode, "locked") == 0)
+		spin_locked();
+	else if (strcmp(mode, "locked2") == 0)
+		spin_locked2();
 	else {
 		sayfd(2, "spins: unknown mode %s\n", mode);
 		return 2;
