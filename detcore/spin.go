@@ -59,7 +59,10 @@ const (
 	spinRounds = 8
 	// spinNoLoop is how many instructions an examination steps at most
 	// when none of them comes twice.
-	spinNoLoop = 600
+	spinNoLoop = 400
+	// spinNoLoopRecheck is spinNoLoop for a thread examined again as it
+	// is woken at its loop's head.
+	spinNoLoopRecheck = 100
 )
 
 // examResult is what one examination found.
@@ -85,7 +88,13 @@ func (t *thread) budget() time.Duration {
 // its canonical point again, recheck), and blocks it, resumes it, or
 // handles the stop that ended the examination.
 func (e *Engine) examineSpin(t *thread, recheck bool) error {
-	res, stop, err := e.examine(t)
+	noLoop := spinNoLoop
+	if recheck {
+		// Woken at its loop's head: it spins there again at once, or it
+		// has left the loop, which a short look tells.
+		noLoop = spinNoLoopRecheck
+	}
+	res, stop, err := e.examine(t, noLoop)
 	if e.cfg.Debug != nil {
 		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.note(), stop, err)
 	}
@@ -130,7 +139,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 // examine single-steps t until its states repeat, spinSteps pass, or it
 // stops for another reason. On a pure cycle it leaves t waiting at the
 // cycle's canonical point.
-func (e *Engine) examine(t *thread) (examResult, Stop, error) {
+func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 	st, ok := e.t.(SpinTracer)
 	if !ok {
 		t.spinNote = fixedNote("this tracer cannot examine it")
@@ -188,7 +197,7 @@ func (e *Engine) examine(t *thread) (examResult, Stop, error) {
 		obs = append(obs, o)
 		seen[o.hash] = append(seen[o.hash], k)
 		rounds[o.regs.Rip]++
-		if k == spinSteps || rounds[o.regs.Rip] == spinRounds || k == spinNoLoop && len(rounds) == len(obs) {
+		if k == spinSteps || rounds[o.regs.Rip] == spinRounds || k == noLoop && len(rounds) == len(obs) {
 			// Or spinNoLoop instructions without one seen twice: no
 			// loop of a size spins have.
 			// spinRounds rounds of a loop without a state seen twice:

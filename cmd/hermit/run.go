@@ -43,6 +43,7 @@ type runFlags struct {
 	cpuid     bool
 	timeslice int
 	tmp       string
+	network   string
 	epoch     string
 	epochTime time.Time
 	mtimes    string
@@ -58,6 +59,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mtimes, "real-mtimes", strings.Join(detcore.DefaultRealMtimes, ":"), "colon-separated directories whose files keep their real modification times unless the guest writes them (installed software: mtime-keyed caches such as Python's .pyc stay valid); elsewhere mtimes are virtual")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
+	fs.StringVar(&f.network, "network", "host", "`host`: the guest uses the host's network; local: a network of its own with only loopback, whose TCP is tuned so that a client and server in the guest repeat exactly (nothing outside is reachable)")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.IntVar(&f.timeslice, "timeslice", 32, "let a thread keep running for up to `N` intercepted syscalls in a row before switching (1: switch at every one)")
 	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
@@ -140,6 +142,10 @@ func (f *runFlags) check(cmd string, argv []string) (string, int) {
 	}
 	if f.cpuid && !ptrace.CPUIDFaulting() {
 		fmt.Fprintf(os.Stderr, "hermit %s: --virtualize-cpuid: this machine has no CPUID faulting (arch_prctl ARCH_SET_CPUID); common in VMs and on older AMD CPUs\n", cmd)
+		return "", 2
+	}
+	if f.network != "host" && f.network != "local" {
+		fmt.Fprintf(os.Stderr, "hermit %s: --network must be host or local, not %q\n", cmd, f.network)
 		return "", 2
 	}
 	if f.tmp != "private" && f.tmp != "host" {
@@ -283,6 +289,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		Path: path, Argv: argv, Env: os.Environ(), CPU: f.pin,
 		Hostname: "hermit", Traced: traced, TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
+		LocalNet:   f.network == "local",
 		TrapCPUID:  trapCPUID,
 		CPUs:       detcore.NumCPUs,
 		Stdin:      gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,

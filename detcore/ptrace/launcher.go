@@ -17,4 +17,5 @@ const (
 	envHostname = "HERMIT_LAUNCH_HOSTNAME"
 	envTmp      = "HERMIT_LAUNCH_TMP"
 	envFiles    = "HERMIT_LAUNCH_FILES"
+	envNet      = "HERMIT_LAUNCH_NET"
 )

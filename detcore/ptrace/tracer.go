@@ -56,6 +56,9 @@ type Options struct {
 	// PrivateTmp gives the guest its own /tmp: the host's, overlaid with a
 	// tmpfs that takes every write and vanishes with the run.
 	PrivateTmp bool
+	// LocalNet gives the guest a network namespace of its own, with only
+	// loopback, whose TCP the launcher tunes to repeat (launcher.c).
+	LocalNet bool
 	// CPUs, when not 0, is how many CPUs /proc/cpuinfo and
 	// /sys/devices/system/cpu show the guest.
 	CPUs int
@@ -155,6 +158,9 @@ func Start(o Options) (*Tracer, int, error) {
 			Setpgid:    o.OwnGroup,
 		},
 	}
+	if o.LocalNet {
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
+	}
 	if os.Geteuid() != 0 {
 		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
@@ -226,6 +232,7 @@ func launchEnv(o Options, filter []unix.SockFilter) []string {
 		envFilter+"="+encodeFilter(filter),
 		envTSC+"="+flag(o.TrapTSC),
 		envTmp+"="+flag(o.PrivateTmp && o.Root == ""),
+		envNet+"="+flag(o.LocalNet),
 		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
 	)

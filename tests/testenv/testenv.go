@@ -176,6 +176,25 @@ func BuildGo(t testing.TB, dir string) string {
 	})
 }
 
+// BuildGoTest builds the test binary of standard library package pkg
+// (go test -c) and returns its path and the package's source directory,
+// where it must run (its testdata).
+func BuildGoTest(t testing.TB, pkg string) (bin, dir string) {
+	t.Helper()
+	Require(t, "go")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	dir = filepath.Join(strings.TrimSpace(string(out)), "src", filepath.FromSlash(pkg))
+	bin = cached(t, "gotest-"+strings.ReplaceAll(pkg, "/", "-"), func(out string) error {
+		cmd := exec.Command("go", "test", "-c", "-o", out, pkg)
+		cmd.Dir = RepoRoot(t)
+		return runBuild(cmd)
+	})
+	return bin, dir
+}
+
 // cached returns the product named name, producing it with produce (which gets
 // the output path) the first time. A failed build fails every caller.
 func cached(t testing.TB, name string, produce func(out string) error) string {
