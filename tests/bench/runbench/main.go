@@ -132,6 +132,11 @@ func run(w io.Writer, hermitBin string, runs int, timeout, cpuTarget time.Durati
 	if err != nil {
 		return err
 	}
+	// The test suite's futex handoff guest (tests/guests/handoff.c), from
+	// the checkout runbench runs in.
+	if bins["futex_pingpong"], err = buildRepoGuest(dir, "handoff.c", timeout); err != nil {
+		return err
+	}
 	iters, err := calibrate(bins["cpu_loop"], cpuTarget, timeout)
 	if err != nil {
 		return fmt.Errorf("calibrate CPU loop: %w", err)
@@ -278,6 +283,24 @@ func buildGuests(dir string, timeout time.Duration) (map[string]string, error) {
 		bins[name] = out
 	}
 	return bins, nil
+}
+
+// buildRepoGuest compiles tests/guests/NAME of the checkout runbench runs
+// in (make bench runs it from the top) into dir.
+func buildRepoGuest(dir, name string, timeout time.Duration) (string, error) {
+	guests, err := filepath.Abs(filepath.Join("tests", "guests"))
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, strings.TrimSuffix(name, ".c"))
+	res, err := procrun.Run(exec.Command("cc", "-O1", "-g", "-pthread", "-Wall", "-I", guests, "-o", out, filepath.Join(guests, name)), timeout)
+	if err == nil && res.Exit != 0 {
+		err = fmt.Errorf("exit %d: %s", res.Exit, res.Stderr)
+	}
+	if err != nil {
+		return "", fmt.Errorf("compile %s (run runbench from the top of the checkout): %w", name, err)
+	}
+	return out, nil
 }
 
 // buildGo builds the Go guest in guests/NAME (embedded sources) into dir.
