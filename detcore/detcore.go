@@ -291,8 +291,11 @@ type Stats struct {
 	// clock functions read a clock page and those that make the syscall;
 	// ClockPageReads counts the reads answered in the guest (vclock.go).
 	ClockPages, TrappedClocks, ClockPageReads int64
-	CPUIDs                                    int64 // cpuid instructions answered
-	Digest                                    uint64
+	// TrappedClockWhy says why the first program without a clock page
+	// has none.
+	TrappedClockWhy string
+	CPUIDs          int64 // cpuid instructions answered
+	Digest          uint64
 	// BySyscall counts intercepted syscalls by number.
 	BySyscall map[int]int64
 }

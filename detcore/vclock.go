@@ -86,8 +86,8 @@ func (e *Engine) setupClock(p *process, x Exec) {
 	e.dropClock(p)
 	if x.Clock == nil {
 		e.result.Stats.TrappedClocks++
-		if x.NoClock != "" {
-			e.warnOnce("noclock:"+x.NoClock, "hermit: a program reads the clock through trapped syscalls (slower): "+x.NoClock)
+		if e.result.Stats.TrappedClockWhy == "" {
+			e.result.Stats.TrappedClockWhy = x.NoClock
 		}
 		return
 	}

@@ -134,7 +134,7 @@ func TestClockPageFallback(t *testing.T) {
 		t.Fatalf("%d reads, %d trapped; want 50, all trapped", len(reads), trapped(reads))
 	}
 	checkRising(t, reads)
-	if res.Stats.TrappedClocks != 1 || res.Stats.ClockPages != 0 {
-		t.Errorf("stats: %d trapped programs, %d pages; want 1, 0", res.Stats.TrappedClocks, res.Stats.ClockPages)
+	if res.Stats.TrappedClocks != 1 || res.Stats.ClockPages != 0 || res.Stats.TrappedClockWhy != "the fake has no clock page" {
+		t.Errorf("stats: %d trapped programs (%q), %d pages; want 1 with the tracer's reason, 0", res.Stats.TrappedClocks, res.Stats.TrappedClockWhy, res.Stats.ClockPages)
 	}
 }

@@ -446,8 +446,12 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
 	}
 	trapped := s.BySyscall[abi.SYS_CLOCK_GETTIME] + s.BySyscall[abi.SYS_GETTIMEOFDAY] + s.BySyscall[abi.SYS_TIME]
-	fmt.Fprintf(w, "  clock reads: %d in the guest without a stop, %d trapped (programs: %d read hermit's clock page, %d only the trapped syscalls)\n",
-		s.ClockPageReads, trapped, s.ClockPages, s.TrappedClocks)
+	why := ""
+	if s.TrappedClockWhy != "" {
+		why = ": " + s.TrappedClockWhy
+	}
+	fmt.Fprintf(w, "  clock reads: %d in the guest without a stop, %d trapped (programs: %d read hermit's clock page, %d only the trapped syscalls%s)\n",
+		s.ClockPageReads, trapped, s.ClockPages, s.TrappedClocks, why)
 	fmt.Fprint(w, f.ch.summary(f.seed, res))
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)
 	switch {
