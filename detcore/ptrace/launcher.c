@@ -443,9 +443,18 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 	pid_t child = fork();
 	if (child < 0) fail(errfd, STAGE_FORK, errno, 125);
 	if (child == 0) run_guest(argv + 1, envp, errfd);
-	if (errfd >= 0) close(errfd);
 	// Reap everything; remember how the first process ended.
 	int status = 0, code = 0;
+	// Tell the tracer (a zero stage) once the child has stopped for it,
+	// so that it need not poll.
+	pid_t w;
+	while ((w = waitpid(child, &status, WUNTRACED)) < 0 && errno == EINTR) {}
+	if (w == child && !WIFSTOPPED(status)) code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (w == child && WIFSTOPPED(status) && errfd >= 0) {
+		int v[2] = {0, 0};
+		if (write(errfd, v, sizeof v) < 0) {}
+	}
+	if (errfd >= 0) close(errfd);
 	for (;;) {
 		pid_t p = waitpid(-1, &status, 0);
 		if (p < 0) {

@@ -270,23 +270,9 @@ func explainStart(err error) error {
 // seizeRoot finds the launcher's child (the guest's first process) once it
 // has stopped itself, seizes it, and runs it to its first exec.
 func (t *Tracer) seizeRoot(errR *os.File, name string) (int, error) {
-	deadline := time.Now().Add(10 * time.Second)
-	var pid int
-	for {
-		if time.Now().After(deadline) {
-			return 0, errors.New("the launcher did not start the guest within 10s")
-		}
-		if p, ws, _ := wait4(t.initPid, unix.WNOHANG); p == t.initPid {
-			return 0, t.launchFailure(errR, name, ws)
-		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			pid, _ = strconv.Atoi(f[0])
-			if procState(pid) == 'T' {
-				break
-			}
-		}
-		time.Sleep(50 * time.Microsecond)
+	pid, err := t.launched(errR, name)
+	if err != nil {
+		return 0, err
 	}
 	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, seizeOptions); err != nil {
 		if errors.Is(err, unix.EPERM) {
@@ -336,6 +322,31 @@ var launchStages = map[uint32]struct{ what, fix string }{
 	10: {"executing the program", ""},
 }
 
+// launched waits until the launcher's child, the guest's first process,
+// has stopped itself for the tracer, and returns its pid. The launcher
+// reports that (a zero stage) or a failure on errR.
+func (t *Tracer) launched(errR *os.File, name string) (int, error) {
+	var b [8]byte
+	_ = errR.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := io.ReadFull(errR, b[:])
+	_ = errR.SetReadDeadline(time.Time{})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, errors.New("the launcher did not start the guest within 10s")
+	case n < len(b):
+		_, ws, _ := wait4(t.initPid, 0)
+		return 0, fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
+	case binary.LittleEndian.Uint32(b[0:]) != 0:
+		return 0, launchError(b, name)
+	}
+	bs, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
+	f := strings.Fields(string(bs))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("%s: the launcher's child is gone", name)
+	}
+	return strconv.Atoi(f[0])
+}
+
 // launchFailure explains why the guest never reached its first exec.
 func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) error {
 	var b [8]byte
@@ -343,6 +354,11 @@ func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) e
 	if n < len(b) {
 		return fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
 	}
+	return launchError(b, name)
+}
+
+// launchError explains the failed stage the launcher reported in b.
+func launchError(b [8]byte, name string) error {
 	stage := binary.LittleEndian.Uint32(b[0:])
 	errno := unix.Errno(binary.LittleEndian.Uint32(b[4:]))
 	if stage == 10 {
