@@ -29,8 +29,11 @@ type fakeTarget struct {
 	last    Stop
 	stops   []Stop // what Continue and Step return next
 	when    uint64
-	bps     map[string]bool
-	calls   []string
+	// passed are events a replay does not stop at: Goto goes on to the
+	// next.
+	passed map[uint64]bool
+	bps    map[string]bool
+	calls  []string
 
 	block   bool          // Continue blocks until Interrupt
 	started chan struct{} // Continue began (when block)
@@ -165,7 +168,8 @@ func (f *fakeTarget) Restart() (Stop, error) {
 func (f *fakeTarget) When() uint64 { return f.when }
 func (f *fakeTarget) Goto(n uint64) (Stop, error) {
 	f.call("goto %d", n)
-	f.when = n
+	for f.when = n; f.passed[f.when]; f.when++ {
+	}
 	f.last = Stop{Kind: StopStart, Tid: 0x1234}
 	return f.last, nil
 }

@@ -86,7 +86,11 @@ func (s *session) monGoto(args []string) (string, error) {
 	if regs, err := s.t.Registers(st.Tid); err == nil && regs != nil {
 		where = fmt.Sprintf(", pc %#x", regs.Rip)
 	}
-	return fmt.Sprintf("At event %d, thread %d%s.\n", s.t.When(), st.Tid, where), nil
+	note := ""
+	if w := s.t.When(); w != n {
+		note = fmt.Sprintf(" (event %d is not one a replay stops at: this is the next that is)", n)
+	}
+	return fmt.Sprintf("At event %d, thread %d%s%s.\n", s.t.When(), st.Tid, where, note), nil
 }
 
 var errBadArgs = errors.New("bad arguments")

@@ -299,6 +299,12 @@ func TestMonitor(t *testing.T) {
 	if ft.when != 99 {
 		t.Errorf("goto: when is %d", ft.when)
 	}
+	// An event the replay passes (a host's answer): the next one, said so.
+	ft.passed = map[uint64]bool{50: true}
+	c.expect("qRcmd,"+hexs("goto 50"), "O"+hexs("At event 51, thread 4660, pc 0x401000 (event 50 is not one a replay stops at: this is the next that is).\n"))
+	if got := c.recv(); got != "OK" {
+		t.Errorf("goto: final reply %q", got)
+	}
 	help := c.ask("qRcmd," + hexs("help"))
 	if b, _ := hex.DecodeString(help[1:]); !strings.Contains(string(b), "goto N") {
 		t.Errorf("help: got %q", b)

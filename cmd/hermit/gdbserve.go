@@ -82,6 +82,9 @@ func serveGDB(cfg serveConfig) int {
 		if st.Kind == gdbstub.StopExited || st.Kind == gdbstub.StopKilled {
 			return fail("--goto %d: the recording has only %d events", cfg.gotoEvent, t.When())
 		}
+		if w := t.When(); w != cfg.gotoEvent {
+			fmt.Fprintf(os.Stderr, "hermit: event %d is not one a replay stops at; starting at event %d, the next that is\n", cfg.gotoEvent, w)
+		}
 	}
 	exe, _ := t.ExecFile()
 	local, err := rec.LocalPath(exe)
