@@ -158,6 +158,37 @@ static void overlay_files(const char *dir) {
 	closedir(d);
 }
 
+// files_parent opens the directory that holds dir (the machine files),
+// before any mount hides it, so that remove_files can remove dir later.
+static int files_parent(const char *dir, const char **base) {
+	if (!dir || !dir[0]) return -1;
+	const char *slash = strrchr(dir, '/');
+	if (!slash || !slash[1]) return -1;
+	*base = slash + 1;
+	char parent[4096];
+	snprintf(parent, sizeof parent, "%.*s", (int)(slash - dir), dir);
+	return open(parent[0] ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+// remove_files removes the machine files and their directory once they are
+// mounted (the mounts keep them): nothing is left behind on the host, even
+// if hermit is killed before it would remove them itself.
+static void remove_files(int parent, const char *base) {
+	if (parent < 0) return;
+	int d = openat(parent, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+	if (dir) {
+		struct dirent *e;
+		while ((e = readdir(dir)) != NULL)
+			if (e->d_name[0] == '%') unlinkat(dirfd(dir), e->d_name, 0);
+		closedir(dir);
+	} else if (d >= 0) {
+		close(d);
+	}
+	unlinkat(parent, base, AT_REMOVEDIR);
+	close(parent);
+}
+
 // root_fail reports that building the guest's root failed at what (with
 // arg) and exits.
 static void root_fail(int errfd, const char *what, const char *arg) {
@@ -422,6 +453,8 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
 	const char *files = getenv(ENV_PREFIX "FILES");
+	const char *files_base = NULL;
+	int files_dir = files_parent(files, &files_base);
 	const char *root = getenv(ENV_PREFIX "ROOT");
 	if (root && root[0]) {
 		// The root's /tmp is already thrown away with the run.
@@ -435,6 +468,7 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		char cwd[4096];
 		if (getcwd(cwd, sizeof cwd) && chdir(cwd) < 0) say("re-entering ", cwd, errno);
 	}
+	remove_files(files_dir, files_base);
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
 	const char *net = getenv(ENV_PREFIX "NET");
