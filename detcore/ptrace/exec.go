@@ -21,10 +21,15 @@ const atRandomTag = 25
 func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec, error) {
 	t.dropHeld() // the thread runs code of hermit's
 	var x detcore.Exec
-	v, err := readVDSO(t, tid)
+	auxv, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", tid))
+	if err != nil {
+		return x, fmt.Errorf("reading the auxiliary vector: %w", gone(err))
+	}
+	v, err := t.readVDSO(tid, auxvValue(auxv, atSysinfoEhdr))
 	if err != nil {
 		return x, fmt.Errorf("reading the vDSO: %w", err)
 	}
+	defer v.close()
 	in := &injector{tid: tid}
 	if v == nil {
 		x.NoClock = "it has no vDSO"
@@ -53,27 +58,23 @@ func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec
 	if err := in.done(); err != nil {
 		return x, err
 	}
-	addr, err := auxvValue(tid, atRandomTag)
-	if err != nil {
-		return x, fmt.Errorf("reading the auxiliary vector: %w", err)
-	}
-	if addr != 0 {
+	if addr := auxvValue(auxv, atRandomTag); addr != 0 {
 		return x, t.WriteMem(tid, addr, atRandom[:])
 	}
 	return x, nil
 }
 
-func auxvValue(tid int, tag uint64) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", tid))
-	if err != nil {
-		return 0, gone(err)
-	}
+// atSysinfoEhdr is AT_SYSINFO_EHDR: where the vDSO's ELF header is.
+const atSysinfoEhdr = 33
+
+// auxvValue returns the value of tag in an auxiliary vector, 0 if absent.
+func auxvValue(b []byte, tag uint64) uint64 {
 	for i := 0; i+16 <= len(b); i += 16 {
 		if binary.LittleEndian.Uint64(b[i:]) == tag {
-			return binary.LittleEndian.Uint64(b[i+8:]), nil
+			return binary.LittleEndian.Uint64(b[i+8:])
 		}
 	}
-	return 0, nil
+	return 0
 }
 
 // vdsoStubs maps each vDSO function hermit replaces to its 8-byte stub.
@@ -100,10 +101,33 @@ func syscallStub(nr int) [8]byte {
 type vdso struct {
 	tid  int
 	syms map[string]elf.Symbol // Value: the address in the process
+	// mem is the process's /proc/PID/mem, opened by the first write.
+	mem *os.File
 }
 
-// readVDSO parses tid's vDSO; nil if it has none.
-func readVDSO(t *Tracer, tid int) (*vdso, error) {
+// vdsoImage is a parsed vDSO: every process of one kernel has the same one
+// (at the same address, ASLR being off), so the tracer parses it once.
+type vdsoImage struct {
+	start uint64
+	img   []byte
+	syms  map[string]elf.Symbol
+}
+
+// readVDSO parses tid's vDSO, whose ELF header is at ehdr (0: it has
+// none, and readVDSO returns nil).
+func (t *Tracer) readVDSO(tid int, ehdr uint64) (*vdso, error) {
+	if ehdr == 0 {
+		return nil, nil
+	}
+	if c := t.vdsoCache; c != nil && c.start == ehdr {
+		img := make([]byte, len(c.img))
+		if err := t.ReadMem(tid, ehdr, img); err != nil {
+			return nil, err
+		}
+		if bytes.Equal(img, c.img) {
+			return &vdso{tid: tid, syms: c.syms}, nil
+		}
+	}
 	start, end, err := vdsoRange(tid)
 	if err != nil || start == 0 {
 		return nil, err
@@ -132,19 +156,30 @@ func readVDSO(t *Tracer, tid int) (*vdso, error) {
 		s.Value += base
 		v.syms[s.Name] = s
 	}
+	t.vdsoCache = &vdsoImage{start: start, img: img, syms: v.syms}
 	return v, nil
 }
 
 // write writes b at addr in the vDSO (through /proc/PID/mem: its pages
 // are not writable).
 func (v *vdso) write(addr uint64, b []byte) error {
-	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", v.tid), os.O_WRONLY, 0)
-	if err != nil {
-		return gone(err)
+	if v.mem == nil {
+		mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", v.tid), os.O_WRONLY, 0)
+		if err != nil {
+			return gone(err)
+		}
+		v.mem = mem
 	}
-	defer mem.Close()
-	_, err = mem.WriteAt(b, int64(addr))
+	_, err := v.mem.WriteAt(b, int64(addr))
 	return err
+}
+
+// close closes what write opened; v may be nil.
+func (v *vdso) close() {
+	if v != nil && v.mem != nil {
+		v.mem.Close()
+		v.mem = nil
+	}
 }
 
 // writeStubs overwrites the entry points of the vDSO's time functions

@@ -197,9 +197,13 @@ const atExecfn = 31
 // ExecPath returns the path thread tid's process passed to execve, as the
 // guest wrote it.
 func (t *Tracer) ExecPath(tid int) (string, error) {
-	addr, err := auxvValue(tid, atExecfn)
-	if err != nil || addr == 0 {
-		return "", fmt.Errorf("no AT_EXECFN for thread %d: %v", tid, err)
+	auxv, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", tid))
+	if err != nil {
+		return "", gone(err)
+	}
+	addr := auxvValue(auxv, atExecfn)
+	if addr == 0 {
+		return "", fmt.Errorf("no AT_EXECFN for thread %d", tid)
 	}
 	return t.ReadString(tid, addr, 4096)
 }

@@ -101,6 +101,8 @@ type Tracer struct {
 	// held are the guest descriptors hermit has copies of until the
 	// next resume (heldFd).
 	held map[fdKey]*held
+	// vdsoCache is the last vDSO parsed (readVDSO).
+	vdsoCache *vdsoImage
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
