@@ -95,6 +95,21 @@ func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 		s = &emuState{}
 		t.emus[tid] = s
 	}
+	if s.remade && sig == 0 && mode != detcore.ResumeStep && mode != detcore.ResumeCountStep {
+		// A stop came between the rewind of a call being made again and
+		// the call's new entry (the watchdog's SIGSTOP, which no mask
+		// holds back): the thread is at the syscall instruction, and the
+		// engine has seen the call already. It goes on to the entry, as
+		// remake left it, and from there as mode now says; forgetting the
+		// remake would report the call a second time (a second turn for
+		// one call, and a recording whose events replay does not make).
+		s.count = counting
+		s.after = request(mode)
+		if s.swallow != 0 {
+			s.swallow = afterSeccomp(mode)
+		}
+		return t.resumeReq(tid, s, unix.PTRACE_SYSCALL, 0)
+	}
 	s.count, s.remade = counting, false
 	atSeccomp := s.atSeccomp
 	s.atSeccomp = false
