@@ -151,6 +151,18 @@ func (e *Engine) traceSyscallResume(t *thread) {
 	pt := t.pt
 	at, syscall := pt.sc.at, pt.sc.req == ptSyscall
 	pt.sc.at = syscallInfoNone
+	if at == syscallInExec && syscall && t.execReturned {
+		// execve has returned already: hermit's code ran in the thread
+		// at the exec (OnExec), past the call's exit. Its exit-stop is
+		// here, with the registers of that exit (rax 0, orig_rax the
+		// call); a tracer that moves the thread moves it from there.
+		t.state = tsTraced
+		pt.sc.at = syscallInfoOut
+		pt.sc.toExit, pt.sc.exitStop = false, false
+		pt.status, pt.reported = e.sysStatus(t), false
+		e.childEpoch++
+		return
+	}
 	// The exit-stop of a call that has not returned yet comes if the
 	// tracer asks for it now (execve's, after its exec event).
 	pt.sc.toExit = syscall && (pt.sc.toExit || at == syscallInExec)

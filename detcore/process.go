@@ -148,6 +148,7 @@ func (e *Engine) handleExec(st Stop) error {
 		return e.gone(t, err)
 	}
 	e.setupClock(p, x)
+	t.execReturned = x.Returned
 	if j := e.cfg.Journal; j != nil {
 		if err := j.Exec(t.tid, t.vtid); err != nil {
 			return err

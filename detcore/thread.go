@@ -43,6 +43,9 @@ type thread struct {
 	prio uint64
 	// started is set once the thread's first stop has been seen.
 	started bool
+	// execReturned: at its last exec, the thread returned from execve
+	// before the engine saw it (Exec.Returned).
+	execReturned bool
 
 	// While stopped at an intercepted syscall:
 	regs abi.Regs

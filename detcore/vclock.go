@@ -78,6 +78,9 @@ type Exec struct {
 	// they make the syscall; NoClock then says why.
 	Clock   *ClockPage
 	NoClock string
+	// Returned: the thread has returned from execve already (hermit's
+	// code ran in it), so no syscall-exit stop of execve comes.
+	Returned bool
 }
 
 // setupClock fills a new clock page with the clocks it serves and the

@@ -277,6 +277,9 @@ func TestGuestPtrace(t *testing.T) {
 		{"new threads and processes traced from their start", cGuest("ptrace_syscalls.c", "children"),
 			"child's thread runs\nchild reaped its own child: status 4\n" +
 				"fork events: 1, clone events: 1, new tracees that started stopped: 2, exits reaped: 0 0 4\n"},
+		{"execve's exit-stop, a call injected there", cGuest("ptrace_syscalls.c", "exec"),
+			"execve's exit-stop: exit, rax 0, orig_rax execve: yes\ninjected call's entry: getppid: yes\n" +
+				"injected getppid returned the tracer's pid: yes\nthe exec'd child runs\nexited with 5\n"},
 		{"single steps, SYSEMU_SINGLESTEP and SYSEMU", cGuest("ptrace_syscalls.c", "step"),
 			"single steps to the end of the block: 5\nchild: the stepped getpid returned its pid: yes\n" +
 				"SYSEMU_SINGLESTEP reached the syscall at step 3\nrax at the stop: -38\n" +

@@ -58,6 +58,7 @@ func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec
 	if err := in.done(); err != nil {
 		return x, err
 	}
+	x.Returned = in.started
 	if addr := auxvValue(auxv, atRandomTag); addr != 0 {
 		return x, t.WriteMem(tid, addr, atRandom[:])
 	}

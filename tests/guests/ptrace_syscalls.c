@@ -13,6 +13,11 @@
  *             PTRACE_SYSEMU_SINGLESTEP to a syscall, which it skips, the
  *             tracer giving its result; PTRACE_SYSEMU to a call, then
  *             PTRACE_SYSCALL to its exit-stop, the call not made
+ *   exec      PTRACE_O_TRACEEXEC, then PTRACE_SYSCALL from the exec event
+ *             stop: execve's exit-stop (rax 0), where the tracer moves the
+ *             child to a syscall instruction with getppid's number and
+ *             makes it run the call (as a debugger injects one), then puts
+ *             its registers back and lets it run on
  */
 #include "guest.h"
 
@@ -236,8 +241,72 @@ static void steps(void) {
 	say("exited with %d\n", WEXITSTATUS(st));
 }
 
+/* injected_syscall is a syscall instruction the tracer points its
+ * child at. */
+extern char injected_syscall[];
+__asm__(".text\n.globl injected_syscall\ninjected_syscall: syscall\n");
+
+/* image_base returns the lowest address in /proc/PID/maps (this PIE's
+ * first mapping): the exec'd child's load address differs from the
+ * tracer's when ASLR is on. */
+static unsigned long image_base(const char *maps) {
+	FILE *f = fopen(maps, "r");
+	CHECK(f != NULL);
+	unsigned long base = 0;
+	CHECK(fscanf(f, "%lx", &base) == 1);
+	fclose(f);
+	return base;
+}
+
+static void execs(const char *self) {
+	pid_t c = traced();
+	if (c == 0) {
+		execl(self, self, "execd", (char *)0);
+		_exit(127);
+	}
+	CHECK(ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC) == 0);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st) && st >> 8 == (SIGTRAP | PTRACE_EVENT_EXEC << 8));
+	CHECK(ptrace(PTRACE_SYSCALL, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP | 0x80);
+	struct __ptrace_syscall_info info;
+	CHECK(ptrace(PTRACE_GET_SYSCALL_INFO, c, sizeof info, &info) > 0);
+	struct user_regs_struct saved, r;
+	CHECK(ptrace(PTRACE_GETREGS, c, 0, &saved) == 0);
+	say("execve's exit-stop: %s, rax %lld, orig_rax execve: %s\n",
+	    info.op == PTRACE_SYSCALL_INFO_EXIT ? "exit" : "not an exit", (long long)saved.rax,
+	    saved.orig_rax == SYS_execve ? "yes" : "no");
+	char maps[64];
+	snprintf(maps, sizeof maps, "/proc/%d/maps", c);
+	r = saved;
+	r.rip = (unsigned long)injected_syscall - image_base("/proc/self/maps") + image_base(maps);
+	r.rax = SYS_getppid;
+	CHECK(ptrace(PTRACE_SETREGS, c, 0, &r) == 0);
+	CHECK(ptrace(PTRACE_SYSCALL, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP | 0x80);
+	CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+	say("injected call's entry: getppid: %s\n", r.orig_rax == SYS_getppid ? "yes" : "no");
+	CHECK(ptrace(PTRACE_SYSCALL, c, 0, 0) == 0);
+	expect_trap(c, SIGTRAP | 0x80);
+	CHECK(ptrace(PTRACE_GETREGS, c, 0, &r) == 0);
+	say("injected getppid returned the tracer's pid: %s\n", (long long)r.rax == getpid() ? "yes" : "no");
+	CHECK(ptrace(PTRACE_SETREGS, c, 0, &saved) == 0);
+	CHECK(ptrace(PTRACE_CONT, c, 0, 0) == 0);
+	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+	say("exited with %d\n", WEXITSTATUS(st));
+}
+
 int main(int argc, char **argv) {
 	CHECK(argc == 2);
+	if (!strcmp(argv[1], "execd")) {
+		say("the exec'd child runs\n");
+		return 5;
+	}
+	if (!strcmp(argv[1], "exec")) {
+		execs(argv[0]);
+		return 0;
+	}
 	if (!strcmp(argv[1], "syscall"))
 		syscalls();
 	else if (!strcmp(argv[1], "children"))
