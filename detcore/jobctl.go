@@ -80,6 +80,38 @@ func (e *Engine) joinStop(o *thread) {
 	}
 }
 
+// stopOthers makes the processes t has just sent SIGSTOP (not its own,
+// none with a tracer in the guest) enter their group stops before t goes
+// on: their parked threads would otherwise take the signal whenever the
+// kernel got to them while t runs, and the SIGCHLD of the stop would
+// reach t before or after its next calls by the host's timing (rr's
+// ptrace_group_stop: 2 schedules in 6 runs). t is held until every
+// thread has stopped.
+func (e *Engine) stopOthers(t *thread) {
+	for _, p := range e.signalTargets(t) {
+		if p == t.proc || traced(p) {
+			continue
+		}
+		for _, o := range p.threads {
+			before := e.stopping
+			e.joinStop(o)
+			if e.stopping > before {
+				t.hold = true
+			}
+		}
+	}
+}
+
+// traced reports whether a thread of p has a tracer in the guest.
+func traced(p *process) bool {
+	for _, o := range p.threads {
+		if o.pt != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // stoppedOther handles a stop other than its group stop from a thread
 // the engine resumed to join one, and reports whether that is all: a
 // signal to deliver (the stop signal was caught, say) waits for the

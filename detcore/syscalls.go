@@ -167,6 +167,14 @@ func sysKill(e *Engine, t *thread) {
 	}
 	switch killSignal(t) {
 	case abi.SIGKILL:
+	case abi.SIGSTOP:
+		t.act = actExitStop
+		t.onExit = func(e *Engine, t *thread) {
+			if int64(t.regs.Rax) == 0 && t.nr != abi.SYS_PIDFD_SEND_SIGNAL {
+				e.stopOthers(t)
+			}
+		}
+		return
 	case abi.SIGCONT:
 		t.act = actExitStop
 		t.onExit = func(e *Engine, t *thread) {

@@ -269,6 +269,8 @@ func TestGuestPtrace(t *testing.T) {
 		{"PTRACE_SEIZE and PTRACE_INTERRUPT", cGuest("guest_ptrace.c", "seize"), stop(5, 128) + stop(15, 0) + "killed by signal 15\n"},
 		{"a SIGSTOP to a seized child, passed on: a group stop until SIGCONT", cGuest("guest_ptrace.c", "groupstop"),
 			stop(19, 0) + stop(19, 128) + stop(19, 128) + "after SIGCONT: stopped by signal 5, event 128\nkilled by signal 9\n"},
+		{"a SIGSTOP to a threaded child, seized at once", cGuest("guest_ptrace.c", "seizestop"),
+			"seized thread: stopped by signal 19\ninterrupted: stopped by signal 19\nchild killed by signal 9\n"},
 		{"a traced child's exec", cGuest("guest_ptrace.c", "exec"), stop(19, 0) + stop(5, 0) + "the exec'd child runs\nexited with 0\n"},
 		{"syscall-stops: a call skipped, a call changed, the exit event", cGuest("ptrace_syscalls.c", "syscall"),
 			"child: the skipped call returned 4242; the changed one, its parent: yes\nthe child's write returned 72, error: 0\n" +

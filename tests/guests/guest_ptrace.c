@@ -13,14 +13,21 @@
  *   groupstop   a SIGSTOP to a seized child that waits stops it for its
  *               tracer, which passes it on: the group stop is reported too,
  *               and lasts, continued or listened to, until a SIGCONT
+ *   seizestop   a SIGSTOP to a child whose two threads wait (one sleeps,
+ *               one joins it), then at once, without waiting, the parent
+ *               seizes the sleeping thread, which reports its group stop,
+ *               continues it and interrupts it
  *   exec        a traced child's execve stops it with a SIGTRAP
  *   seccomp     PTRACE_O_TRACESECCOMP, which hermit does not emulate
  * (ptrace_syscalls.c has syscall-stops and the tracing of new children.)
  */
 #include "guest.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -58,6 +65,46 @@ static pid_t traced(void) {
 		raise(SIGSTOP);
 	}
 	return c;
+}
+
+static void *sleeper(void *arg) {
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	CHECK(write(*(int *)arg, &tid, sizeof tid) == sizeof tid);
+	sleep(1000);
+	return NULL;
+}
+
+static void seize_stopped(void) {
+	int p[2];
+	CHECK(pipe(p) == 0);
+	pid_t c = fork();
+	if (c == 0) {
+		pthread_t th;
+		CHECK(pthread_create(&th, NULL, sleeper, &p[1]) == 0);
+		pthread_join(th, NULL);
+		_exit(7);
+	}
+	pid_t tid;
+	CHECK(read(p[0], &tid, sizeof tid) == sizeof tid);
+	sched_yield();
+	CHECK(syscall(SYS_tgkill, c, c, SIGSTOP) == 0);
+	sched_yield();
+	CHECK(ptrace(PTRACE_SEIZE, tid, 0, 0) == 0);
+	int st;
+	CHECK(waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st));
+	say("seized thread: stopped by signal %d\n", WSTOPSIG(st));
+	struct user_regs_struct r;
+	CHECK(ptrace(PTRACE_GETREGS, tid, 0, &r) == 0);
+	CHECK(ptrace(PTRACE_CONT, tid, 0, 0) == 0);
+	sched_yield();
+	CHECK(ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0);
+	CHECK(waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st));
+	say("interrupted: stopped by signal %d\n", WSTOPSIG(st));
+	CHECK(kill(c, SIGKILL) == 0);
+	/* The traced thread's end is its tracer's to reap first. */
+	CHECK(waitpid(tid, &st, __WALL) == tid && WIFSIGNALED(st));
+	CHECK(waitpid(c, &st, 0) == c && WIFSIGNALED(st));
+	say("child killed by signal %d\n", WTERMSIG(st));
 }
 
 int main(int argc, char **argv) {
@@ -171,6 +218,8 @@ int main(int argc, char **argv) {
 		}
 		CHECK(kill(c, SIGTERM) == 0);
 		expect_exit(c);
+	} else if (!strcmp(m, "seizestop")) {
+		seize_stopped();
 	} else if (!strcmp(m, "exec")) {
 		if ((c = traced()) == 0) {
 			execl("/proc/self/exe", argv[0], "exec-child", (char *)NULL);
