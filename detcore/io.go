@@ -55,6 +55,7 @@ func (e *Engine) ioWait(t *thread, events int16) {
 // ioWaitKind blocks t until descriptor fd, of the given kind, is ready for
 // events, if it is pollable and not ready now.
 func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
+	t.ioKind, t.ioKindFd = kind, fd
 	if kind != FdPollable {
 		return
 	}

@@ -42,7 +42,9 @@ const StdinPath = "/.hermit-stdin"
 // Version 7: clock reads through the vDSO make no scheduling point (the
 // clock page), nor does rseq (the filter fails it), so the schedule of an
 // earlier recording is not this hermit's.
-const JournalVersion = "7"
+// Version 8: writes to regular files make no scheduling point once their
+// descriptor has a fast-write entry (detcore/fastio.go).
+const JournalVersion = "8"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

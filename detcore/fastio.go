@@ -1,0 +1,160 @@
+package detcore
+
+import (
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// Fast writes. A write to a regular file needs nothing from the engine
+// but the file's new mtime, yet costs a ptrace stop. So, in a program
+// whose clock page the tracer could put where it wanted (FastWrites), the
+// page is followed by a table of descriptors, by number, that the engine
+// lets the program write without a stop, and by the tracer's code
+// (detcore/ptrace/testdata/fastio.S) that does so:
+//
+//   - at a write to a regular file (not in /proc or /sys) that runs in
+//     the kernel, the engine enters the descriptor in the table with the
+//     file's identity on the host (FastWrites.FdID), and has the tracer
+//     patch the libc site of the call (FastWrites.Patch) to enter that
+//     code from then on;
+//   - the code writes without a stop when the engine allowed it at the
+//     thread's last resume (fcFast: it runs alone, uncounted, untraced by
+//     a guest's tracer: count.go, guestptrace.go), the page's clock is
+//     below its limit and the descriptor still names the file of its
+//     entry (a descriptor closed and reused fails the comparison); it
+//     moves the page's clock on by a step, as a stop's turn would, and
+//     marks the entry written at the clock's value. Otherwise it makes the
+//     call as before, from a page the filter traces;
+//   - the engine folds the marks into the files' mtimes at every stop,
+//     with the page's clock (foldClock), as noteWrite would have.
+//
+// Which calls take the fast path depends only on the engine's state and
+// the guest's (its code, its descriptors), so it is the same in every
+// run, record and replay; in record, a call whose result the journal
+// keeps makes no entry.
+
+// Offsets in a clock page with fast writes (fastio.S).
+const (
+	vcFast      = 32 // nonzero: the running thread may write without a stop
+	vcFastCalls = 40 // writes made without a stop
+	vcDirty     = 48 // nonzero: some entry is marked written
+
+	fioTable   = 0x1000 // the table: fioFds entries of fioEntry bytes
+	fioEntry   = 32     // st_dev, st_ino, flags, the clock at the last write
+	fioFds     = 256
+	fioWrite   = 2 // flags: the descriptor may be written
+	fioWritten = 4 // flags: written since the engine looked
+)
+
+// FastWrites is what the tracer gives a clock page it set up for fast
+// writes (see above). Its functions reach the host, never a journal: what
+// they return changes no decision of the engine's.
+type FastWrites struct {
+	// FdID returns the st_dev and st_ino of descriptor fd of thread tid,
+	// as the guest's fstat reports them.
+	FdID func(tid, fd int) (dev, ino uint64, ok bool)
+	// Patch makes the write site whose syscall instruction ends at pc,
+	// in tid's process, enter the fast-write code from now on; it reports
+	// whether it did (pc is no site it knows, or one it cannot reach).
+	Patch func(tid int, pc uint64) bool
+}
+
+// SetFastWrites gives c fast writes; c's memory must hold the table.
+func (c *ClockPage) SetFastWrites(f *FastWrites) {
+	if len(c.mem) < fioTable+fioFds*fioEntry {
+		panic("detcore: clock page too small for fast writes")
+	}
+	c.fast = f
+	c.vinos = make([]uint64, fioFds)
+}
+
+// foldWrites brings the files written without a stop through c up to
+// date, as noteWrite would have at each write.
+func (e *Engine) foldWrites(c *ClockPage) {
+	if n := c.word(vcFastCalls); n != 0 {
+		e.result.Stats.FastWrites += int64(n)
+		c.put(vcFastCalls, 0)
+	}
+	if c.word(vcDirty) == 0 {
+		return
+	}
+	c.put(vcDirty, 0)
+	latest := map[uint64]int64{}
+	var order []uint64
+	for fd := 0; fd < fioFds; fd++ {
+		off := fioTable + fioEntry*fd
+		fl := c.word(off + 16)
+		if fl&fioWritten == 0 {
+			continue
+		}
+		c.put(off+16, fl&^fioWritten)
+		v, tm := c.vinos[fd], int64(c.word(off+24))
+		if old, ok := latest[v]; !ok {
+			order = append(order, v)
+		} else if old > tm {
+			continue
+		}
+		latest[v] = tm
+	}
+	fs := e.files()
+	for _, v := range order {
+		now := e.epoch() + latest[v]
+		fs.times[v] = fs.times[v].set(timeKept, now, now)
+	}
+}
+
+// armFast says, in t's clock page, whether t may write without a stop
+// until its next one: only when it runs on freely (mode ResumeCont, not
+// counted) and no guest's tracer follows it.
+func (e *Engine) armFast(t *thread, mode ResumeMode) {
+	c := t.proc.clock
+	if c == nil || c.fast == nil {
+		return
+	}
+	var on uint64
+	if mode == ResumeCont && !t.counting && t.pt == nil && !e.cfg.NoFastWrites {
+		on = 1
+	}
+	c.put(vcFast, on)
+}
+
+// fastCandidate notes, at a write of t's to descriptor fd, a regular
+// file with virtual inode v, that the descriptor may get an entry once
+// the call is let run (fastInstall).
+func (e *Engine) fastCandidate(t *thread, fd int, v uint64) {
+	c := t.proc.clock
+	if c == nil || c.fast == nil || e.cfg.NoFastWrites || t.nr != abi.SYS_WRITE || fd < 0 || fd >= fioFds ||
+		t.ioKindFd != fd || t.ioKind != FdOther || t.pt != nil {
+		return
+	}
+	t.fast = &fastFd{fd: fd, vino: v}
+}
+
+// fastFd is a descriptor that gets a fast-write entry when its call runs.
+type fastFd struct {
+	fd   int
+	vino uint64
+}
+
+// fastInstall enters t's pending descriptor in its page's table, and has
+// the call's site patched, if the call runs in the kernel as it is.
+func (e *Engine) fastInstall(t *thread) {
+	f := t.fast
+	t.fast = nil
+	c := t.proc.clock
+	if f == nil || c == nil || c.fast == nil || t.act != actCont || t.nr != abi.SYS_WRITE || int(int32(t.regs.Rdi)) != f.fd {
+		return
+	}
+	dev, ino, ok := c.fast.FdID(t.tid, f.fd)
+	if !ok {
+		return
+	}
+	off := fioTable + fioEntry*f.fd
+	c.put(off, dev)
+	c.put(off+8, ino)
+	c.put(off+16, fioWrite)
+	c.put(off+24, 0)
+	c.vinos[f.fd] = f.vino
+	if c.fast.Patch(t.tid, t.regs.Rip) {
+		e.result.Stats.FastSites++
+	}
+}

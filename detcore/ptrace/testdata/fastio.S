@@ -1,0 +1,121 @@
+/*
+ * hermit's fast writes (see detcore/fastio.go): the code hermit maps at
+ * fioBase+0x3000 in every program that has a clock page at fioBase. The
+ * seccomp filter lets through any syscall made from the first of its two
+ * pages (the FAST page), and traces the others as usual.
+ *
+ * A write site in libc (mov $1, %eax; syscall), once hermit has seen a
+ * write there, jumps to a stub of its own in the SLOW page instead of
+ * setting eax: the stub steps over the red zone, pushes the address after
+ * the site's syscall instruction and enters fio_fast with eax = 1. The
+ * site's syscall instruction and what follows stay as they were.
+ *
+ * fio_fast makes the write from the fast page (no ptrace stop) when hermit
+ * allows it (the page's FAST word: the thread runs alone, not counted, not
+ * traced by a guest's tracer), the page's clock is below its limit, and
+ * the descriptor's entry in hermit's table allows writes and names the
+ * file the descriptor has now (fstat: a descriptor closed and reused for
+ * another file no longer matches). It then marks the entry written at the
+ * clock's value, counts the call and moves the clock on by a step, as a
+ * trapped write's scheduling turn would. Otherwise fio_slow makes the call
+ * from the slow page, traced as always (and a restarted call lands on a
+ * syscall instruction there).
+ *
+ * The table (DATA + TABLE): 256 entries of 32 bytes, by descriptor:
+ *   0 st_dev  8 st_ino  16 flags (FL_WRITE: may write; FL_WRITTEN: written
+ *   since hermit looked)  24 the clock at the last write
+ *
+ * Registers: as after the syscall (rcx and r11 clobbered), all others kept.
+ * Regenerate zvclock.go after a change: go generate ./detcore/ptrace
+ */
+	.intel_syntax noprefix
+	.text
+	.set DATA, 0x5eedc10c5eedc10c
+	.set NOW, 0
+	.set LIMIT, 8
+	.set STEP, 16
+	.set FAST, 32
+	.set CALLS, 40
+	.set DIRTY, 48
+	.set TABLE, 0x1000
+	.set E_DEV, 0
+	.set E_INO, 8
+	.set E_FLAGS, 16
+	.set E_TIME, 24
+	.set FL_WRITE, 2
+	.set FL_WRITTEN, 4
+	.set STATSZ, 144
+
+	.globl fio_fast
+fio_fast:
+	movabs r11, DATA
+	cmp qword ptr [r11 + FAST], 0
+	je fio_slow
+	mov rcx, [r11 + NOW]
+	cmp rcx, [r11 + LIMIT]
+	jae fio_slow
+	cmp edi, 256
+	jae fio_slow
+	mov ecx, edi
+	shl ecx, 5
+	test byte ptr [r11 + rcx + TABLE + E_FLAGS], FL_WRITE
+	jz fio_slow
+	sub rsp, STATSZ + 16
+	mov [rsp + STATSZ], rax
+	mov [rsp + STATSZ + 8], rsi
+	mov eax, 5 /* SYS_fstat */
+	mov rsi, rsp
+	syscall
+	test rax, rax
+	jnz 1f
+	movabs r11, DATA
+	mov ecx, edi
+	shl ecx, 5
+	add rcx, r11
+	mov rax, [rsp]
+	cmp rax, [rcx + TABLE + E_DEV]
+	jne 1f
+	mov rax, [rsp + 8]
+	cmp rax, [rcx + TABLE + E_INO]
+	jne 1f
+	mov rax, [r11 + NOW]
+	mov [rcx + TABLE + E_TIME], rax
+	or byte ptr [rcx + TABLE + E_FLAGS], FL_WRITTEN
+	inc qword ptr [r11 + DIRTY]
+	add rax, [r11 + STEP]
+	mov [r11 + NOW], rax
+	inc qword ptr [r11 + CALLS]
+	mov rax, [rsp + STATSZ]
+	mov rsi, [rsp + STATSZ + 8]
+	add rsp, STATSZ + 16
+	syscall
+	pop r11
+	lea rsp, [rsp + 128]
+	jmp r11
+1:	mov rax, [rsp + STATSZ]
+	mov rsi, [rsp + STATSZ + 8]
+	add rsp, STATSZ + 16
+	jmp fio_slow
+	.globl fio_fast_end
+fio_fast_end:
+
+	.org 0x1000
+	.globl fio_slow
+fio_slow:
+	syscall
+	pop r11
+	lea rsp, [rsp + 128]
+	jmp r11
+	.globl fio_slow_end
+fio_slow_end:
+
+/* A site's stub, without its final jmp rel32 to fio_fast (hermit adds it);
+ * DATA stands for the address after the site's syscall instruction. */
+	.globl fio_stub
+fio_stub:
+	lea rsp, [rsp - 128]
+	movabs r11, DATA
+	push r11
+	mov eax, 1 /* SYS_write */
+	.globl fio_stub_end
+fio_stub_end:
