@@ -1,0 +1,182 @@
+/* fast_writes MODE N DIR: writes to regular files that hermit makes
+ * without a ptrace stop (detcore/fastio.go), and the cases where it must
+ * not. MODE:
+ *   plain   N writes to one file, read back, its mtime printed: the same
+ *           bytes with and without hermit's fast writes.
+ *   reuse   a file's descriptor number reused: a pipe dup2'd over it (a
+ *           child reads the pipe slowly, so the writer must wait), then
+ *           another file opened on it after a close.
+ *   fork    parent and child both write to one file, then to files of
+ *           their own.
+ *   threads two threads write to files of their own and to a shared one.
+ * Every mode prints the files' sizes, checksums and mtimes. */
+#include "guest.h"
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static int n;
+static const char *dir;
+
+static char *path(const char *name) {
+	static char bufs[8][4096];
+	static int i;
+	char *b = bufs[i++ % 8];
+	snprintf(b, 4096, "%s/%s", dir, name);
+	return b;
+}
+
+static int openw(const char *name, int flags) {
+	int fd = open(path(name), O_WRONLY | O_CREAT | flags, 0600);
+	CHECK(fd >= 0);
+	return fd;
+}
+
+/* writes writes k numbered lines tagged tag to fd, one write each. */
+static void writes(int fd, const char *tag, int k) {
+	for (int i = 0; i < k; i++) {
+		char line[64];
+		int len = snprintf(line, sizeof line, "%s %d\n", tag, i);
+		CHECK(write(fd, line, len) == len);
+	}
+}
+
+/* report prints a file's size, a checksum of its bytes and its mtime. */
+static void report(const char *name) {
+	int fd = open(path(name), O_RDONLY);
+	CHECK(fd >= 0);
+	unsigned long sum = 0, size = 0;
+	char buf[4096];
+	ssize_t k;
+	while ((k = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < k; i++)
+			sum = sum * 31 + (unsigned char)buf[i];
+		size += k;
+	}
+	CHECK(k == 0);
+	struct stat st;
+	CHECK(fstat(fd, &st) == 0);
+	close(fd);
+	say("%s: %lu bytes, sum %016lx, mtime %lld.%09ld\n", name, size, sum, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+static void plain(void) {
+	int fd = openw("plain", O_TRUNC);
+	writes(fd, "plain", n);
+	struct stat st;
+	CHECK(fstat(fd, &st) == 0);
+	say("after the writes: mtime %lld.%09ld\n", (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	CHECK(close(fd) == 0);
+	report("plain");
+}
+
+static void reuse(void) {
+	int fd = openw("first", O_TRUNC);
+	writes(fd, "first", n);
+	/* A pipe over the descriptor: a child reads it slowly (a read per
+	 * write of its own), so the parent's writes fill it and must wait. */
+	int p[2];
+	CHECK(pipe(p) == 0);
+	CHECK(dup2(p[1], fd) == fd);
+	close(p[1]);
+	pid_t c = fork();
+	CHECK(c >= 0);
+	if (c == 0) {
+		close(fd);
+		int log = openw("child-log", O_TRUNC);
+		unsigned long got = 0;
+		char buf[512];
+		ssize_t k;
+		while ((k = read(p[0], buf, sizeof buf)) > 0) {
+			got += k;
+			writes(log, "read", 1);
+		}
+		CHECK(k == 0);
+		say("child read %lu bytes from the pipe\n", got);
+		_exit(0);
+	}
+	close(p[0]);
+	static char big[4096];
+	memset(big, 'p', sizeof big);
+	for (int i = 0; i < 64; i++)
+		writeall(fd, big, sizeof big);
+	CHECK(close(fd) == 0);
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* Another file on the same number after a close. */
+	int fd2 = openw("second", O_TRUNC);
+	CHECK(fd2 == fd);
+	writes(fd2, "second", n);
+	CHECK(close(fd2) == 0);
+	report("first");
+	report("second");
+	report("child-log");
+}
+
+static void forked(void) {
+	int shared = openw("shared", O_TRUNC | O_APPEND);
+	writes(shared, "before", n);
+	pid_t c = fork();
+	CHECK(c >= 0);
+	const char *who = c == 0 ? "child" : "parent";
+	writes(shared, who, n);
+	int own = openw(who, O_TRUNC);
+	writes(own, who, n);
+	CHECK(close(own) == 0);
+	if (c == 0)
+		_exit(0);
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	writes(shared, "after", n);
+	CHECK(close(shared) == 0);
+	report("shared");
+	report("parent");
+	report("child");
+}
+
+static int shared_fd;
+
+static void *worker(void *arg) {
+	const char *name = arg;
+	int own = openw(name, O_TRUNC);
+	writes(own, name, n);
+	writes(shared_fd, name, n);
+	CHECK(close(own) == 0);
+	return NULL;
+}
+
+static void threads(void) {
+	shared_fd = openw("tshared", O_TRUNC | O_APPEND);
+	pthread_t a, b;
+	CHECK(pthread_create(&a, NULL, worker, "ta") == 0);
+	CHECK(pthread_create(&b, NULL, worker, "tb") == 0);
+	CHECK(pthread_join(a, NULL) == 0);
+	CHECK(pthread_join(b, NULL) == 0);
+	/* Alone again: these go without stops. */
+	writes(shared_fd, "main", n);
+	CHECK(close(shared_fd) == 0);
+	report("tshared");
+	report("ta");
+	report("tb");
+}
+
+int main(int argc, char **argv) {
+	if (argc != 4)
+		return 2;
+	n = atoi(argv[2]);
+	dir = argv[3];
+	if (!strcmp(argv[1], "plain"))
+		plain();
+	else if (!strcmp(argv[1], "reuse"))
+		reuse();
+	else if (!strcmp(argv[1], "fork"))
+		forked();
+	else if (!strcmp(argv[1], "threads"))
+		threads();
+	else
+		return 2;
+	say("ok\n");
+	return 0;
+}
