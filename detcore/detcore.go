@@ -294,9 +294,9 @@ type Stats struct {
 	// clock functions read a clock page and those that make the syscall;
 	// ClockPageReads counts the reads answered in the guest (vclock.go).
 	ClockPages, TrappedClocks, ClockPageReads int64
-	// FastWrites counts the writes made without a stop, FastSites the
-	// write sites patched to make them (fastio.go).
-	FastWrites, FastSites int64
+	// FastWrites and FastReads count the writes and reads made without
+	// a stop, FastSites the libc sites patched to make them (fastio.go).
+	FastWrites, FastReads, FastSites int64
 	// TrappedClockWhy says why the first program without a clock page
 	// has none.
 	TrappedClockWhy string

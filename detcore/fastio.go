@@ -37,10 +37,12 @@ const (
 	vcFast      = 32 // nonzero: the running thread may write without a stop
 	vcFastCalls = 40 // writes made without a stop
 	vcDirty     = 48 // nonzero: some entry is marked written
+	vcFastReads = 56 // reads made without a stop
 
 	fioTable   = 0x1000 // the table: fioFds entries of fioEntry bytes
 	fioEntry   = 32     // st_dev, st_ino, flags, the clock at the last write
 	fioFds     = 256
+	fioRead    = 1 // flags: the descriptor may be read
 	fioWrite   = 2 // flags: the descriptor may be written
 	fioWritten = 4 // flags: written since the engine looked
 )
@@ -73,6 +75,10 @@ func (e *Engine) foldWrites(c *ClockPage) {
 	if n := c.word(vcFastCalls); n != 0 {
 		e.result.Stats.FastWrites += int64(n)
 		c.put(vcFastCalls, 0)
+	}
+	if n := c.word(vcFastReads); n != 0 {
+		e.result.Stats.FastReads += int64(n)
+		c.put(vcFastReads, 0)
 	}
 	if c.word(vcDirty) == 0 {
 		return
@@ -118,21 +124,27 @@ func (e *Engine) armFast(t *thread, mode ResumeMode) {
 }
 
 // fastCandidate notes, at a write of t's to descriptor fd, a regular
-// file with virtual inode v, that the descriptor may get an entry once
-// the call is let run (fastInstall).
-func (e *Engine) fastCandidate(t *thread, fd int, v uint64) {
+// file with virtual inode v, or at a read (write false) of a descriptor
+// that never blocks, that the descriptor may get an entry once the call
+// is let run (fastInstall).
+func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write bool) {
 	c := t.proc.clock
-	if c == nil || c.fast == nil || e.cfg.NoFastWrites || t.nr != abi.SYS_WRITE || fd < 0 || fd >= fioFds ||
+	nr := abi.SYS_READ
+	if write {
+		nr = abi.SYS_WRITE
+	}
+	if c == nil || c.fast == nil || e.cfg.NoFastWrites || t.nr != nr || fd < 0 || fd >= fioFds ||
 		t.ioKindFd != fd || t.ioKind != FdOther || t.pt != nil {
 		return
 	}
-	t.fast = &fastFd{fd: fd, vino: v}
+	t.fast = &fastFd{fd: fd, vino: v, write: write}
 }
 
-// fastFd is a descriptor that gets a fast-write entry when its call runs.
+// fastFd is a descriptor that gets a fast entry when its call runs.
 type fastFd struct {
-	fd   int
-	vino uint64
+	fd    int
+	vino  uint64
+	write bool
 }
 
 // fastInstall enters t's pending descriptor in its page's table, and has
@@ -141,7 +153,11 @@ func (e *Engine) fastInstall(t *thread) {
 	f := t.fast
 	t.fast = nil
 	c := t.proc.clock
-	if f == nil || c == nil || c.fast == nil || t.act != actCont || t.nr != abi.SYS_WRITE || int(int32(t.regs.Rdi)) != f.fd {
+	nr, flag := abi.SYS_READ, uint64(fioRead)
+	if f != nil && f.write {
+		nr, flag = abi.SYS_WRITE, fioWrite
+	}
+	if f == nil || c == nil || c.fast == nil || t.act != actCont || t.nr != nr || int(int32(t.regs.Rdi)) != f.fd {
 		return
 	}
 	dev, ino, ok := c.fast.FdID(t.tid, f.fd)
@@ -149,11 +165,16 @@ func (e *Engine) fastInstall(t *thread) {
 		return
 	}
 	off := fioTable + fioEntry*f.fd
+	if c.word(off) == dev && c.word(off+8) == ino {
+		flag |= c.word(off+16) & (fioRead | fioWrite)
+	}
 	c.put(off, dev)
 	c.put(off+8, ino)
-	c.put(off+16, fioWrite)
+	c.put(off+16, flag)
 	c.put(off+24, 0)
-	c.vinos[f.fd] = f.vino
+	if f.write {
+		c.vinos[f.fd] = f.vino
+	}
 	if c.fast.Patch(t.tid, t.regs.Rip) {
 		e.result.Stats.FastSites++
 	}

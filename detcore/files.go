@@ -267,7 +267,7 @@ func notingWrite(h handler, fdArg int) handler {
 		if t.state == tsReady && t.act != actEmulate {
 			fd := int(int32(t.regs.Arg(fdArg)))
 			if v, ok := e.noteWrite(t, fd); ok {
-				e.fastCandidate(t, fd, v)
+				e.fastCandidate(t, fd, v, true)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
 // sysRead is ioIn, except that reads of /dev/urandom and /dev/random are
 // answered from the thread's seeded generator.
 func sysRead(e *Engine, t *thread) {
+	t.fast = nil
 	fd := int(int32(t.regs.Rdi))
 	kind := e.t.FdKind(t.tid, fd)
 	if kind == FdProc && e.readProc(t, fd) {
@@ -31,6 +32,11 @@ func sysRead(e *Engine, t *thread) {
 		return
 	}
 	e.ioWaitKind(t, fd, POLLIN, kind)
+	if kind == FdOther && t.state == tsReady && t.act == actCont {
+		// A regular file (or a directory): later reads may go without
+		// a stop (fastio.go).
+		e.fastCandidate(t, fd, 0, false)
+	}
 }
 
 // ioOut handles a call that writes to descriptor arg 0.

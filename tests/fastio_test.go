@@ -10,7 +10,7 @@ import (
 // fastLineRE is --summary's line about fast writes; stopsLineRE its
 // count of ptrace stops.
 var (
-	fastLineRE  = regexp.MustCompile(`(?m)^  fast writes: (\d+) without a stop \((\d+) write sites patched\)$`)
+	fastLineRE  = regexp.MustCompile(`(?m)^  fast I/O: (\d+) writes and (\d+) reads of files without a stop \((\d+) libc sites patched\)$`)
 	stopsLineRE = regexp.MustCompile(`(?m)^  ptrace stops: (\d+)$`)
 )
 
@@ -25,8 +25,8 @@ func summaryCount(t *testing.T, re *regexp.Regexp, stderr []byte) int {
 	return n
 }
 
-// TestFastWrites: writes to regular files made from the guest without a
-// ptrace stop (detcore/fastio.go) leave the same bytes and the same mtimes
+// TestFastWrites: writes and reads of regular files made from the guest
+// without a ptrace stop (detcore/fastio.go) leave the same bytes and the same mtimes
 // on every run, record and replay alike; they take the stops away from a
 // thread that runs alone; a descriptor number that is reused for a pipe
 // (dup2) or another file (close, open) is written correctly, and a
@@ -61,8 +61,13 @@ func TestFastWrites(t *testing.T) {
 					t.Errorf("run %d: %d fast writes, want at least %d", i+1, fast, c.n-1)
 				}
 				if c.mode == "plain" {
+					if m := fastLineRE.FindSubmatch(r.Stderr); m != nil {
+						if reads, _ := strconv.Atoi(string(m[2])); reads < c.n-1 {
+							t.Errorf("run %d: %d fast reads, want at least %d", i+1, reads, c.n-1)
+						}
+					}
 					if stops := summaryCount(t, stopsLineRE, r.Stderr); stops >= c.n/10 {
-						t.Errorf("run %d: %d ptrace stops for %d writes, want fewer than %d", i+1, stops, c.n, c.n/10)
+						t.Errorf("run %d: %d ptrace stops for %d writes and %d reads, want fewer than %d", i+1, stops, c.n, c.n, c.n/10)
 					}
 				}
 				if i == 0 {

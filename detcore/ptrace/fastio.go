@@ -27,9 +27,28 @@ const (
 	fioFast    = fioBase + fioCodeOff
 	fioSlowOff = fioCodeOff + 0x1000
 	fioSize    = fioCodeOff + 0x2000
-	// fioStubSize is the room of a site's stub.
-	fioStubSize = 32
+	// fioStubAlign aligns the sites' stubs.
+	fioStubAlign = 16
 )
+
+// readSite is glibc 2.36's read entry, up to and including its syscall
+// instruction: cmpb $0, __libc_single_threaded(%rip); je multi; xor %eax,
+// %eax; syscall. 0xff bytes are any (the displacements).
+var readSite = []byte{0x80, 0x3d, 0xff, 0xff, 0xff, 0xff, 0x00, 0x74, 0xff, 0x31, 0xc0, 0x0f, 0x05}
+
+// matches reports whether code equals pattern, 0xff in pattern matching
+// any byte.
+func matches(code, pattern []byte) bool {
+	if len(code) != len(pattern) {
+		return false
+	}
+	for i, p := range pattern {
+		if p != 0xff && code[i] != p {
+			return false
+		}
+	}
+	return true
+}
 
 // writeSites are glibc 2.36's write sites, up to and including their
 // `mov $1, %eax; syscall`: the single-threaded path (after its je) and the
@@ -66,25 +85,29 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 	copy(mem[fioCodeOff:], bytes.ReplaceAll(fioFastCode, vclockData, base))
 	copy(mem[fioSlowOff:], fioSlowCode)
 	// The stubs follow the slow page's code, one per site, in the order
-	// the sites were patched.
-	next := (len(fioSlowCode) + fioStubSize - 1) / fioStubSize * fioStubSize
+	// the sites were patched: a stub is the same in every process that
+	// shares the page (forks), whichever patched the site first.
+	next := len(fioSlowCode)
 	stubs := map[uint64]uint64{}
-	stubFor := func(site uint64) (uint64, bool) {
+	// stubFor returns the address of the stub b, which ends with a jmp
+	// to entry, for site.
+	stubFor := func(site uint64, b []byte, entry uint64) (uint64, bool) {
 		if a, ok := stubs[site]; ok {
 			return a, true
 		}
-		if next+fioStubSize > 0x1000 {
+		next = (next + fioStubAlign - 1) / fioStubAlign * fioStubAlign
+		if next+len(b)+5 > 0x1000 {
 			return 0, false
 		}
 		at := uint64(fioBase + fioSlowOff + next)
-		b := bytes.ReplaceAll(fioStub, vclockData, binary.LittleEndian.AppendUint64(nil, site+7))
 		end := at + uint64(len(b)) + 5
-		b = binary.LittleEndian.AppendUint32(append(b, 0xe9), uint32(int32(int64(fioFast)-int64(end))))
+		b = binary.LittleEndian.AppendUint32(append(b, 0xe9), uint32(int32(int64(entry)-int64(end))))
 		copy(mem[fioSlowOff+next:], b)
-		next += fioStubSize
+		next += len(b)
 		stubs[site] = at
 		return at, true
 	}
+	le := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
 	return &detcore.FastWrites{
 		FdID: func(tid, fd int) (uint64, uint64, bool) {
 			h, err := t.heldFd(tid, fd)
@@ -97,24 +120,50 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			if pc < 11 || pc >= fioBase && pc < fioBase+fioSize {
 				return false
 			}
-			var code [11]byte
-			if t.ReadMem(tid, pc-uint64(len(code)), code[:]) != nil || !isWriteSite(code[:]) {
+			var code [13]byte
+			if t.ReadMem(tid, pc-uint64(len(code)), code[:]) != nil {
 				return false
 			}
-			site := pc - 7 // the mov
+			var site uint64
+			var stub, pad []byte
+			var entry uint64
+			switch {
+			case isWriteSite(code[2:]):
+				// The mov, replaced by the jmp.
+				site, entry = pc-7, fioFast
+				stub = bytes.ReplaceAll(fioStub, vclockData, le(pc))
+			case matches(code[:], readSite):
+				// The cmpb, replaced by the jmp and a 2-byte nop; its
+				// stub makes the test.
+				site, entry = pc-13, fioFast+fioRead
+				single := site + 7 + uint64(int64(int32(binary.LittleEndian.Uint32(code[2:]))))
+				multi := site + 9 + uint64(int64(int8(code[8])))
+				stub = bytes.ReplaceAll(fioReadStub, vclockData, le(pc))
+				stub = bytes.ReplaceAll(stub, le(vclockDataSingle), le(single))
+				stub = bytes.ReplaceAll(stub, le(vclockDataMulti), le(multi))
+				pad = []byte{0x66, 0x90}
+			default:
+				return false
+			}
 			rel := int64(fioBase+fioSlowOff) - int64(site+5)
 			if rel < math.MinInt32 || rel > math.MaxInt32-0x1000 {
 				return false
 			}
-			at, ok := stubFor(site)
+			at, ok := stubFor(site, stub, entry)
 			if !ok {
 				return false
 			}
 			jmp := binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(int32(int64(at)-int64(site+5))))
-			return writeCode(tid, site, jmp) == nil
+			return writeCode(tid, site, append(jmp, pad...)) == nil
 		},
 	}
 }
+
+// Placeholders of fioReadStub (testdata/fastio.S: DATA1, DATA2).
+const (
+	vclockDataSingle = 0x5eedc10c5eedc10d
+	vclockDataMulti  = 0x5eedc10c5eedc10e
+)
 
 // writeCode writes b at addr in tid's process, whose code pages are not
 // writable: through /proc/PID/mem.

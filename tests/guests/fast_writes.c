@@ -1,8 +1,8 @@
 /* fast_writes MODE N DIR: writes to regular files that hermit makes
  * without a ptrace stop (detcore/fastio.go), and the cases where it must
  * not. MODE:
- *   plain   N writes to one file, read back, its mtime printed: the same
- *           bytes with and without hermit's fast writes.
+ *   plain   N writes to one file, N one-byte reads of it, its mtime
+ *           printed: the same bytes with and without hermit's fast I/O.
  *   reuse   a file's descriptor number reused: a pipe dup2'd over it (a
  *           child reads the pipe slowly, so the writer must wait), then
  *           another file opened on it after a close.
@@ -29,7 +29,7 @@ static char *path(const char *name) {
 }
 
 static int openw(const char *name, int flags) {
-	int fd = open(path(name), O_WRONLY | O_CREAT | flags, 0600);
+	int fd = open(path(name), (flags & O_RDWR ? 0 : O_WRONLY) | O_CREAT | flags, 0600);
 	CHECK(fd >= 0);
 	return fd;
 }
@@ -63,11 +63,20 @@ static void report(const char *name) {
 }
 
 static void plain(void) {
-	int fd = openw("plain", O_TRUNC);
+	int fd = openw("plain", O_TRUNC | O_RDWR);
 	writes(fd, "plain", n);
 	struct stat st;
 	CHECK(fstat(fd, &st) == 0);
 	say("after the writes: mtime %lld.%09ld\n", (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	/* Read back a byte at a time. */
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	unsigned long sum = 0;
+	for (int i = 0; i < n; i++) {
+		char c;
+		CHECK(read(fd, &c, 1) == 1);
+		sum = sum * 31 + (unsigned char)c;
+	}
+	say("read back %d bytes: sum %016lx\n", n, sum);
 	CHECK(close(fd) == 0);
 	report("plain");
 }

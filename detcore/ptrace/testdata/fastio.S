@@ -22,8 +22,14 @@
  * syscall instruction there).
  *
  * The table (DATA + TABLE): 256 entries of 32 bytes, by descriptor:
- *   0 st_dev  8 st_ino  16 flags (FL_WRITE: may write; FL_WRITTEN: written
- *   since hermit looked)  24 the clock at the last write
+ *   0 st_dev  8 st_ino  16 flags (FL_READ: may read; FL_WRITE: may write;
+ *   FL_WRITTEN: written since hermit looked)  24 the clock at the last write
+ *
+ * A read site (glibc's read: cmpb $0, __libc_single_threaded(%rip); je
+ * multi; xor %eax, %eax; syscall) gets a jmp to its stub over its cmpb:
+ * the stub makes the test itself, jumps to the multi-threaded path or, on
+ * the single-threaded one, enters fio_read as a write's stub enters
+ * fio_fast (a write's). A read counts its call but marks nothing.
  *
  * Registers: as after the syscall (rcx and r11 clobbered), all others kept.
  * Regenerate zvclock.go after a change: go generate ./detcore/ptrace
@@ -37,17 +43,22 @@
 	.set FAST, 32
 	.set CALLS, 40
 	.set DIRTY, 48
+	.set RCALLS, 56
 	.set TABLE, 0x1000
 	.set E_DEV, 0
 	.set E_INO, 8
 	.set E_FLAGS, 16
 	.set E_TIME, 24
+	.set FL_READ, 1
 	.set FL_WRITE, 2
 	.set FL_WRITTEN, 4
 	.set STATSZ, 144
 
-	.globl fio_fast
-fio_fast:
+/* FIO name, flag: the fast path of a call (its number in eax) on a
+ * descriptor whose entry has flag; a write marks its entry. */
+	.macro FIO name, flag
+	.globl \name
+\name:
 	movabs r11, DATA
 	cmp qword ptr [r11 + FAST], 0
 	je fio_slow
@@ -58,7 +69,7 @@ fio_fast:
 	jae fio_slow
 	mov ecx, edi
 	shl ecx, 5
-	test byte ptr [r11 + rcx + TABLE + E_FLAGS], FL_WRITE
+	test byte ptr [r11 + rcx + TABLE + E_FLAGS], \flag
 	jz fio_slow
 	sub rsp, STATSZ + 16
 	mov [rsp + STATSZ], rax
@@ -79,12 +90,16 @@ fio_fast:
 	cmp rax, [rcx + TABLE + E_INO]
 	jne 1f
 	mov rax, [r11 + NOW]
+	.if \flag == FL_WRITE
 	mov [rcx + TABLE + E_TIME], rax
 	or byte ptr [rcx + TABLE + E_FLAGS], FL_WRITTEN
 	inc qword ptr [r11 + DIRTY]
+	inc qword ptr [r11 + CALLS]
+	.else
+	inc qword ptr [r11 + RCALLS]
+	.endif
 	add rax, [r11 + STEP]
 	mov [r11 + NOW], rax
-	inc qword ptr [r11 + CALLS]
 	mov rax, [rsp + STATSZ]
 	mov rsi, [rsp + STATSZ + 8]
 	add rsp, STATSZ + 16
@@ -96,6 +111,10 @@ fio_fast:
 	mov rsi, [rsp + STATSZ + 8]
 	add rsp, STATSZ + 16
 	jmp fio_slow
+	.endm
+
+	FIO fio_fast, FL_WRITE
+	FIO fio_read, FL_READ
 	.globl fio_fast_end
 fio_fast_end:
 
@@ -119,3 +138,22 @@ fio_stub:
 	mov eax, 1 /* SYS_write */
 	.globl fio_stub_end
 fio_stub_end:
+
+/* A read site's stub, without its final jmp rel32 to fio_read: DATA1 is
+ * __libc_single_threaded's address, DATA2 the multi-threaded path's,
+ * DATA the address after the site's syscall instruction. */
+	.set DATA1, 0x5eedc10c5eedc10d
+	.set DATA2, 0x5eedc10c5eedc10e
+	.globl fio_rstub
+fio_rstub:
+	movabs r11, DATA1
+	cmp byte ptr [r11], 0
+	jne 1f
+	movabs r11, DATA2
+	jmp r11
+1:	lea rsp, [rsp - 128]
+	movabs r11, DATA
+	push r11
+	xor eax, eax
+	.globl fio_rstub_end
+fio_rstub_end:

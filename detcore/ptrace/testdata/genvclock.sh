@@ -51,5 +51,13 @@ sym() { printf '0x%x' "0x$(nm "$tmp/$obj.o" | awk -v s="$1" '$3 == s { print $1 
 	echo "var fioStub = []byte{"
 	bytes "$(sym fio_stub)" "$(sym fio_stub_end)"
 	echo "}"
+	echo
+	echo "// fioReadStub is a read site's stub without its final jmp."
+	echo "var fioReadStub = []byte{"
+	bytes "$(sym fio_rstub)" "$(sym fio_rstub_end)"
+	echo "}"
+	echo
+	echo "// fioRead is the offset of fio_read in fioFastCode."
+	echo "const fioRead = $(sym fio_read)"
 } >zvclock.go
 gofmt -w zvclock.go
