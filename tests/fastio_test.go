@@ -10,7 +10,7 @@ import (
 // fastLineRE is --summary's line about fast writes; stopsLineRE its
 // count of ptrace stops.
 var (
-	fastLineRE  = regexp.MustCompile(`(?m)^  fast I/O: (\d+) writes and (\d+) reads of files without a stop \((\d+) libc sites patched\)$`)
+	fastLineRE  = regexp.MustCompile(`(?m)^  fast file calls: (\d+) writes and (\d+) reads without a stop \((\d+) libc sites patched\)$`)
 	stopsLineRE = regexp.MustCompile(`(?m)^  ptrace stops: (\d+)$`)
 )
 

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/hermitdbg/hermit/detcore"
+	"golang.org/x/sys/unix"
 )
 
 // Fast writes (detcore/fastio.go, testdata/fastio.S). A program whose
@@ -114,6 +115,11 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			if err != nil || h.stErr != nil {
 				return 0, 0, false
 			}
+			// hermit's copy shares the guest's open file description:
+			// the mark is the description's, which a new open lacks.
+			if _, err := unix.FcntlInt(uintptr(h.fd), unix.F_SETSIG, fioMark(fd)); err != nil {
+				return 0, 0, false
+			}
 			return h.st.Dev, h.st.Ino, true
 		},
 		Patch: func(tid int, pc uint64) bool {
@@ -164,6 +170,12 @@ const (
 	vclockDataSingle = 0x5eedc10c5eedc10d
 	vclockDataMulti  = 0x5eedc10c5eedc10e
 )
+
+// fioMark is the signal number (F_SETSIG) by which the fast code knows an
+// open file description hermit entered as descriptor fd: 1 to 64, for
+// the descriptor's number (a description dup'd to another number fails
+// its check too, unless the numbers are 64 apart).
+func fioMark(fd int) int { return 1 + fd%64 }
 
 // writeCode writes b at addr in tid's process, whose code pages are not
 // writable: through /proc/PID/mem.

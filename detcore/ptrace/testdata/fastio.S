@@ -13,9 +13,11 @@
  * fio_fast makes the write from the fast page (no ptrace stop) when hermit
  * allows it (the page's FAST word: the thread runs alone, not counted, not
  * traced by a guest's tracer), the page's clock is below its limit, and
- * the descriptor's entry in hermit's table allows writes and names the
- * file the descriptor has now (fstat: a descriptor closed and reused for
- * another file no longer matches). It then marks the entry written at the
+ * the descriptor's entry in hermit's table allows writes and the
+ * descriptor is still the one hermit entered: its open file description
+ * carries hermit's mark (F_GETSIG: 1 + fd % 64, which hermit set with
+ * F_SETSIG; a file opened again on a closed number has none, even if it
+ * is the same inode) and names the same file (fstat: st_dev, st_ino). It then marks the entry written at the
  * clock's value, counts the call and moves the clock on by a step, as a
  * trapped write's scheduling turn would. Otherwise fio_slow makes the call
  * from the slow page, traced as always (and a restarted call lands on a
@@ -74,6 +76,14 @@
 	sub rsp, STATSZ + 16
 	mov [rsp + STATSZ], rax
 	mov [rsp + STATSZ + 8], rsi
+	mov eax, 72 /* SYS_fcntl */
+	mov esi, 11 /* F_GETSIG */
+	syscall
+	mov ecx, edi
+	and ecx, 63
+	inc ecx
+	cmp eax, ecx
+	jne 1f
 	mov eax, 5 /* SYS_fstat */
 	mov rsi, rsp
 	syscall
