@@ -4,23 +4,27 @@ import (
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
-// Fast writes. A write to a regular file needs nothing from the engine
-// but the file's new mtime, yet costs a ptrace stop. So, in a program
+// Fast writes (and reads). A write to a regular file needs nothing from
+// the engine but the file's new mtime, a read of one nothing at all, yet
+// each costs a ptrace stop. So, in a program
 // whose clock page the tracer could put where it wanted (FastWrites), the
 // page is followed by a table of descriptors, by number, that the engine
 // lets the program write without a stop, and by the tracer's code
 // (detcore/ptrace/testdata/fastio.S) that does so:
 //
-//   - at a write to a regular file (not in /proc or /sys) that runs in
-//     the kernel, the engine enters the descriptor in the table with the
-//     file's identity on the host (FastWrites.FdID), and has the tracer
-//     patch the libc site of the call (FastWrites.Patch) to enter that
-//     code from then on;
+//   - at a write to a regular file (not in /proc or /sys), or a read of a
+//     descriptor that never blocks (FdOther), that runs in the kernel, the
+//     engine enters the descriptor in the table for that call with the
+//     file's identity on the host (FastWrites.FdID, which also marks its
+//     open file description), and has the tracer patch the libc site of
+//     the call (FastWrites.Patch) to enter that code from then on;
 //   - the code writes without a stop when the engine allowed it at the
-//     thread's last resume (fcFast: it runs alone, uncounted, untraced by
-//     a guest's tracer: count.go, guestptrace.go), the page's clock is
-//     below its limit and the descriptor still names the file of its
-//     entry (a descriptor closed and reused fails the comparison); it
+//     thread's last resume (vcFast: it runs alone, uncounted, untraced by
+//     a guest's tracer, without a seccomp filter of its own: count.go,
+//     guestptrace.go), the page's clock is below its limit and the
+//     descriptor is still the one entered (hermit's mark on its open file
+//     description, F_SETSIG, and the file's identity: a number closed and
+//     opened again fails the comparison); it
 //     moves the page's clock on by a step, as a stop's turn would, and
 //     marks the entry written at the clock's value. Otherwise it makes the
 //     call as before, from a page the filter traces;
@@ -110,14 +114,16 @@ func (e *Engine) foldWrites(c *ClockPage) {
 
 // armFast says, in t's clock page, whether t may write without a stop
 // until its next one: only when it runs on freely (mode ResumeCont, not
-// counted) and no guest's tracer follows it.
+// counted), no guest's tracer follows it and it has no seccomp filter of
+// its own (which could refuse, or kill for, the fcntl and fstat the fast
+// code makes: strict mode does).
 func (e *Engine) armFast(t *thread, mode ResumeMode) {
 	c := t.proc.clock
 	if c == nil || c.fast == nil {
 		return
 	}
 	var on uint64
-	if mode == ResumeCont && !t.counting && t.pt == nil && !e.cfg.NoFastWrites {
+	if mode == ResumeCont && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastWrites {
 		on = 1
 	}
 	c.put(vcFast, on)
@@ -134,7 +140,7 @@ func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write bool) {
 		nr = abi.SYS_WRITE
 	}
 	if c == nil || c.fast == nil || e.cfg.NoFastWrites || t.nr != nr || fd < 0 || fd >= fioFds ||
-		t.ioKindFd != fd || t.ioKind != FdOther || t.pt != nil {
+		t.ioKindFd != fd || t.ioKind != FdOther || t.pt != nil || t.seccompMode != 0 {
 		return
 	}
 	t.fast = &fastFd{fd: fd, vino: v, write: write}
