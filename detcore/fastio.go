@@ -49,7 +49,17 @@ const (
 	fioRead    = 1 // flags: the descriptor may be read
 	fioWrite   = 2 // flags: the descriptor may be written
 	fioWritten = 4 // flags: written since the engine looked
+	fioPipe    = 8 // flags: a pipe (fastio.S: only for the guest's only thread)
 )
+
+// FastPipeTracer is implemented by tracers that tell the pipes whose data
+// comes only from the guest.
+type FastPipeTracer interface {
+	// InternalPipe reports whether descriptor fd of thread tid is a pipe
+	// or FIFO that the guest made and holds alone: not hermit's stdio,
+	// not one that leads outside.
+	InternalPipe(tid, fd int) bool
+}
 
 // FastWrites is what the tracer gives a clock page it set up for fast
 // writes (see above). Its functions reach the host, never a journal: what
@@ -125,25 +135,37 @@ func (e *Engine) armFast(t *thread, mode ResumeMode) {
 	var on uint64
 	if mode == ResumeCont && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastWrites {
 		on = 1
+		if len(e.threads) == 1 {
+			// Pipes too: no other thread could wait for this one's.
+			on = 2
+		}
 	}
 	c.put(vcFast, on)
 }
 
-// fastCandidate notes, at a write of t's to descriptor fd, a regular
-// file with virtual inode v, or at a read (write false) of a descriptor
-// that never blocks, that the descriptor may get an entry once the call
-// is let run (fastInstall).
-func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write bool) {
+// fastCandidate notes, at a write of t's to descriptor fd (a regular
+// file with virtual inode v if reg), or at a read (write false), that
+// the descriptor may get an entry once the call is let run (fastInstall):
+// a regular file written, a descriptor that never blocks read, or, for
+// the guest's only thread, a pipe the guest holds alone.
+func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write, reg bool) {
 	c := t.proc.clock
 	nr := abi.SYS_READ
 	if write {
 		nr = abi.SYS_WRITE
 	}
 	if c == nil || c.fast == nil || e.cfg.NoFastWrites || t.nr != nr || fd < 0 || fd >= fioFds ||
-		t.ioKindFd != fd || t.ioKind != FdOther || t.pt != nil || t.seccompMode != 0 {
+		t.ioKindFd != fd || t.pt != nil || t.seccompMode != 0 {
 		return
 	}
-	t.fast = &fastFd{fd: fd, vino: v, write: write}
+	switch {
+	case t.ioKind == FdOther && (reg || !write):
+		t.fast = &fastFd{fd: fd, vino: v, write: write}
+	case t.ioKind == FdPollable && len(e.threads) == 1:
+		if pt, ok := e.t.(FastPipeTracer); ok && pt.InternalPipe(t.tid, fd) {
+			t.fast = &fastFd{fd: fd, write: write, pipe: true}
+		}
+	}
 }
 
 // fastFd is a descriptor that gets a fast entry when its call runs.
@@ -151,6 +173,7 @@ type fastFd struct {
 	fd    int
 	vino  uint64
 	write bool
+	pipe  bool
 }
 
 // fastInstall enters t's pending descriptor in its page's table, and has
@@ -171,14 +194,17 @@ func (e *Engine) fastInstall(t *thread) {
 		return
 	}
 	off := fioTable + fioEntry*f.fd
+	if f.pipe {
+		flag |= fioPipe
+	}
 	if c.word(off) == dev && c.word(off+8) == ino {
-		flag |= c.word(off+16) & (fioRead | fioWrite)
+		flag |= c.word(off+16) & (fioRead | fioWrite | fioPipe)
 	}
 	c.put(off, dev)
 	c.put(off+8, ino)
 	c.put(off+16, flag)
 	c.put(off+24, 0)
-	if f.write {
+	if f.write && !f.pipe {
 		c.vinos[f.fd] = f.vino
 	}
 	if c.fast.Patch(t.tid, t.regs.Rip) {

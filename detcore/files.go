@@ -266,9 +266,8 @@ func notingWrite(h handler, fdArg int) handler {
 		}
 		if t.state == tsReady && t.act != actEmulate {
 			fd := int(int32(t.regs.Arg(fdArg)))
-			if v, ok := e.noteWrite(t, fd); ok {
-				e.fastCandidate(t, fd, v, true)
-			}
+			v, reg := e.noteWrite(t, fd)
+			e.fastCandidate(t, fd, v, true, reg)
 		}
 	}
 }

@@ -32,10 +32,10 @@ func sysRead(e *Engine, t *thread) {
 		return
 	}
 	e.ioWaitKind(t, fd, POLLIN, kind)
-	if kind == FdOther && t.state == tsReady && t.act == actCont {
-		// A regular file (or a directory): later reads may go without
-		// a stop (fastio.go).
-		e.fastCandidate(t, fd, 0, false)
+	if (kind == FdOther || kind == FdPollable) && t.state == tsReady && t.act == actCont {
+		// A regular file (or a directory), or a pipe: later reads may
+		// go without a stop (fastio.go).
+		e.fastCandidate(t, fd, 0, false, false)
 	}
 }
 

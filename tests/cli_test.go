@@ -90,7 +90,7 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
   nondeterministic points: (\d+)
 (?:  counted syscalls: \d+ \(.*; (\d+) ptrace stops\)
 )?  clock reads: \d+ in the guest without a stop, \d+ trapped \(programs: 1 read hermit's clock page, 0 only the trapped syscalls\)
-(?:  fast file calls: \d+ writes and \d+ reads without a stop \(\d+ libc sites patched\)
+(?:  fast calls: \d+ writes and \d+ reads of files and pipes without a stop \(\d+ libc sites patched\)
 )?  schedule digest: ([0-9a-f]{16})
   rdtsc: (?:virtualized \(\d+ answered from the virtual clock\)|the host's counter \(this machine cannot trap rdtsc: .*\))
   cpuid: the host's values \(.*\)

@@ -10,7 +10,7 @@ import (
 // fastLineRE is --summary's line about fast writes; stopsLineRE its
 // count of ptrace stops.
 var (
-	fastLineRE  = regexp.MustCompile(`(?m)^  fast file calls: (\d+) writes and (\d+) reads without a stop \((\d+) libc sites patched\)$`)
+	fastLineRE  = regexp.MustCompile(`(?m)^  fast calls: (\d+) writes and (\d+) reads of files and pipes without a stop \((\d+) libc sites patched\)$`)
 	stopsLineRE = regexp.MustCompile(`(?m)^  ptrace stops: (\d+)$`)
 )
 
@@ -42,6 +42,7 @@ func TestFastWrites(t *testing.T) {
 		{"reuse", 1000, "child read 262144 bytes from the pipe\n"},
 		{"fork", 500, "shared: "},
 		{"threads", 500, "tshared: "},
+		{"pipe", 2000, "2000 round trips: sum 4567a99155cf4068\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestFastWrites(t *testing.T) {
 				if fast < c.n-1 {
 					t.Errorf("run %d: %d fast writes, want at least %d", i+1, fast, c.n-1)
 				}
-				if c.mode == "plain" {
+				if c.mode == "plain" || c.mode == "pipe" {
 					if m := fastLineRE.FindSubmatch(r.Stderr); m != nil {
 						if reads, _ := strconv.Atoi(string(m[2])); reads < c.n-1 {
 							t.Errorf("run %d: %d fast reads, want at least %d", i+1, reads, c.n-1)

@@ -456,7 +456,7 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	fmt.Fprintf(w, "  clock reads: %d in the guest without a stop, %d trapped (programs: %d read hermit's clock page, %d only the trapped syscalls%s)\n",
 		s.ClockPageReads, trapped, s.ClockPages, s.TrappedClocks, why)
 	if s.FastWrites > 0 || s.FastReads > 0 || s.FastSites > 0 {
-		fmt.Fprintf(w, "  fast file calls: %d writes and %d reads without a stop (%d libc sites patched)\n", s.FastWrites, s.FastReads, s.FastSites)
+		fmt.Fprintf(w, "  fast calls: %d writes and %d reads of files and pipes without a stop (%d libc sites patched)\n", s.FastWrites, s.FastReads, s.FastSites)
 	}
 	fmt.Fprint(w, f.ch.summary(f.seed, res))
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)

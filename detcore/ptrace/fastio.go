@@ -171,6 +171,16 @@ const (
 	vclockDataMulti  = 0x5eedc10c5eedc10e
 )
 
+var _ detcore.FastPipeTracer = (*Tracer)(nil)
+
+// InternalPipe implements detcore.FastPipeTracer: a pipe or FIFO that
+// FdClass calls internal (not hermit's stdio).
+func (t *Tracer) InternalPipe(tid, fd int) bool {
+	_, c := t.FdKindClass(tid, fd, true)
+	h, err := t.heldFd(tid, fd)
+	return c == FdInternal && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
 // fioMark is the signal number (F_SETSIG) by which the fast code knows an
 // open file description hermit entered as descriptor fd: 1 to 64, for
 // the descriptor's number (a description dup'd to another number fails

@@ -9,6 +9,9 @@
  *   fork    parent and child both write to one file, then to files of
  *           their own.
  *   threads two threads write to files of their own and to a shared one.
+ *   pipe    N one-byte round trips through a pipe of its own, then writes
+ *           larger than a page and than the room left, and reads to the
+ *           end once the write end is closed.
  * Every mode prints the files' sizes, checksums and mtimes. */
 #include "guest.h"
 #include <fcntl.h>
@@ -18,6 +21,8 @@
 #include <sys/wait.h>
 
 static int n;
+
+static size_t i_min(size_t a, size_t b) { return a < b ? a : b; }
 static const char *dir;
 
 static char *path(const char *name) {
@@ -171,6 +176,44 @@ static void threads(void) {
 	report("tb");
 }
 
+static void piped(void) {
+	int p[2];
+	CHECK(pipe(p) == 0);
+	unsigned long sum = 0;
+	for (int i = 0; i < n; i++) {
+		char c = 'a' + i % 26, d;
+		CHECK(write(p[1], &c, 1) == 1);
+		CHECK(read(p[0], &d, 1) == 1 && d == c);
+		sum = sum * 31 + (unsigned char)d;
+	}
+	say("%d round trips: sum %016lx\n", n, sum);
+	/* Fill it: writes of a page and more until one is short or would
+	 * wait (the pipe is made non-blocking for that). */
+	static char big[3 * 4096];
+	memset(big, 'b', sizeof big);
+	CHECK(fcntl(p[1], F_SETFL, O_NONBLOCK) == 0);
+	long total = 0;
+	for (;;) {
+		ssize_t k = write(p[1], big, i_min(sizeof big, 5000));
+		if (k < 0) {
+			CHECK(errno == EAGAIN);
+			break;
+		}
+		total += k;
+		CHECK(write(p[1], "z", 1) == 1 || errno == EAGAIN);
+		total += 1;
+	}
+	say("filled with about %ld bytes\n", total / 1000 * 1000);
+	CHECK(close(p[1]) == 0);
+	long got = 0;
+	char buf[1000];
+	ssize_t k;
+	while ((k = read(p[0], buf, sizeof buf)) > 0)
+		got += k;
+	CHECK(k == 0);
+	say("read %ld bytes to the end\n", got / 1000 * 1000);
+}
+
 int main(int argc, char **argv) {
 	if (argc != 4)
 		return 2;
@@ -184,6 +227,8 @@ int main(int argc, char **argv) {
 		forked();
 	else if (!strcmp(argv[1], "threads"))
 		threads();
+	else if (!strcmp(argv[1], "pipe"))
+		piped();
 	else
 		return 2;
 	say("ok\n");

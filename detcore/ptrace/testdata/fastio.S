@@ -25,7 +25,8 @@
  *
  * The table (DATA + TABLE): 256 entries of 32 bytes, by descriptor:
  *   0 st_dev  8 st_ino  16 flags (FL_READ: may read; FL_WRITE: may write;
- *   FL_WRITTEN: written since hermit looked)  24 the clock at the last write
+ *   FL_WRITTEN: written since hermit looked; FL_PIPE: a pipe)  24 the clock
+ *   at the last write
  *
  * A read site (glibc's read: cmpb $0, __libc_single_threaded(%rip); je
  * multi; xor %eax, %eax; syscall) gets a jmp to its stub over its cmpb:
@@ -54,10 +55,16 @@
 	.set FL_READ, 1
 	.set FL_WRITE, 2
 	.set FL_WRITTEN, 4
+	.set FL_PIPE, 8
 	.set STATSZ, 144
 
 /* FIO name, flag: the fast path of a call (its number in eax) on a
- * descriptor whose entry has flag; a write marks its entry. */
+ * descriptor whose entry has flag; a write to a file marks its entry.
+ * An entry with FL_PIPE (a pipe or FIFO whose data comes only from the
+ * guest) needs FAST = 2 (the thread is the guest's only one) and a call
+ * that does not wait: a read finds bytes in the pipe (FIONREAD), a write
+ * of at most a page finds room for itself and a page more (F_GETPIPE_SZ
+ * less FIONREAD), so that it neither waits nor is cut short. */
 	.macro FIO name, flag
 	.globl \name
 \name:
@@ -73,9 +80,14 @@
 	shl ecx, 5
 	test byte ptr [r11 + rcx + TABLE + E_FLAGS], \flag
 	jz fio_slow
-	sub rsp, STATSZ + 16
+	test byte ptr [r11 + rcx + TABLE + E_FLAGS], FL_PIPE
+	jz 2f
+	cmp qword ptr [r11 + FAST], 2
+	jne fio_slow
+2:	sub rsp, STATSZ + 24
 	mov [rsp + STATSZ], rax
 	mov [rsp + STATSZ + 8], rsi
+	mov [rsp + STATSZ + 16], rdx
 	mov eax, 72 /* SYS_fcntl */
 	mov esi, 11 /* F_GETSIG */
 	syscall
@@ -99,12 +111,44 @@
 	mov rax, [rsp + 8]
 	cmp rax, [rcx + TABLE + E_INO]
 	jne 1f
-	mov rax, [r11 + NOW]
+	test byte ptr [rcx + TABLE + E_FLAGS], FL_PIPE
+	jz 3f
+	mov eax, 16 /* SYS_ioctl */
+	mov esi, 0x541b /* FIONREAD */
+	mov rdx, rsp
+	syscall
+	test rax, rax
+	jnz 1f
+	mov rdx, [rsp + STATSZ + 16]
+	.if \flag == FL_READ
+	cmp dword ptr [rsp], 0
+	jle 1f
+	.else
+	cmp rdx, 4096
+	ja 1f
+	mov eax, 72 /* SYS_fcntl */
+	mov esi, 1032 /* F_GETPIPE_SZ */
+	syscall
+	test rax, rax
+	js 1f
+	mov ecx, dword ptr [rsp]
+	add rcx, [rsp + STATSZ + 16]
+	add rcx, 4096
+	cmp rcx, rax
+	ja 1f
+	.endif
+	movabs r11, DATA
+	mov ecx, edi
+	shl ecx, 5
+	add rcx, r11
+3:	mov rax, [r11 + NOW]
 	.if \flag == FL_WRITE
+	test byte ptr [rcx + TABLE + E_FLAGS], FL_PIPE
+	jnz 4f
 	mov [rcx + TABLE + E_TIME], rax
 	or byte ptr [rcx + TABLE + E_FLAGS], FL_WRITTEN
 	inc qword ptr [r11 + DIRTY]
-	inc qword ptr [r11 + CALLS]
+4:	inc qword ptr [r11 + CALLS]
 	.else
 	inc qword ptr [r11 + RCALLS]
 	.endif
@@ -112,14 +156,16 @@
 	mov [r11 + NOW], rax
 	mov rax, [rsp + STATSZ]
 	mov rsi, [rsp + STATSZ + 8]
-	add rsp, STATSZ + 16
+	mov rdx, [rsp + STATSZ + 16]
+	add rsp, STATSZ + 24
 	syscall
 	pop r11
 	lea rsp, [rsp + 128]
 	jmp r11
 1:	mov rax, [rsp + STATSZ]
 	mov rsi, [rsp + STATSZ + 8]
-	add rsp, STATSZ + 16
+	mov rdx, [rsp + STATSZ + 16]
+	add rsp, STATSZ + 24
 	jmp fio_slow
 	.endm
 
