@@ -16,8 +16,8 @@ import (
 //     descriptor that never blocks (FdOther), that runs in the kernel, the
 //     engine enters the descriptor in the table for that call with the
 //     file's identity on the host (FastWrites.FdID, which also marks its
-//     open file description), and has the tracer patch the libc site of
-//     the call (FastWrites.Patch) to enter that code from then on;
+//     open file description), and patches the libc site of the call
+//     (FastWrites.Site) to enter that code from then on;
 //   - the code writes without a stop when the engine allowed it at the
 //     thread's last resume (vcFast: it runs alone, uncounted, untraced by
 //     a guest's tracer, without a seccomp filter of its own: count.go,
@@ -68,10 +68,12 @@ type FastWrites struct {
 	// FdID returns the st_dev and st_ino of descriptor fd of thread tid,
 	// as the guest's fstat reports them.
 	FdID func(tid, fd int) (dev, ino uint64, ok bool)
-	// Patch makes the write site whose syscall instruction ends at pc,
-	// in tid's process, enter the fast-write code from now on; it reports
-	// whether it did (pc is no site it knows, or one it cannot reach).
-	Patch func(tid int, pc uint64) bool
+	// Site returns, for the call whose syscall instruction ends at pc,
+	// code being the 13 bytes before pc, the bytes to write at at so
+	// that the call's site enters the fast code from then on (its stub
+	// ready in the page); ok is false for code that is no site it knows,
+	// or one it cannot reach.
+	Site func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
 }
 
 // SetFastWrites gives c fast writes; c's memory must hold the table.
@@ -207,7 +209,12 @@ func (e *Engine) fastInstall(t *thread) {
 	if f.write && !f.pipe {
 		c.vinos[f.fd] = f.vino
 	}
-	if c.fast.Patch(t.tid, t.regs.Rip) {
-		e.result.Stats.FastSites++
+	// Through the Tracer: a debugger's breakpoints (replay) are neither
+	// seen nor lost.
+	var code [13]byte
+	if pc := t.regs.Rip; pc >= 13 && e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
+		if at, b, ok := c.fast.Site(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
+			e.result.Stats.FastSites++
+		}
 	}
 }

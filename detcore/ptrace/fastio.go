@@ -3,9 +3,7 @@ package ptrace
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math"
-	"os"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"golang.org/x/sys/unix"
@@ -122,13 +120,9 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			}
 			return h.st.Dev, h.st.Ino, true
 		},
-		Patch: func(tid int, pc uint64) bool {
-			if pc < 11 || pc >= fioBase && pc < fioBase+fioSize {
-				return false
-			}
-			var code [13]byte
-			if t.ReadMem(tid, pc-uint64(len(code)), code[:]) != nil {
-				return false
+		Site: func(pc uint64, code []byte) (uint64, []byte, bool) {
+			if pc < 13 || pc >= fioBase && pc < fioBase+fioSize || len(code) != 13 {
+				return 0, nil, false
 			}
 			var site uint64
 			var stub, pad []byte
@@ -149,18 +143,18 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 				stub = bytes.ReplaceAll(stub, le(vclockDataMulti), le(multi))
 				pad = []byte{0x66, 0x90}
 			default:
-				return false
+				return 0, nil, false
 			}
 			rel := int64(fioBase+fioSlowOff) - int64(site+5)
 			if rel < math.MinInt32 || rel > math.MaxInt32-0x1000 {
-				return false
+				return 0, nil, false
 			}
 			at, ok := stubFor(site, stub, entry)
 			if !ok {
-				return false
+				return 0, nil, false
 			}
 			jmp := binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(int32(int64(at)-int64(site+5))))
-			return writeCode(tid, site, append(jmp, pad...)) == nil
+			return site, append(jmp, pad...), true
 		},
 	}
 }
@@ -186,15 +180,3 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 // the descriptor's number (a description dup'd to another number fails
 // its check too, unless the numbers are 64 apart).
 func fioMark(fd int) int { return 1 + fd%64 }
-
-// writeCode writes b at addr in tid's process, whose code pages are not
-// writable: through /proc/PID/mem.
-func writeCode(tid int, addr uint64, b []byte) error {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", tid), os.O_WRONLY, 0)
-	if err != nil {
-		return gone(err)
-	}
-	defer f.Close()
-	_, err = f.WriteAt(b, int64(addr))
-	return err
-}
