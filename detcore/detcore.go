@@ -212,9 +212,9 @@ type Config struct {
 	// NoSpinCheck turns off spin detection (spin.go), leaving the plain
 	// watchdog.
 	NoSpinCheck bool
-	// NoFastWrites makes every write take its stop (fastio.go): the
-	// schedule of a hermit without fast writes.
-	NoFastWrites bool
+	// NoFastIO makes every read and write take its stop (fastio.go):
+	// the schedule of a hermit without fast calls.
+	NoFastIO bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit" by default).
 	WatchdogHint string

@@ -135,7 +135,7 @@ func (e *Engine) armFast(t *thread, mode ResumeMode) {
 		return
 	}
 	var on uint64
-	if mode == ResumeCont && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastWrites {
+	if mode == ResumeCont && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastIO {
 		on = 1
 		if len(e.threads) == 1 {
 			// Pipes too: no other thread could wait for this one's.
@@ -156,7 +156,7 @@ func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write, reg bool) {
 	if write {
 		nr = abi.SYS_WRITE
 	}
-	if c == nil || c.fast == nil || e.cfg.NoFastWrites || t.nr != nr || fd < 0 || fd >= fioFds ||
+	if c == nil || c.fast == nil || e.cfg.NoFastIO || t.nr != nr || fd < 0 || fd >= fioFds ||
 		t.ioKindFd != fd || t.pt != nil || t.seccompMode != 0 {
 		return
 	}

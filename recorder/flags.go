@@ -24,7 +24,7 @@ const (
 	FlagCPU        = "cpu"              // the CPU the run was pinned to; absent if not pinned
 	FlagHeuristic  = "sched-heuristic"  // --sched-heuristic or --chaos; absent for round robin
 	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
-	FlagFastWrites = "fast-writes"      // "false" with --no-fast-writes; absent: true
+	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
 )
 
 // StdinPath names, among a trace's captured files, a regular file that
@@ -63,8 +63,8 @@ type Settings struct {
 	// Heuristic and ChaosPoints are the chaos scheduler's (detcore/chaos.go).
 	Heuristic   detcore.Heuristic
 	ChaosPoints []int64
-	// NoFastWrites: every write took its stop (--no-fast-writes).
-	NoFastWrites bool
+	// NoFastIO: every read and write took its stop (--no-fast-io).
+	NoFastIO bool
 }
 
 // Flags encodes s for the trace header.
@@ -85,8 +85,8 @@ func (s Settings) Flags() map[string]string {
 	if s.Heuristic == detcore.PCT {
 		f[FlagPoints] = detcore.FormatPoints(s.ChaosPoints)
 	}
-	if s.NoFastWrites {
-		f[FlagFastWrites] = "false"
+	if s.NoFastIO {
+		f[FlagFastIO] = "false"
 	}
 	return f
 }
@@ -122,12 +122,12 @@ func ParseSettings(f map[string]string) (Settings, error) {
 			return s, bad(FlagCPUID)
 		}
 	}
-	if v, ok := f[FlagFastWrites]; ok {
+	if v, ok := f[FlagFastIO]; ok {
 		fast, err := strconv.ParseBool(v)
 		if err != nil {
-			return s, bad(FlagFastWrites)
+			return s, bad(FlagFastIO)
 		}
-		s.NoFastWrites = !fast
+		s.NoFastIO = !fast
 	}
 	if v, ok := f[FlagHeuristic]; ok {
 		if s.Heuristic, err = detcore.ParseHeuristic(v); err != nil {
@@ -150,5 +150,5 @@ func ParseSettings(f map[string]string) (Settings, error) {
 // Config returns the engine configuration of these settings.
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
-		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, NoFastWrites: s.NoFastWrites}
+		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, NoFastIO: s.NoFastIO}
 }

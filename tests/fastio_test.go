@@ -82,9 +82,9 @@ func TestFastWrites(t *testing.T) {
 			if c.mode == "plain" {
 				// A thread alone: the same clock, so the same mtimes, as
 				// when every write stopped.
-				slow := hermitRun(t, []string{"--no-fast-writes"}, argv)
+				slow := hermitRun(t, []string{"--no-fast-io"}, argv)
 				if d := firstDiff(slow.Stdout, first[:strings.Index(string(first), "hermit summary:")]); d != "" || slow.Exit != 0 {
-					t.Errorf("--no-fast-writes: output differs at %s; %s", d, describe(slow))
+					t.Errorf("--no-fast-io: output differs at %s; %s", d, describe(slow))
 				}
 			}
 			rec := recordReplay(t, nil, argv)
