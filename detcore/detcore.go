@@ -212,6 +212,9 @@ type Config struct {
 	// NoSpinCheck turns off spin detection (spin.go), leaving the plain
 	// watchdog.
 	NoSpinCheck bool
+	// NoFastIO makes every read and write take its stop (fastio.go):
+	// the schedule of a hermit without fast calls.
+	NoFastIO bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit" by default).
 	WatchdogHint string
@@ -291,6 +294,9 @@ type Stats struct {
 	// clock functions read a clock page and those that make the syscall;
 	// ClockPageReads counts the reads answered in the guest (vclock.go).
 	ClockPages, TrappedClocks, ClockPageReads int64
+	// FastWrites and FastReads count the writes and reads made without
+	// a stop, FastSites the libc sites patched to make them (fastio.go).
+	FastWrites, FastReads, FastSites int64
 	// TrappedClockWhy says why the first program without a clock page
 	// has none.
 	TrappedClockWhy string

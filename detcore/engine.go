@@ -421,6 +421,9 @@ func (e *Engine) resumeParked(t *thread) error {
 	if t.atSyscall && e.cfg.Journal != nil && (t.act == actCont || t.act == actExitStop) {
 		e.journalNative(t)
 	}
+	if t.fast != nil {
+		e.fastInstall(t)
+	}
 	t.traceToExit()
 	t.atSyscall = false
 	mode := t.contMode()

@@ -260,29 +260,34 @@ func init() {
 // about to be written gets the current virtual time as its mtime.
 func notingWrite(h handler, fdArg int) handler {
 	return func(e *Engine, t *thread) {
+		t.ioKindFd, t.fast = -1, nil
 		if h != nil {
 			h(e, t)
 		}
 		if t.state == tsReady && t.act != actEmulate {
-			e.noteWrite(t, int(int32(t.regs.Arg(fdArg))))
+			fd := int(int32(t.regs.Arg(fdArg)))
+			v, reg := e.noteWrite(t, fd)
+			e.fastCandidate(t, fd, v, true, reg)
 		}
 	}
 }
 
-// noteWrite records that t is writing to descriptor fd now.
-func (e *Engine) noteWrite(t *thread, fd int) {
+// noteWrite records that t is writing to descriptor fd now; if fd is a
+// regular file, it returns its virtual inode.
+func (e *Engine) noteWrite(t *thread, fd int) (uint64, bool) {
 	ft, ok := fileTracer(e)
 	if !ok || fd < 0 {
-		return
+		return 0, false
 	}
 	st, err := ft.Statx(t.tid, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno})
 	if err != nil || le16(st[stxMode:])&sIFMT != sIFREG {
-		return
+		return 0, false
 	}
 	fs := e.files()
 	v := fs.vino(st.id(true))
 	now := e.realNow()
 	fs.times[v] = fs.times[v].set(timeKept, now, now)
+	return v, true
 }
 
 // sysUtimensat lets utimensat run and, if it succeeds, records the times

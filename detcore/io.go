@@ -16,6 +16,7 @@ func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
 // sysRead is ioIn, except that reads of /dev/urandom and /dev/random are
 // answered from the thread's seeded generator.
 func sysRead(e *Engine, t *thread) {
+	t.fast = nil
 	fd := int(int32(t.regs.Rdi))
 	kind := e.t.FdKind(t.tid, fd)
 	if kind == FdProc && e.readProc(t, fd) {
@@ -31,6 +32,11 @@ func sysRead(e *Engine, t *thread) {
 		return
 	}
 	e.ioWaitKind(t, fd, POLLIN, kind)
+	if (kind == FdOther || kind == FdPollable) && t.state == tsReady && t.act == actCont {
+		// A regular file (or a directory), or a pipe: later reads may
+		// go without a stop (fastio.go).
+		e.fastCandidate(t, fd, 0, false, false)
+	}
 }
 
 // ioOut handles a call that writes to descriptor arg 0.
@@ -55,6 +61,7 @@ func (e *Engine) ioWait(t *thread, events int16) {
 // ioWaitKind blocks t until descriptor fd, of the given kind, is ready for
 // events, if it is pollable and not ready now.
 func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
+	t.ioKind, t.ioKindFd = kind, fd
 	if kind != FdPollable {
 		return
 	}

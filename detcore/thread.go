@@ -121,6 +121,12 @@ type thread struct {
 	insnPoints int
 	// pt is set while a guest process traces the thread (guestptrace.go).
 	pt *tracee
+	// ioKind is the kind of descriptor ioKindFd, as the policy of the
+	// thread's current call asked (io.go); fast is a descriptor that
+	// gets a fast-write entry when that call runs (fastio.go).
+	ioKind   FdKind
+	ioKindFd int
+	fast     *fastFd
 }
 
 // process is one guest thread group.

@@ -56,6 +56,10 @@ type ClockPage struct {
 	release func()
 	// refs counts the processes that have the page mapped.
 	refs int
+	// fast is set for a page with fast writes (fastio.go); vinos are
+	// the virtual inodes of its table's entries.
+	fast  *FastWrites
+	vinos []uint64
 }
 
 // NewClockPage returns the clock page backed by mem, hermit's view of a
@@ -150,6 +154,9 @@ func (e *Engine) foldClock(c *ClockPage) {
 		e.result.Stats.ClockPageReads += int64(r)
 		c.put(vcReads, 0)
 	}
+	if c.fast != nil {
+		e.foldWrites(c)
+	}
 }
 
 // foldStop folds, at a stop of thread tid, the pages whose clock the guest
@@ -204,5 +211,6 @@ func (e *Engine) clockSpent(t *thread) bool {
 // resumeThread arms t's clock page and resumes it.
 func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
 	e.armClock(t)
+	e.armFast(t, mode)
 	return e.t.Resume(t.tid, mode, sig)
 }

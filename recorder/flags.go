@@ -24,6 +24,7 @@ const (
 	FlagCPU        = "cpu"              // the CPU the run was pinned to; absent if not pinned
 	FlagHeuristic  = "sched-heuristic"  // --sched-heuristic or --chaos; absent for round robin
 	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
+	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
 )
 
 // StdinPath names, among a trace's captured files, a regular file that
@@ -42,7 +43,9 @@ const StdinPath = "/.hermit-stdin"
 // Version 7: clock reads through the vDSO make no scheduling point (the
 // clock page), nor does rseq (the filter fails it), so the schedule of an
 // earlier recording is not this hermit's.
-const JournalVersion = "7"
+// Version 8: writes to regular files make no scheduling point once their
+// descriptor has a fast-write entry (detcore/fastio.go).
+const JournalVersion = "8"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}
@@ -60,6 +63,8 @@ type Settings struct {
 	// Heuristic and ChaosPoints are the chaos scheduler's (detcore/chaos.go).
 	Heuristic   detcore.Heuristic
 	ChaosPoints []int64
+	// NoFastIO: every read and write took its stop (--no-fast-io).
+	NoFastIO bool
 }
 
 // Flags encodes s for the trace header.
@@ -79,6 +84,9 @@ func (s Settings) Flags() map[string]string {
 	}
 	if s.Heuristic == detcore.PCT {
 		f[FlagPoints] = detcore.FormatPoints(s.ChaosPoints)
+	}
+	if s.NoFastIO {
+		f[FlagFastIO] = "false"
 	}
 	return f
 }
@@ -114,6 +122,13 @@ func ParseSettings(f map[string]string) (Settings, error) {
 			return s, bad(FlagCPUID)
 		}
 	}
+	if v, ok := f[FlagFastIO]; ok {
+		fast, err := strconv.ParseBool(v)
+		if err != nil {
+			return s, bad(FlagFastIO)
+		}
+		s.NoFastIO = !fast
+	}
 	if v, ok := f[FlagHeuristic]; ok {
 		if s.Heuristic, err = detcore.ParseHeuristic(v); err != nil {
 			return s, bad(FlagHeuristic)
@@ -135,5 +150,5 @@ func ParseSettings(f map[string]string) (Settings, error) {
 // Config returns the engine configuration of these settings.
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
-		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints}
+		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, NoFastIO: s.NoFastIO}
 }

@@ -150,6 +150,17 @@ func (t *tracer) InBackground(tid int) bool {
 	return bg
 }
 
+func (t *tracer) InternalPipe(tid, fd int) bool {
+	pt, ok := t.HostTracer.(detcore.FastPipeTracer)
+	in := ok && pt.InternalPipe(tid, fd)
+	res := int64(0)
+	if in {
+		res = 1
+	}
+	t.answer(QueryPipe, uint64(fd), res, nil)
+	return in
+}
+
 func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 	ot, ok := t.HostTracer.(detcore.OutsideTracer)
 	out := ok && ot.WaitsOutside(ws)

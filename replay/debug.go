@@ -248,6 +248,13 @@ func (l *layer) WaitsOutside(ws []detcore.FdWait) bool {
 	return ok && ot.WaitsOutside(ws)
 }
 
+// InternalPipe forwards detcore.FastPipeTracer (false without it: no
+// fast calls on pipes, as in a run whose tracer cannot tell).
+func (l *layer) InternalPipe(tid, fd int) bool {
+	pt, ok := l.inner.(detcore.FastPipeTracer)
+	return ok && pt.InternalPipe(tid, fd)
+}
+
 // InBackground forwards detcore.TtyTracer (false without it, as the
 // engine assumes without the interface).
 func (l *layer) InBackground(tid int) bool {

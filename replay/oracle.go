@@ -206,6 +206,11 @@ func (o *oracle) InBackground(tid int) bool {
 	return ok && ev.Result == 1
 }
 
+func (o *oracle) InternalPipe(tid, fd int) bool {
+	ev, ok := o.p.answer(recorder.QueryPipe, uint64(fd))
+	return ok && ev.Result == 1
+}
+
 func (o *oracle) WaitsOutside(ws []detcore.FdWait) bool {
 	ev, ok := o.p.answer(recorder.QueryOutside, recorder.PollKey(ws))
 	return ok && ev.Result == 1

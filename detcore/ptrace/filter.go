@@ -14,6 +14,7 @@ import (
 const (
 	offNr   = 0
 	offArch = 4
+	offIP   = 8  // instruction_pointer: the low half, then the high
 	offArgs = 16 // args[6], 8 bytes each; the low half first
 )
 
@@ -22,7 +23,8 @@ const (
 // traced when they carry detcore.OpenMarker, and allows everything else. The
 // numbers are compared as a balanced binary tree, so an allowed syscall
 // costs about log2(len(traced)) comparisons; negative numbers (no call:
-// -1 is a call a tracer skipped) are allowed. Non-x86-64 (int $0x80) and
+// -1 is a call a tracer skipped) are allowed, and so is every call made
+// from the fast-write page (fastio.go). Non-x86-64 (int $0x80) and
 // x32 calls trap (SIGSYS): the engine says what they are and fails them
 // with ENOSYS (detcore/signals.go).
 func buildFilter(traced, marked []int) []unix.SockFilter {
@@ -41,6 +43,13 @@ func buildFilter(traced, marked []int) []unix.SockFilter {
 		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
 		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AUDIT_ARCH_X86_64, 1, 0),
 		stmt(unix.BPF_RET|unix.BPF_K, enosys),
+		// A call from the fast-write page (fastio.go) runs.
+		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offIP+4),
+		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, fioFast>>32, 0, 4),
+		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offIP),
+		jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, fioFast&0xffffffff, 0, 2),
+		jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, fioFast&0xffffffff+0x1000, 1, 0),
+		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
 		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr),
 		// A negative number is no call (the kernel fails it with
 		// ENOSYS; -1 is how a guest's tracer skips one).

@@ -57,6 +57,7 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 		return nil, "", fmt.Errorf("memfd_create and mmap: %w", err)
 	}
 	fd, addr := int64(r.R12), int64(r.R13)
+	fast := uint64(addr) == fioBase && r.R14 == fioBase+fioCodeOff
 	var mem []byte
 	why := ""
 	switch {
@@ -65,7 +66,7 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 	case addr < 0 && addr > -4096:
 		why = fmt.Sprintf("mmap of the clock page failed in it (%v)", unix.Errno(-addr))
 	default:
-		mem, why = t.shareMemfd(in.tid, int(fd))
+		mem, why = t.shareMemfd(in.tid, int(fd), fast)
 	}
 	// The close, unless memfd_create failed, and back to the program.
 	if _, err := in.cont(); err != nil {
@@ -92,20 +93,29 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 			return nil, "", fmt.Errorf("writing %s: %w", e.name, err)
 		}
 	}
-	return detcore.NewClockPage(mem, release), "", nil
+	c := detcore.NewClockPage(mem, release)
+	if fast {
+		c.SetFastWrites(t.fastWrites(mem))
+	}
+	return c, "", nil
 }
 
-// shareMemfd gives memfd fd of guest thread tid its page size and maps
-// it in hermit; on failure it says why.
-func (t *Tracer) shareMemfd(tid, fd int) ([]byte, string) {
+// shareMemfd gives memfd fd of guest thread tid its size (fioSize: the
+// guest may have mapped all of it) and maps it in hermit, all of it when
+// fast (the guest mapped it for fast writes), else its first page; on
+// failure it says why.
+func (t *Tracer) shareMemfd(tid, fd int, fast bool) ([]byte, string) {
 	own, err := t.dupFd(tid, fd)
 	if err != nil {
 		return nil, fmt.Sprintf("pidfd_getfd failed for its clock page (%v)", err)
 	}
 	defer unix.Close(own)
 	size := unix.Getpagesize()
-	if err := unix.Ftruncate(own, int64(size)); err != nil {
+	if err := unix.Ftruncate(own, fioSize); err != nil {
 		return nil, fmt.Sprintf("ftruncate failed for its clock page (%v)", err)
+	}
+	if fast {
+		size = fioSize
 	}
 	mem, err := unix.Mmap(own, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {

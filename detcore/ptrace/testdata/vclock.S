@@ -122,11 +122,17 @@ vc_end:
 /* vc_map maps a clock page in a program hermit has just exec'd (hermit
  * writes it over code the clock code then replaces, and starts it there):
  * memfd_create and mmap, then int3, where hermit takes its own copy of
- * the descriptor (r12: the descriptor or -errno, r13: the address or
- * -errno), then close and int3 again, where hermit gives the thread its
- * registers back. The descriptor is gone before the program starts. */
+ * the descriptor (r12: the descriptor or -errno, r13: the clock page's
+ * address or -errno, r14: the fast-write code's address or -errno), then
+ * close and int3 again, where hermit gives the thread its registers back.
+ * The descriptor is gone before the program starts. The page goes at
+ * FIO_BASE with the fast-write table after it (three pages, read-write)
+ * and the fast-write code (fastio.S, two pages, read-execute) after that;
+ * where that address is taken, one page anywhere, and no fast writes. */
+	.set FIO_BASE, 0x7fffc0000000
 	.globl vc_map
 vc_map:
+	mov r14, -1
 	mov eax, 319 /* SYS_memfd_create */
 	lea rdi, [rip + vc_name]
 	mov esi, 1 /* MFD_CLOEXEC */
@@ -136,6 +142,29 @@ vc_map:
 	test rax, rax
 	js 1f
 	mov eax, 9 /* SYS_mmap */
+	movabs rdi, FIO_BASE
+	mov esi, 0x3000
+	mov edx, 3 /* PROT_READ | PROT_WRITE */
+	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
+	mov r8, r12
+	xor r9d, r9d
+	syscall
+	mov r13, rax
+	cmp rax, -4095
+	jae 3f
+	cmp rax, rdi
+	jne 1f
+	mov eax, 9 /* SYS_mmap */
+	movabs rdi, FIO_BASE + 0x3000
+	mov esi, 0x2000
+	mov edx, 5 /* PROT_READ | PROT_EXEC */
+	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
+	mov r8, r12
+	mov r9d, 0x3000
+	syscall
+	mov r14, rax
+	jmp 1f
+3:	mov eax, 9 /* SYS_mmap */
 	xor edi, edi
 	mov esi, 4096
 	mov edx, 3 /* PROT_READ | PROT_WRITE */

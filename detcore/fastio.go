@@ -1,0 +1,220 @@
+package detcore
+
+import (
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// Fast writes (and reads). A write to a regular file needs nothing from
+// the engine but the file's new mtime, a read of one nothing at all, yet
+// each costs a ptrace stop. So, in a program
+// whose clock page the tracer could put where it wanted (FastWrites), the
+// page is followed by a table of descriptors, by number, that the engine
+// lets the program write without a stop, and by the tracer's code
+// (detcore/ptrace/testdata/fastio.S) that does so:
+//
+//   - at a write to a regular file (not in /proc or /sys), or a read of a
+//     descriptor that never blocks (FdOther), that runs in the kernel, the
+//     engine enters the descriptor in the table for that call with the
+//     file's identity on the host (FastWrites.FdID, which also marks its
+//     open file description), and patches the libc site of the call
+//     (FastWrites.Site) to enter that code from then on;
+//   - the code writes without a stop when the engine allowed it at the
+//     thread's last resume (vcFast: it runs alone, uncounted, untraced by
+//     a guest's tracer, without a seccomp filter of its own: count.go,
+//     guestptrace.go), the page's clock is below its limit and the
+//     descriptor is still the one entered (hermit's mark on its open file
+//     description, F_SETSIG, and the file's identity: a number closed and
+//     opened again fails the comparison); it
+//     moves the page's clock on by a step, as a stop's turn would, and
+//     marks the entry written at the clock's value. Otherwise it makes the
+//     call as before, from a page the filter traces;
+//   - the engine folds the marks into the files' mtimes at every stop,
+//     with the page's clock (foldClock), as noteWrite would have.
+//
+// Which calls take the fast path depends only on the engine's state and
+// the guest's (its code, its descriptors), so it is the same in every
+// run, record and replay; in record, a call whose result the journal
+// keeps makes no entry.
+
+// Offsets in a clock page with fast writes (fastio.S).
+const (
+	vcFast      = 32 // nonzero: the running thread may write without a stop
+	vcFastCalls = 40 // writes made without a stop
+	vcDirty     = 48 // nonzero: some entry is marked written
+	vcFastReads = 56 // reads made without a stop
+
+	fioTable   = 0x1000 // the table: fioFds entries of fioEntry bytes
+	fioEntry   = 32     // st_dev, st_ino, flags, the clock at the last write
+	fioFds     = 256
+	fioRead    = 1 // flags: the descriptor may be read
+	fioWrite   = 2 // flags: the descriptor may be written
+	fioWritten = 4 // flags: written since the engine looked
+	fioPipe    = 8 // flags: a pipe (fastio.S: only for the guest's only thread)
+)
+
+// FastPipeTracer is implemented by tracers that tell the pipes whose data
+// comes only from the guest.
+type FastPipeTracer interface {
+	// InternalPipe reports whether descriptor fd of thread tid is a pipe
+	// or FIFO that the guest made and holds alone: not hermit's stdio,
+	// not one that leads outside.
+	InternalPipe(tid, fd int) bool
+}
+
+// FastWrites is what the tracer gives a clock page it set up for fast
+// writes (see above). Its functions reach the host, never a journal: what
+// they return changes no decision of the engine's.
+type FastWrites struct {
+	// FdID returns the st_dev and st_ino of descriptor fd of thread tid,
+	// as the guest's fstat reports them.
+	FdID func(tid, fd int) (dev, ino uint64, ok bool)
+	// Site returns, for the call whose syscall instruction ends at pc,
+	// code being the 13 bytes before pc, the bytes to write at at so
+	// that the call's site enters the fast code from then on (its stub
+	// ready in the page); ok is false for code that is no site it knows,
+	// or one it cannot reach.
+	Site func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
+}
+
+// SetFastWrites gives c fast writes; c's memory must hold the table.
+func (c *ClockPage) SetFastWrites(f *FastWrites) {
+	if len(c.mem) < fioTable+fioFds*fioEntry {
+		panic("detcore: clock page too small for fast writes")
+	}
+	c.fast = f
+	c.vinos = make([]uint64, fioFds)
+}
+
+// foldWrites brings the files written without a stop through c up to
+// date, as noteWrite would have at each write.
+func (e *Engine) foldWrites(c *ClockPage) {
+	if n := c.word(vcFastCalls); n != 0 {
+		e.result.Stats.FastWrites += int64(n)
+		c.put(vcFastCalls, 0)
+	}
+	if n := c.word(vcFastReads); n != 0 {
+		e.result.Stats.FastReads += int64(n)
+		c.put(vcFastReads, 0)
+	}
+	if c.word(vcDirty) == 0 {
+		return
+	}
+	c.put(vcDirty, 0)
+	latest := map[uint64]int64{}
+	var order []uint64
+	for fd := 0; fd < fioFds; fd++ {
+		off := fioTable + fioEntry*fd
+		fl := c.word(off + 16)
+		if fl&fioWritten == 0 {
+			continue
+		}
+		c.put(off+16, fl&^fioWritten)
+		v, tm := c.vinos[fd], int64(c.word(off+24))
+		if old, ok := latest[v]; !ok {
+			order = append(order, v)
+		} else if old > tm {
+			continue
+		}
+		latest[v] = tm
+	}
+	fs := e.files()
+	for _, v := range order {
+		now := e.epoch() + latest[v]
+		fs.times[v] = fs.times[v].set(timeKept, now, now)
+	}
+}
+
+// armFast says, in t's clock page, whether t may write without a stop
+// until its next one: only when it runs on freely (mode ResumeCont, not
+// counted), no guest's tracer follows it and it has no seccomp filter of
+// its own (which could refuse, or kill for, the fcntl and fstat the fast
+// code makes: strict mode does).
+func (e *Engine) armFast(t *thread, mode ResumeMode) {
+	c := t.proc.clock
+	if c == nil || c.fast == nil {
+		return
+	}
+	var on uint64
+	if mode == ResumeCont && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastIO {
+		on = 1
+		if len(e.threads) == 1 {
+			// Pipes too: no other thread could wait for this one's.
+			on = 2
+		}
+	}
+	c.put(vcFast, on)
+}
+
+// fastCandidate notes, at a write of t's to descriptor fd (a regular
+// file with virtual inode v if reg), or at a read (write false), that
+// the descriptor may get an entry once the call is let run (fastInstall):
+// a regular file written, a descriptor that never blocks read, or, for
+// the guest's only thread, a pipe the guest holds alone.
+func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write, reg bool) {
+	c := t.proc.clock
+	nr := abi.SYS_READ
+	if write {
+		nr = abi.SYS_WRITE
+	}
+	if c == nil || c.fast == nil || e.cfg.NoFastIO || t.nr != nr || fd < 0 || fd >= fioFds ||
+		t.ioKindFd != fd || t.pt != nil || t.seccompMode != 0 {
+		return
+	}
+	switch {
+	case t.ioKind == FdOther && (reg || !write):
+		t.fast = &fastFd{fd: fd, vino: v, write: write}
+	case t.ioKind == FdPollable && len(e.threads) == 1:
+		if pt, ok := e.t.(FastPipeTracer); ok && pt.InternalPipe(t.tid, fd) {
+			t.fast = &fastFd{fd: fd, write: write, pipe: true}
+		}
+	}
+}
+
+// fastFd is a descriptor that gets a fast entry when its call runs.
+type fastFd struct {
+	fd    int
+	vino  uint64
+	write bool
+	pipe  bool
+}
+
+// fastInstall enters t's pending descriptor in its page's table, and has
+// the call's site patched, if the call runs in the kernel as it is.
+func (e *Engine) fastInstall(t *thread) {
+	f := t.fast
+	t.fast = nil
+	c := t.proc.clock
+	nr, flag := abi.SYS_READ, uint64(fioRead)
+	if f != nil && f.write {
+		nr, flag = abi.SYS_WRITE, fioWrite
+	}
+	if f == nil || c == nil || c.fast == nil || t.act != actCont || t.nr != nr || int(int32(t.regs.Rdi)) != f.fd {
+		return
+	}
+	dev, ino, ok := c.fast.FdID(t.tid, f.fd)
+	if !ok {
+		return
+	}
+	off := fioTable + fioEntry*f.fd
+	if f.pipe {
+		flag |= fioPipe
+	}
+	if c.word(off) == dev && c.word(off+8) == ino {
+		flag |= c.word(off+16) & (fioRead | fioWrite | fioPipe)
+	}
+	c.put(off, dev)
+	c.put(off+8, ino)
+	c.put(off+16, flag)
+	c.put(off+24, 0)
+	if f.write && !f.pipe {
+		c.vinos[f.fd] = f.vino
+	}
+	// Through the Tracer: a debugger's breakpoints (replay) are neither
+	// seen nor lost.
+	var code [13]byte
+	if pc := t.regs.Rip; pc >= 13 && e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
+		if at, b, ok := c.fast.Site(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
+			e.result.Stats.FastSites++
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package ptrace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+
+	"github.com/hermitdbg/hermit/detcore"
+	"golang.org/x/sys/unix"
+)
+
+// Fast writes (detcore/fastio.go, testdata/fastio.S). A program whose
+// clock page could go at fioBase has, in the same memfd, the engine's
+// table of descriptors it may write without a stop and, mapped
+// read-execute, the code that makes those writes: the seccomp filter lets
+// through every syscall made from its first page (the fast page).
+const (
+	// fioBase is where vc_map (testdata/vclock.S) maps the clock page:
+	// within 2 GiB of the shared libraries (which ASLR-less Linux puts
+	// just below 0x7ffff8000000), so that a site reaches its stub with a
+	// jmp rel32.
+	fioBase = 0x7fffc0000000
+	// fioCodeOff is the offset of the code in the memfd: the fast page,
+	// then the slow page, which also holds the sites' stubs.
+	fioCodeOff = 0x3000
+	fioFast    = fioBase + fioCodeOff
+	fioSlowOff = fioCodeOff + 0x1000
+	fioSize    = fioCodeOff + 0x2000
+	// fioStubAlign aligns the sites' stubs.
+	fioStubAlign = 16
+)
+
+// readSite is glibc 2.36's read entry, up to and including its syscall
+// instruction: cmpb $0, __libc_single_threaded(%rip); je multi; xor %eax,
+// %eax; syscall. 0xff bytes are any (the displacements).
+var readSite = []byte{0x80, 0x3d, 0xff, 0xff, 0xff, 0xff, 0x00, 0x74, 0xff, 0x31, 0xc0, 0x0f, 0x05}
+
+// matches reports whether code equals pattern, 0xff in pattern matching
+// any byte.
+func matches(code, pattern []byte) bool {
+	if len(code) != len(pattern) {
+		return false
+	}
+	for i, p := range pattern {
+		if p != 0xff && code[i] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// writeSites are glibc 2.36's write sites, up to and including their
+// `mov $1, %eax; syscall`: the single-threaded path (after its je) and the
+// cancellable one (after it reloads edi). Only these are patched: what
+// precedes the mov tells that the mov is an instruction of its own.
+var writeSites = [][]byte{
+	{0x74, 0xff, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x0f, 0x05},             // je rel8 (any)
+	{0x8b, 0x7c, 0x24, 0x08, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x0f, 0x05}, // mov 0x8(%rsp),%edi
+}
+
+// isWriteSite reports whether code, the bytes that end at a write's
+// syscall instruction, is one of writeSites.
+func isWriteSite(code []byte) bool {
+	for _, w := range writeSites {
+		if len(code) < len(w) {
+			continue
+		}
+		c := code[len(code)-len(w):]
+		if w[0] == 0x74 {
+			// je rel8: any offset.
+			c = append([]byte{c[0], 0xff}, c[2:]...)
+		}
+		if bytes.Equal(c, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// fastWrites writes the fast-write code into mem, hermit's mapping of a
+// program's memfd, and returns what the engine needs to use it.
+func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
+	base := binary.LittleEndian.AppendUint64(nil, fioBase)
+	copy(mem[fioCodeOff:], bytes.ReplaceAll(fioFastCode, vclockData, base))
+	copy(mem[fioSlowOff:], fioSlowCode)
+	// The stubs follow the slow page's code, one per site, in the order
+	// the sites were patched: a stub is the same in every process that
+	// shares the page (forks), whichever patched the site first.
+	next := len(fioSlowCode)
+	stubs := map[uint64]uint64{}
+	// stubFor returns the address of the stub b, which ends with a jmp
+	// to entry, for site.
+	stubFor := func(site uint64, b []byte, entry uint64) (uint64, bool) {
+		if a, ok := stubs[site]; ok {
+			return a, true
+		}
+		next = (next + fioStubAlign - 1) / fioStubAlign * fioStubAlign
+		if next+len(b)+5 > 0x1000 {
+			return 0, false
+		}
+		at := uint64(fioBase + fioSlowOff + next)
+		end := at + uint64(len(b)) + 5
+		b = binary.LittleEndian.AppendUint32(append(b, 0xe9), uint32(int32(int64(entry)-int64(end))))
+		copy(mem[fioSlowOff+next:], b)
+		next += len(b)
+		stubs[site] = at
+		return at, true
+	}
+	le := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+	return &detcore.FastWrites{
+		FdID: func(tid, fd int) (uint64, uint64, bool) {
+			h, err := t.heldFd(tid, fd)
+			if err != nil || h.stErr != nil {
+				return 0, 0, false
+			}
+			// hermit's copy shares the guest's open file description:
+			// the mark is the description's, which a new open lacks.
+			if _, err := unix.FcntlInt(uintptr(h.fd), unix.F_SETSIG, fioMark(fd)); err != nil {
+				return 0, 0, false
+			}
+			return h.st.Dev, h.st.Ino, true
+		},
+		Site: func(pc uint64, code []byte) (uint64, []byte, bool) {
+			if pc < 13 || pc >= fioBase && pc < fioBase+fioSize || len(code) != 13 {
+				return 0, nil, false
+			}
+			var site uint64
+			var stub, pad []byte
+			var entry uint64
+			switch {
+			case isWriteSite(code[2:]):
+				// The mov, replaced by the jmp.
+				site, entry = pc-7, fioFast
+				stub = bytes.ReplaceAll(fioStub, vclockData, le(pc))
+			case matches(code[:], readSite):
+				// The cmpb, replaced by the jmp and a 2-byte nop; its
+				// stub makes the test.
+				site, entry = pc-13, fioFast+fioRead
+				single := site + 7 + uint64(int64(int32(binary.LittleEndian.Uint32(code[2:]))))
+				multi := site + 9 + uint64(int64(int8(code[8])))
+				stub = bytes.ReplaceAll(fioReadStub, vclockData, le(pc))
+				stub = bytes.ReplaceAll(stub, le(vclockDataSingle), le(single))
+				stub = bytes.ReplaceAll(stub, le(vclockDataMulti), le(multi))
+				pad = []byte{0x66, 0x90}
+			default:
+				return 0, nil, false
+			}
+			rel := int64(fioBase+fioSlowOff) - int64(site+5)
+			if rel < math.MinInt32 || rel > math.MaxInt32-0x1000 {
+				return 0, nil, false
+			}
+			at, ok := stubFor(site, stub, entry)
+			if !ok {
+				return 0, nil, false
+			}
+			jmp := binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(int32(int64(at)-int64(site+5))))
+			return site, append(jmp, pad...), true
+		},
+	}
+}
+
+// Placeholders of fioReadStub (testdata/fastio.S: DATA1, DATA2).
+const (
+	vclockDataSingle = 0x5eedc10c5eedc10d
+	vclockDataMulti  = 0x5eedc10c5eedc10e
+)
+
+var _ detcore.FastPipeTracer = (*Tracer)(nil)
+
+// InternalPipe implements detcore.FastPipeTracer: a pipe or FIFO that
+// FdClass calls internal (not hermit's stdio).
+func (t *Tracer) InternalPipe(tid, fd int) bool {
+	_, c := t.FdKindClass(tid, fd, true)
+	h, err := t.heldFd(tid, fd)
+	return c == FdInternal && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
+// fioMark is the signal number (F_SETSIG) by which the fast code knows an
+// open file description hermit entered as descriptor fd: 1 to 64, for
+// the descriptor's number (a description dup'd to another number fails
+// its check too, unless the numbers are 64 apart).
+func fioMark(fd int) int { return 1 + fd%64 }
