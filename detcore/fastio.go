@@ -74,6 +74,9 @@ type FastWrites struct {
 	// ready in the page); ok is false for code that is no site it knows,
 	// or one it cannot reach.
 	Site func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
+	// Unmark takes hermit's mark off the open file description of
+	// descriptor fd of thread tid, and reports whether it had one.
+	Unmark func(tid, fd int) bool
 }
 
 // SetFastWrites gives c fast writes; c's memory must hold the table.
@@ -168,6 +171,42 @@ func (e *Engine) fastCandidate(t *thread, fd int, v uint64, write, reg bool) {
 			t.fast = &fastFd{fd: fd, write: write, pipe: true}
 		}
 	}
+}
+
+// fcntl commands that read or give the signals of an open file
+// description: hermit's mark (FastWrites.FdID) is one, F_SETSIG's.
+const (
+	fSetfl    = 4
+	fSetsig   = 10
+	fGetsig   = 11
+	fSetlease = 1024
+	oAsync    = 0o20000
+)
+
+// fastSignals handles t's fcntl when it reads or sets the signals of a
+// description hermit may have marked: F_GETSIG of a marked one answers 0
+// (the guest set none: the tracer marks no other), and F_SETSIG, a lease
+// or O_ASYNC take the mark off first, so that the signal the guest gets is
+// its own. It reports whether the call is dealt with.
+func (e *Engine) fastSignals(t *thread) bool {
+	c, fd := t.proc.clock, int(int32(t.regs.Rdi))
+	if c == nil || c.fast == nil || fd < 0 {
+		return false
+	}
+	switch t.regs.Rsi {
+	case fGetsig:
+		if c.fast.Unmark(t.tid, fd) {
+			t.emulate(0)
+			return true
+		}
+	case fSetsig, fSetlease:
+		c.fast.Unmark(t.tid, fd)
+	case fSetfl:
+		if t.regs.Rdx&oAsync != 0 {
+			c.fast.Unmark(t.tid, fd)
+		}
+	}
+	return false
 }
 
 // fastFd is a descriptor that gets a fast entry when its call runs.

@@ -48,7 +48,7 @@ type ArgCondition struct {
 func TracedWhen(nr int) (ArgCondition, bool) {
 	switch nr {
 	case abi.SYS_FCNTL:
-		return ArgCondition{Arg: 1, Values: []uint32{fSetlkw, fOfdSetlkw, fNotify}}, true
+		return ArgCondition{Arg: 1, Values: []uint32{fSetlkw, fOfdSetlkw, fNotify, fGetsig, fSetsig, fSetfl, fSetlease}}, true
 	case abi.SYS_CLONE:
 		return ArgCondition{Arg: 0, Mask: cloneUntraced}, true
 	}
@@ -101,6 +101,9 @@ func sysFlock(e *Engine, t *thread) {
 
 // sysFcntl: the waiting lock commands, F_SETLKW and F_OFD_SETLKW.
 func sysFcntl(e *Engine, t *thread) {
+	if e.fastSignals(t) {
+		return
+	}
 	var cmd uint64
 	switch t.regs.Rsi {
 	case fSetlkw:

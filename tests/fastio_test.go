@@ -43,6 +43,7 @@ func TestFastWrites(t *testing.T) {
 		{"fork", 500, "shared: "},
 		{"threads", 500, "tshared: "},
 		{"pipe", 2000, "2000 round trips: sum 4567a99155cf4068\n"},
+		{"signals", 200, "F_GETSIG of the read end: 0\nafter O_ASYNC a write brings signal 29 (SIGIO is 29)\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {

@@ -115,10 +115,26 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			}
 			// hermit's copy shares the guest's open file description:
 			// the mark is the description's, which a new open lacks.
+			// Not on one the guest has signals from (O_ASYNC, a lease,
+			// a signal of its own), where the mark would be the signal.
+			if !markable(h.fd, fd) {
+				return 0, 0, false
+			}
 			if _, err := unix.FcntlInt(uintptr(h.fd), unix.F_SETSIG, fioMark(fd)); err != nil {
 				return 0, 0, false
 			}
 			return h.st.Dev, h.st.Ino, true
+		},
+		Unmark: func(tid, fd int) bool {
+			h, err := t.heldFd(tid, fd)
+			if err != nil || h.stErr != nil {
+				return false
+			}
+			if sig, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETSIG, 0); err != nil || sig != fioMark(fd) {
+				return false
+			}
+			_, err = unix.FcntlInt(uintptr(h.fd), unix.F_SETSIG, 0)
+			return err == nil
 		},
 		Site: func(pc uint64, code []byte) (uint64, []byte, bool) {
 			if pc < 13 || pc >= fioBase && pc < fioBase+fioSize || len(code) != 13 {
@@ -173,6 +189,23 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 	_, c := t.FdKindClass(tid, fd, true)
 	h, err := t.heldFd(tid, fd)
 	return c == FdInternal && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
+// markable reports whether hermit may mark the open file description of
+// its copy c of guest descriptor fd: the guest has no signals from it
+// (no O_ASYNC, no lease, no F_SETSIG of its own), so the mark, the
+// signal F_SETSIG sets, never reaches the guest (and F_GETSIG, which the
+// engine intercepts, answers 0).
+func markable(c, fd int) bool {
+	fl, err := unix.FcntlInt(uintptr(c), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_ASYNC != 0 {
+		return false
+	}
+	if sig, err := unix.FcntlInt(uintptr(c), unix.F_GETSIG, 0); err != nil || sig != 0 && sig != fioMark(fd) {
+		return false
+	}
+	lease, err := unix.FcntlInt(uintptr(c), unix.F_GETLEASE, 0)
+	return err != nil || lease == unix.F_UNLCK
 }
 
 // fioMark is the signal number (F_SETSIG) by which the fast code knows an

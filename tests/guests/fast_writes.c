@@ -12,10 +12,14 @@
  *   pipe    N one-byte round trips through a pipe of its own, then writes
  *           larger than a page and than the room left, and reads to the
  *           end once the write end is closed.
+ *   signals N round trips through a pipe, then F_GETSIG of its read end
+ *           (0: the guest set none), then O_ASYNC on it: the next write
+ *           brings SIGIO, as natively.
  * Every mode prints the files' sizes, checksums and mtimes. */
 #include "guest.h"
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -214,6 +218,29 @@ static void piped(void) {
 	say("read %ld bytes to the end\n", got / 1000 * 1000);
 }
 
+static volatile sig_atomic_t got_sig;
+
+static void on_sig(int sig) { got_sig = sig; }
+
+static void signals(void) {
+	int p[2];
+	CHECK(pipe(p) == 0);
+	for (int i = 0; i < n; i++) {
+		char c = 'x', d;
+		CHECK(write(p[1], &c, 1) == 1);
+		CHECK(read(p[0], &d, 1) == 1 && d == c);
+	}
+	say("F_GETSIG of the read end: %d\n", fcntl(p[0], F_GETSIG));
+	struct sigaction sa = {.sa_handler = on_sig};
+	CHECK(sigaction(SIGIO, &sa, NULL) == 0);
+	CHECK(fcntl(p[0], F_SETOWN, getpid()) == 0);
+	CHECK(fcntl(p[0], F_SETFL, O_ASYNC) == 0);
+	CHECK(write(p[1], "y", 1) == 1);
+	for (int i = 0; i < 100 && !got_sig; i++)
+		usleep(1000);
+	say("after O_ASYNC a write brings signal %d (SIGIO is %d)\n", (int)got_sig, SIGIO);
+}
+
 int main(int argc, char **argv) {
 	if (argc != 4)
 		return 2;
@@ -229,6 +256,8 @@ int main(int argc, char **argv) {
 		threads();
 	else if (!strcmp(argv[1], "pipe"))
 		piped();
+	else if (!strcmp(argv[1], "signals"))
+		signals();
 	else
 		return 2;
 	say("ok\n");
