@@ -168,12 +168,19 @@ func TrimCache(dir string, limit int64) (CacheInfo, error) {
 	if err := syscall.Flock(int(d.Fd()), how); err != nil {
 		return ReadCacheInfo(dir) // another trim is running
 	}
+	if limit > 0 {
+		if bytes, ok := unchangedSince(dir, limit); ok {
+			return CacheInfo{Dir: dir, Bytes: bytes, Kinds: map[string]CacheCount{}}, nil
+		}
+	}
 	s, err := scanCache(dir)
 	if err != nil {
 		return CacheInfo{}, err
 	}
 	s.trim(limit)
-	return s.info(), nil
+	info := s.info()
+	writeStamp(dir, info.Bytes)
+	return info, nil
 }
 
 // HoldCachedRoot takes a shared lock on the cached replay root at path,
