@@ -21,7 +21,7 @@ func TestVclockGenerated(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "testdata"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"vclock.S", "fastio.S", "genvclock.sh"} {
+	for _, f := range []string{"vclock.S", "fastio.S", "page.inc", "genvclock.sh"} {
 		b, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
 			t.Fatal(err)

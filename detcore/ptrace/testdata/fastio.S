@@ -39,10 +39,7 @@
  */
 	.intel_syntax noprefix
 	.text
-	.set DATA, 0x5eedc10c5eedc10c
-	.set NOW, 0
-	.set LIMIT, 8
-	.set STEP, 16
+	.include "testdata/page.inc"
 	.set FAST, 32
 	.set CALLS, 40
 	.set DIRTY, 48

@@ -24,10 +24,7 @@
  */
 	.intel_syntax noprefix
 	.text
-	.set DATA, 0x5eedc10c5eedc10c
-	.set NOW, 0
-	.set LIMIT, 8
-	.set STEP, 16
+	.include "testdata/page.inc"
 	.set READS, 24
 	.set BASE, 64
 
