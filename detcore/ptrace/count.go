@@ -200,7 +200,15 @@ func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) 
 			viaEntry = true
 		}
 	}
-	if !again || req == unix.PTRACE_CONT && !viaEntry {
+	if !again || (req == unix.PTRACE_CONT || s.swallow != 0) && !viaEntry {
+		// A call its seccomp stop will take (swallowed) needs no stop
+		// before it: without PTRACE_SYSCALL, the skipped call has no exit
+		// stop and the new one no entry stop, and its seccomp stop
+		// resumes it as mode says. Two stops for a call the engine lets
+		// run, not four.
+		if again && s.swallow != 0 {
+			req = unix.PTRACE_CONT
+		}
 		return t.resumeReq(tid, s, req, sig)
 	}
 	// Through the skipped call's exit and the new call's entry, both the
