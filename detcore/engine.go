@@ -103,6 +103,7 @@ type Engine struct {
 	blockedOthers atomic.Bool
 	wakeable      int
 	starved       string
+	late          string // lateTimer's note (timers.go)
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool

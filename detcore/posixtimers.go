@@ -149,6 +149,7 @@ func sysTimerfdCreate(e *Engine, t *thread) {
 
 // dropTimers forgets the timers of a process that has exited.
 func (e *Engine) dropTimers(p *process) {
+	e.lateTimer(p)
 	for k := range e.timers {
 		if k.proc == p {
 			delete(e.timers, k)

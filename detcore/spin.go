@@ -390,11 +390,14 @@ func (e *Engine) warnStarved(t *thread) {
 	}
 }
 
-// reportStarved warns of warnStarved's note at the end of a run whose
-// guest failed.
+// reportStarved warns of warnStarved's and lateTimer's notes at the end
+// of a run whose guest failed.
 func (e *Engine) reportStarved() {
 	if e.starved != "" && e.result.ExitCode != 0 {
 		e.warnOnce("starved", e.starved)
+	}
+	if e.late != "" && e.result.ExitCode != 0 {
+		e.warnOnce("late timer", e.late)
 	}
 }
 

@@ -1,7 +1,9 @@
 package detcore
 
 import (
+	"fmt"
 	"sort"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -42,6 +44,10 @@ type vtimer struct {
 	tid    int
 	value  uint64
 	notify int
+	// armedAt and armedWall are the virtual and the real time it was
+	// last armed (lateTimer).
+	armedAt   int64
+	armedWall time.Time
 }
 
 // timerKey finds a timer.
@@ -171,6 +177,44 @@ func (e *Engine) arm(tm *vtimer, value, interval int64, absolute bool) {
 	default:
 		tm.deadline = e.clock + value
 	}
+	if tm.deadline >= 0 {
+		tm.armedAt, tm.armedWall = e.clock, time.Now()
+	}
+}
+
+// lateTimer notes, the first time, that p exits with a signal timer
+// still armed that would have fired natively by now: more real time has
+// passed since it was armed than it was set for. Computation between
+// calls takes no virtual time, so a loop that computes until a timer's
+// signal comes (alarm(1) beside a counting loop) sees it only after its
+// calls add up the time. The note is a warning only if the guest fails
+// (reportStarved): a timeout armed as a safety net, still pending at a
+// successful exit, needs no word.
+func (e *Engine) lateTimer(p *process) {
+	if e.late != "" {
+		return
+	}
+	for _, tm := range e.timers {
+		if tm.proc != p || tm.deadline < 0 || tm.kind == tkTimerfd || tm.kind == tkPosix && tm.notify == sigevNone {
+			continue
+		}
+		set, real := time.Duration(tm.deadline-tm.armedAt), time.Since(tm.armedWall)
+		if real <= set {
+			continue
+		}
+		e.late = fmt.Sprintf("the guest failed, and process %d exited with %s armed for %v, unexpired: %v of real time had passed since it was set, "+
+			"but only %v of virtual time, which moves at syscalls: with no PMU to count instructions, computation between calls takes no virtual time, "+
+			"so a timer fires only as the calls made add up to it", p.vpid, timerName(tm), set, real.Round(time.Millisecond), time.Duration(e.clock-tm.armedAt))
+		return
+	}
+}
+
+// timerName names tm in a warning.
+func timerName(tm *vtimer) string {
+	if tm.kind == tkPosix {
+		return fmt.Sprintf("a POSIX timer (signal %d)", tm.signo)
+	}
+	return [3]string{"alarm/ITIMER_REAL (SIGALRM)", "ITIMER_VIRTUAL (SIGVTALRM)", "ITIMER_PROF (SIGPROF)"}[tm.id]
 }
 
 // Time structures: timeval {sec, usec} and timespec {sec, nsec}; an

@@ -22,16 +22,22 @@
  *   compute   a thread computes, with no syscall, right after starting
  *             another: it says whether that one ran meanwhile, and fails
  *             if not
+ *   computealarm  the only thread computes for 3,000 rounds with a write
+ *             to /dev/null in each, beside a 100 ms setitimer, and fails
+ *             if the SIGALRM has not come by then (natively it takes
+ *             about half a second)
  *
  * Each prints what it saw; the counts are a property of the program under
  * a deterministic scheduler, not of the host's speed.
  */
 #include "guest.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 #include <x86intrin.h>
 
 static volatile int flag;
@@ -69,6 +75,23 @@ static void spin_alarm(void) {
 	while (!caught)
 		;
 	say("alarm: caught\n");
+}
+
+static void spin_computealarm(void) {
+	CHECK(signal(SIGALRM, on_alarm) != SIG_ERR);
+	int null = open("/dev/null", O_WRONLY);
+	CHECK(null >= 0);
+	struct itimerval it = {{0, 0}, {0, 100000}};
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	int rounds = 0;
+	for (; rounds < 3000 && !caught; rounds++) {
+		for (unsigned long i = 0; i < 200000UL; i++)
+			sink += i % 7;
+		CHECK(write(null, "x", 1) == 1);
+	}
+	say("computealarm: SIGALRM %s\n", caught ? "came" : "never came");
+	if (!caught)
+		exit(1); /* as a test that counts on it fails */
 }
 
 static int lock;
@@ -258,6 +281,8 @@ int main(int argc, char **argv) {
 		spin_counter();
 	else if (strcmp(mode, "compute") == 0)
 		spin_compute();
+	else if (strcmp(mode, "computealarm") == 0)
+		spin_computealarm();
 	else if (strcmp(mode, "piped") == 0)
 		spin_piped();
 	else if (strcmp(mode, "rdtsc") == 0)
