@@ -22,7 +22,7 @@ import (
 //     mount is not made): the files the guest used under it were captured
 //     under the paths it used, so the rebuilt root shows them there. Its
 //     unmount is emulated too. A bind mount of a directory the guest made
-//     is made for real.
+//     is made for real, and so is one of a host file, captured whole.
 //   - The capability queries (PR_CAPBSET_READ, PR_CAP_AMBIENT_IS_SET,
 //     PR_GET_SECUREBITS, capget) answer from the recording machine's
 //     settings: replay gives their recorded answers. The changes
@@ -215,6 +215,12 @@ func (r *Recorder) mount(c *detcore.Call, p *pend) bool {
 		case ok && under(r.emulated, src):
 			p.emulate = true
 		case flags&msMove != 0:
+		case ok && r.hostFile(c.Tid, src):
+			// A host file, not a directory: captured whole, it is in
+			// the rebuilt root under its path, and the bind mount is
+			// made again from there (a program that binds itself
+			// somewhere and runs the copy).
+			r.capture(c.Tid, src, 0)
 		default:
 			p.emulate = !ok || !under(r.made, src)
 		}
@@ -229,6 +235,21 @@ func (r *Recorder) mount(c *detcore.Call, p *pend) bool {
 		r.captureMountPoint(c.Tid, target, true)
 	}
 	return true
+}
+
+// hostFile reports whether abs, as thread tid sees it, is a regular file
+// outside the guest's own mounts.
+func (r *Recorder) hostFile(tid int, abs string) bool {
+	if under(r.made, abs) {
+		return false
+	}
+	f, err := r.host.OpenGuestPath(tid, abs)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // captureMountPoint captures a path where a mount is made for real in

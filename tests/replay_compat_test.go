@@ -62,6 +62,12 @@ func TestReplayCompat(t *testing.T) {
 		{"mounts", true, func(t *testing.T) []string {
 			return []string{testenv.BuildC(t, "mounts.c"), t.TempDir(), "all"}
 		}},
+		// A bind mount of a host file (the program itself) is made
+		// again from the file's copy in the trace; the copy then runs
+		// from a descriptor whose mount is gone.
+		{"bind mount of a host file", true, func(t *testing.T) []string {
+			return []string{testenv.BuildC(t, "mounts.c"), t.TempDir(), "selfbind"}
+		}},
 		{"unshare and clone with namespaces", true, func(t *testing.T) []string { return cGuest("namespaces.c")(t) }},
 		// The capability queries answer from the recording.
 		{"capabilities", true, func(t *testing.T) []string { return cGuest("caps.c")(t) }},

@@ -1,13 +1,17 @@
 /* mounts: a program that mounts things in its own mount namespace (hermit
  * gives it one): a tmpfs, a bind mount of a directory it made and of the
  * host directory argv[2], a remount, a propagation change, a tmpfs through
- * the new mount API, and the unmounts. Modes "fsopen" and "open_tree" do
- * what hermit cannot replay: a device's filesystem through the new API, a
- * copy of a host directory's mount.
+ * the new mount API, and the unmounts. Mode "selfbind" binds its own
+ * program over an empty file in a tmpfs, opens it O_PATH, unmounts it and
+ * runs it with execveat (the copy prints what it was started as). Modes
+ * "fsopen" and "open_tree" do what hermit cannot replay: a device's
+ * filesystem through the new API, a copy of a host directory's mount.
  */
 #include "guest.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -53,6 +57,28 @@ int main(int argc, char **argv) {
 	snprintf(b, sizeof b, "%s/made", base);
 	snprintf(c, sizeof c, "%s/bound", base);
 	snprintf(d, sizeof d, "%s/host", base);
+	if (!strcmp(argv[2], "incopy")) {
+		say("the bound copy runs as %s\n", argv[0]);
+		return 0;
+	}
+	if (!strcmp(argv[2], "selfbind")) {
+		char self[PATH_MAX], copy[300];
+		CHECK(realpath(argv[0], self) != NULL);
+		CHECK(mkdir(a, 0755) == 0);
+		say("mount tmpfs: %s\n", err(mount("none", a, "tmpfs", 0, NULL)));
+		snprintf(copy, sizeof copy, "%s/copy", a);
+		int fd = open(copy, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+		CHECK(fd >= 0);
+		close(fd);
+		say("bind itself over an empty file: %s\n", err(mount(self, copy, NULL, MS_BIND, NULL)));
+		int path = open(copy, O_PATH | O_CLOEXEC);
+		CHECK(path >= 0);
+		say("umount the bind: %s\n", err(umount2(copy, MNT_DETACH)));
+		char *const args[] = {"copy", (char *)base, "incopy", NULL};
+		syscall(SYS_execveat, path, "", args, environ, AT_EMPTY_PATH);
+		say("execveat: %s\n", strerror(errno));
+		return 1;
+	}
 	if (!strcmp(argv[2], "fsopen")) {
 		int fs = syscall(SYS_fsopen, "ext4", 0);
 		say("fsopen ext4: %s\n", err(fs));
