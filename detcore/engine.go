@@ -97,7 +97,8 @@ type Engine struct {
 	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64
 	timed  atomic.Bool
-	// blockedOthers says another thread is blocked (spin.go asks);
+	// blockedOthers says another thread is blocked where the running
+	// one may have ended its wait (spin.go asks, lazilyBlocked);
 	// wakeable, how many an examination found the running one freed;
 	// starved, a new thread that waited behind a computation (spin.go).
 	blockedOthers atomic.Bool
@@ -241,7 +242,7 @@ func (e *Engine) Run() (Result, error) {
 				n := e.countWaiting()
 				// A thread in a spin wait may be waiting for this one.
 				e.others.Store(int64(n + e.countSpinning() + e.wakeable))
-				e.blockedOthers.Store(len(e.threads) > 1+n)
+				e.blockedOthers.Store(len(e.threads) > 1+n && e.lazilyBlocked())
 				timed := false
 				if n == 0 {
 					// Only then does the watchdog ask.

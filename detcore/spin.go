@@ -362,6 +362,27 @@ func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
 	return out
 }
 
+// lazilyBlocked reports whether a thread other than the running one waits
+// where the running thread may have ended its wait without a scheduling
+// point (data it wrote to a pipe wakes the reader only when the engine
+// looks), so that an examination may find it waits for that thread. A
+// futex wait, a wait for a child and a sleep are not such waits: only a
+// syscall of the running thread ends the first two (a futex wake, its
+// exit), and a deadline the third, which the watchdog asks about on its
+// own. So a program that computes while its parent waits for it (cc1
+// under gcc, anything under a shell) is not single-stepped for nothing.
+func (e *Engine) lazilyBlocked() bool {
+	for _, o := range e.threads {
+		switch {
+		case o == e.running || o.state == tsReady || o.state == tsNew:
+		case o.state == tsBlocked && (o.block.kind == bkFutex || o.block.kind == bkChild || o.block.kind == bkSleep):
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // warnStarved notes, the first time, that running thread t, which
 // computes rather than spins, keeps a thread that has not yet run from
 // starting: the two would run at once natively, and a program that
