@@ -12,16 +12,17 @@ package detcore
 // stops it (StopUntraced) before each call the filter allows, and the
 // engine takes a turn there as at an intercepted call, with the clock
 // moving one quantum. The decision is made from the engine's state alone
-// (threads waiting to run, a deadline pending), so it is the same in every
+// (threads waiting to run, a signal timer armed), so it is the same in every
 // run, and it holds until the thread's next scheduling point: the stops
 // hermit makes on its own account between two (a syscall exit, a clone
 // or exec event, a call intercepted only for a journal) resume it as it
 // was resumed there, so that a recording takes the turns a run takes.
 //
 // While a thread counts, a call the filter lets through costs two ptrace
-// stops, and so does an intercepted one (one otherwise): the tracer's
-// side is in ptrace/count.go. Nothing changes for a thread that runs
-// alone with no deadline pending.
+// stops, and so does an intercepted one that runs in the kernel (one
+// otherwise): the tracer's side is in ptrace/count.go. Nothing changes
+// for a thread that runs alone with no signal timer armed and no
+// deadline passed (signalTimerArmed).
 
 // countWaiting counts threads that could run if the running one stopped.
 func (e *Engine) countWaiting() int {
@@ -49,8 +50,27 @@ func (e *Engine) resume(t *thread) error {
 // reads trap (vclock.go).
 func (e *Engine) schedPoint(t *thread) {
 	others, deadline, timed := e.contention(t)
-	t.counting = others > 0 || timed
+	t.counting = others > 0 || timed && (deadline <= e.clock || e.signalTimerArmed())
 	t.clockLimit = e.clockLimit(others, deadline, timed)
+}
+
+// signalTimerArmed reports whether a timer that sends a signal is armed
+// (alarm, setitimer, timer_create): a loop on calls the filter lets
+// through may wait for its signal, so the thread counts its calls. A
+// sleep, or a wait with a timeout, that has not come due does not make
+// a thread count: a loop that waits for the sleeper to act reaches no
+// scheduling point, but the watchdog examines it (a deadline is
+// pending), and a loop on getpid or gettid is a pure spin there, which
+// waits while virtual time moves on to the sleeper's end. That spares the
+// calls of every Go program, whose sysmon thread nearly always sleeps,
+// count mode's second stop, and lets its reads and writes go fast.
+func (e *Engine) signalTimerArmed() bool {
+	for _, tm := range e.timers {
+		if tm.deadline >= 0 && tm.kind != tkTimerfd && (tm.kind != tkPosix || tm.notify != sigevNone) {
+			return true
+		}
+	}
+	return false
 }
 
 // contention says whether t, about to be resumed at a scheduling point,

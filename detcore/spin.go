@@ -184,7 +184,7 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 			// repeat.
 		}
 		inst, acc, known := accesses(e.readCode(t, o.regs.Rip), &o.regs)
-		if insnEnd(inst.Op) {
+		if insnEnd(inst.Op) && !steppableCall(&inst, &o.regs) {
 			t.spinNote = fixedNote(fmt.Sprintf("it reached a %v instruction", inst.Op))
 			return examRuns, Stop{}, nil
 		}

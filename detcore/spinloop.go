@@ -194,6 +194,15 @@ func insnEnd(op x86asm.Op) bool {
 	return false
 }
 
+// steppableCall says whether inst, at registers r, is a syscall an
+// examination steps over as an instruction: getpid or gettid, which the
+// filter lets through, touch no memory and answer the same for the
+// thread's life, so a loop on them (while (!flag) getpid();) can be a pure
+// spin. (getppid is not: a loop waits on it for its parent's death.)
+func steppableCall(inst *x86asm.Inst, r *abi.Regs) bool {
+	return inst.Op == x86asm.SYSCALL && (r.Rax == abi.SYS_GETPID || r.Rax == abi.SYS_GETTID)
+}
+
 // implicitMem lists instructions that touch memory their operands do not
 // name (beyond the stack, which accesses models): hermit does not model
 // them, so a cycle holding one is never taken for a spin.
@@ -227,6 +236,9 @@ func accesses(code []byte, r *abi.Regs) (inst x86asm.Inst, acc []memRange, known
 	inst, err := x86asm.Decode(code, 64)
 	if err != nil {
 		return inst, nil, false
+	}
+	if steppableCall(&inst, r) {
+		return inst, nil, true
 	}
 	if implicitMem[inst.Op] {
 		return inst, nil, false

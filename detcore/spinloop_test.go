@@ -66,6 +66,21 @@ func TestInsnEnd(t *testing.T) {
 	}
 }
 
+// TestSteppableCalls: getpid and gettid are stepped over as instructions
+// that touch no memory; any other syscall ends an examination.
+func TestSteppableCalls(t *testing.T) {
+	for _, c := range []struct {
+		nr   uint64
+		want bool
+	}{{abi.SYS_GETPID, true}, {abi.SYS_GETTID, true}, {abi.SYS_GETPPID, false}, {abi.SYS_MMAP, false}, {abi.SYS_WRITE, false}} {
+		r := abi.Regs{Rax: c.nr}
+		inst, acc, known := accesses([]byte{0x0f, 0x05}, &r)
+		if got := steppableCall(&inst, &r); got != c.want || known != c.want || acc != nil {
+			t.Errorf("syscall %d: steppable %v, known %v, accesses %v; want %v, %v, none", c.nr, got, known, acc, c.want, c.want)
+		}
+	}
+}
+
 // obs builds an observation at rip with rax, touching one byte whose
 // value goes from before to after.
 func obs(rip, rax uint64, before, after byte) spinObs {

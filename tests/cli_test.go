@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -268,5 +269,40 @@ func TestCountModeStops(t *testing.T) {
 	stops, _ := strconv.Atoi(m[4])
 	if calls < 2000 || stops > calls+calls/20 {
 		t.Errorf("%d intercepted calls took %d ptrace stops; want about one each", calls, stops)
+	}
+}
+
+// TestCountModeCosts: what count mode costs and when, per write between
+// 2,000 and 10,000 writes (the program's start has costs of its own). A call hermit lets run in
+// the kernel costs two ptrace stops while its thread counts (an alarm is
+// armed), not four; and a Go program's calls cost one, as its sysmon
+// thread's sleep makes no thread count.
+func TestCountModeCosts(t *testing.T) {
+	cases := []struct {
+		name string
+		argv func(n int) argvFunc
+		out  string
+		most float64 // stops per write
+	}{
+		{"C writes with an alarm armed", func(n int) argvFunc { return cGuest("handoff.c", "writes", strconv.Itoa(n)) }, "%d writes\n", 2.1},
+		{"Go writes beside sysmon's sleep", func(n int) argvFunc { return goGuest("gowrites", strconv.Itoa(n)) }, "gowrites: %d bytes\n", 1.1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var stops [2]int
+			ns := [2]int{2000, 10000}
+			for i, k := range ns {
+				r := hermitRun(t, []string{"--summary"}, c.argv(k)(t))
+				m := summaryRE.FindStringSubmatch(string(r.Stderr))
+				if want := fmt.Sprintf(c.out, k); r.Exit != 0 || string(r.Stdout) != want || m == nil {
+					t.Fatalf("want %q and the summary; %s", want, describe(r))
+				}
+				stops[i], _ = strconv.Atoi(m[4])
+			}
+			if per := float64(stops[1]-stops[0]) / float64(ns[1]-ns[0]); per > c.most {
+				t.Errorf("%d writes took %d ptrace stops, %d took %d: %.2f a write, want at most %.2f", ns[0], stops[0], ns[1], stops[1], per, c.most)
+			}
+		})
 	}
 }

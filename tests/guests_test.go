@@ -25,9 +25,9 @@ func cGuest(src string, args ...string) argvFunc {
 }
 
 // goGuest is a Go guest in its own directory under tests/guests.
-func goGuest(dir string) argvFunc {
+func goGuest(dir string, args ...string) argvFunc {
 	return func(t *testing.T) []string {
-		return []string{testenv.BuildGo(t, dir)}
+		return append([]string{testenv.BuildGo(t, dir)}, args...)
 	}
 }
 
