@@ -45,7 +45,11 @@ const StdinPath = "/.hermit-stdin"
 // earlier recording is not this hermit's.
 // Version 8: writes to regular files make no scheduling point once their
 // descriptor has a fast-write entry (detcore/fastio.go).
-const JournalVersion = "8"
+// Version 9: a pending sleep no longer makes the running thread count its
+// calls (detcore/count.go), and a thread computing while the others wait
+// for a child, a futex or a deadline is not examined for a spin: both
+// change where scheduling points fall.
+const JournalVersion = "9"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}
