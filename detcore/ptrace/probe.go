@@ -2,6 +2,7 @@ package ptrace
 
 /*
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,11 +13,18 @@ package ptrace
 #include <sys/wait.h>
 
 // hermit_tsc_traps reports whether rdtsc faults in a process that asked
-// for it with PR_SET_TSC(PR_TSC_SIGSEGV): 1 yes, 0 no, -1 unknown.
+// for it with PR_SET_TSC(PR_TSC_SIGSEGV): 1 yes, 0 no, -1 unknown. The
+// child is a vfork's (it shares the memory, not the signal actions, and
+// PR_SET_TSC is its own): no copy of hermit's page tables, which costs
+// milliseconds on a VM, for a probe --summary makes at every run. Every
+// signal is blocked across it, so that none runs a Go handler in the
+// child; the fault's SIGSEGV still kills it (the kernel forces a blocked
+// synchronous signal to its default action).
 static int hermit_tsc_traps(void) {
-	pid_t p = fork();
-	if (p < 0)
-		return -1;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid_t p = vfork();
 	if (p == 0) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
@@ -28,6 +36,9 @@ static int hermit_tsc_traps(void) {
 		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 		_exit(0);
 	}
+	pthread_sigmask(SIG_SETMASK, &old, 0);
+	if (p < 0)
+		return -1;
 	int st;
 	while (waitpid(p, &st, 0) < 0)
 		if (errno != EINTR)
@@ -75,35 +86,19 @@ import (
 // registers, others accept both requests and never act on them. hermit
 // probes once and says so rather than act as if they worked.
 
-var (
-	probeOnce           sync.Once
-	tscTraps, drTrigger bool
-)
-
-func probe() {
-	probeOnce.Do(func() {
-		tscTraps = C.hermit_tsc_traps() != 0
-		runtime.LockOSThread()
-		n := C.hermit_write_breaks()
-		runtime.UnlockOSThread()
-		// Where no breakpoint can be set the debug registers are not
-		// known to fail: ptrace's own use of them decides.
-		drTrigger = n != 0
-	})
-}
-
 // TSCTraps reports whether rdtsc faults, on this machine, in a process
 // that asks for it with PR_SET_TSC: without it hermit cannot answer rdtsc
 // from the virtual clock.
-func TSCTraps() bool {
-	probe()
-	return tscTraps
-}
+var TSCTraps = sync.OnceValue(func() bool { return C.hermit_tsc_traps() != 0 })
 
 // DebugRegsTrigger reports whether a hardware watchpoint set in the debug
 // registers stops the thread that writes the memory on this machine (a
 // write breakpoint on a probe word counted its writes).
-func DebugRegsTrigger() bool {
-	probe()
-	return drTrigger
-}
+var DebugRegsTrigger = sync.OnceValue(func() bool {
+	runtime.LockOSThread()
+	n := C.hermit_write_breaks()
+	runtime.UnlockOSThread()
+	// Where no breakpoint can be set the debug registers are not known
+	// to fail: ptrace's own use of them decides.
+	return n != 0
+})
