@@ -54,6 +54,15 @@ type KernelWaitTracer interface {
 	InKernelWait(tid int) (nr int, ok bool)
 }
 
+// CPUTimeTracer is implemented by tracers that can tell how much CPU time
+// a thread has used. The watchdog measures a running thread's budgets in
+// it, not in wall time, so that a loaded machine, which runs the thread
+// less of the time, does not examine or preempt it sooner. CPUTime is
+// called from the watchdog's goroutine.
+type CPUTimeTracer interface {
+	CPUTime(tid int) (time.Duration, bool)
+}
+
 // FifoReader is an open read end of a FIFO.
 type FifoReader interface {
 	// WriterCame reports whether a writer has the FIFO open, or opened

@@ -265,6 +265,7 @@ func (e *Engine) startWatchdog() func() {
 		tick := time.NewTicker(fifoGrace / 2)
 		defer tick.Stop()
 		last, since, looked, examined := e.progress.Load(), time.Now(), false, false
+		cpu := cpuMeter{t: e.t}
 		for {
 			select {
 			case <-done:
@@ -274,13 +275,20 @@ func (e *Engine) startWatchdog() func() {
 			cur := e.progress.Load()
 			if cur != last {
 				last, since, looked, examined = cur, time.Now(), false, false
+				cpu.reset()
+				if tid := e.waitTid.Load(); tid != 0 {
+					cpu.ran(int(tid), 0) // its CPU time now (perhaps the last thread's)
+				}
 				continue
 			}
 			tid := e.waitTid.Load()
 			if tid == 0 {
 				continue
 			}
+			// quiet is how long the thread has been out of the engine's
+			// sight; ran, how much of it it spent on a CPU.
 			quiet := time.Since(since)
+			ran := cpu.ran(int(tid), quiet)
 			if !looked && quiet >= fifoGrace {
 				looked = true
 				e.watchKernelWait(int(tid))
@@ -292,12 +300,12 @@ func (e *Engine) startWatchdog() func() {
 			// thread still runs, a plain preemption. A blocked thread
 			// whose wait the running one may have ended (a pipe it wrote
 			// to) asks for the examination, which finds out.
-			spin := !examined && !e.cfg.NoSpinCheck && quiet >= time.Duration(e.spinWait.Load())
+			spin := !examined && !e.cfg.NoSpinCheck && ran >= time.Duration(e.spinWait.Load())
 			if spin && e.sleepsInKernel(int(tid)) {
 				// Quiet, but not running: it sleeps in a syscall.
 				spin, examined = false, true
 			}
-			if !spin && (e.cfg.Watchdog <= 0 || quiet < e.cfg.Watchdog || e.others.Load() == 0 && !e.timed.Load()) {
+			if !spin && (e.cfg.Watchdog <= 0 || ran < e.cfg.Watchdog || e.others.Load() == 0 && !e.timed.Load()) {
 				continue
 			}
 			sent := e.preempt(int(tid), spin)
@@ -307,10 +315,44 @@ func (e *Engine) startWatchdog() func() {
 				examined = sent
 			} else {
 				since = time.Now()
+				cpu.reset()
 			}
 		}
 	}()
 	return func() { close(done) }
+}
+
+// cpuMeter measures, for the watchdog, the CPU time a running thread has
+// used since the meter was reset: its budgets (the spin examination's,
+// --watchdog) count the thread's own running, so that on a loaded machine,
+// where it runs a fraction of the wall time, a computation that ends by
+// itself is not examined or preempted at a point a quiet machine does
+// not reach (a preemption is not deterministic). Without a CPU clock it
+// falls back to the wall time.
+type cpuMeter struct {
+	t    Tracer
+	tid  int
+	base time.Duration
+	set  bool
+}
+
+func (m *cpuMeter) reset() { m.set = false }
+
+// ran returns tid's CPU time since the reset (or since the meter first saw
+// tid), or wall when it cannot tell.
+func (m *cpuMeter) ran(tid int, wall time.Duration) time.Duration {
+	ct, ok := m.t.(CPUTimeTracer)
+	if !ok {
+		return wall
+	}
+	now, ok := ct.CPUTime(tid)
+	if !ok {
+		return wall
+	}
+	if !m.set || m.tid != tid {
+		m.tid, m.base, m.set = tid, now, true
+	}
+	return now - m.base
 }
 
 // orphanGrace is how long, in virtual time, the processes still running

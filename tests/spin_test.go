@@ -2,12 +2,16 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
@@ -186,5 +190,41 @@ func TestSpinWaitInREPL(t *testing.T) {
 	n, _ := strconv.Atoi(string(m[1]))
 	if lines := strings.Split(string(src), "\n"); n < 1 || n > len(lines) || !strings.Contains(lines[n-1], "while (!flag)") {
 		t.Errorf("the spinning thread stands at spins.c:%s, not at spin_flag's loop", m[1])
+	}
+}
+
+// TestWatchdogCountsCPUTime: the watchdog's budgets count the running
+// thread's CPU time, not the wall clock's. A thread computes for about a
+// tenth of a second beside a sleeping one while three busy processes share
+// its CPU, so that it takes several times that in wall time, past
+// --watchdog: hermit neither preempts it nor warns, and the run has no
+// nondeterministic point, as on a quiet machine.
+func TestWatchdogCountsCPUTime(t *testing.T) {
+	taskset := testenv.Require(t, "taskset")
+	bin := testenv.BuildC(t, "spins.c")
+	// Rounds for about 100 ms of this machine's CPU.
+	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
+	if cal.Exit != 0 || cal.Duration <= 0 {
+		t.Fatalf("calibration: %s", describe(cal))
+	}
+	rounds := int64(20000000 * (100 * time.Millisecond) / cal.Duration)
+	cpu := strconv.Itoa(runtime.NumCPU() - 1)
+	for range 3 {
+		hog := exec.Command(taskset, "-c", cpu, "/bin/sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatalf("starting a busy process on CPU %s: %v", cpu, err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	const watchdog = 250 * time.Millisecond
+	r := hermitRun(t, []string{"--summary", "--cpu", cpu, "--watchdog", watchdog.String()}, []string{bin, "bounded", strconv.FormatInt(rounds, 10)})
+	if r.Exit != 0 || string(r.Stdout) != fmt.Sprintf("bounded: %d rounds\n", rounds) {
+		t.Fatalf("want the rounds counted; %s", describe(r))
+	}
+	if r.Duration < watchdog {
+		testenv.Skip(t, fmt.Sprintf("the busy processes did not slow the guest past --watchdog (%v in all): nothing to tell the CPU time from the wall time", r.Duration))
+	}
+	if bytes.Contains(r.Stderr, []byte("without a syscall")) || !bytes.Contains(r.Stderr, []byte("  nondeterministic points: 0\n")) {
+		t.Errorf("%v of CPU time took %v on a loaded CPU: want no preemption and no nondeterministic point; %s", cal.Duration*time.Duration(rounds)/20000000, r.Duration, describe(r))
 	}
 }

@@ -64,7 +64,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.network, "network", "host", "`host`: the guest uses the host's network; local: a network of its own with only loopback, whose TCP is tuned so that a client and server in the guest repeat exactly (nothing outside is reachable)")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.IntVar(&f.timeslice, "timeslice", 32, "let a thread keep running for up to `N` intercepted syscalls in a row before switching (1: switch at every one)")
-	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long without a syscall while others wait (0: never)")
+	fs.DurationVar(&f.watchdog, "watchdog", 2*time.Second, "preempt a thread that runs this long (its own CPU time) without a syscall while others wait (0: never)")
 	f.ch.register(fs)
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -114,4 +115,22 @@ func (t *Tracer) InKernelWait(tid int) (int, bool) {
 	}
 	nr, err := strconv.Atoi(f[0])
 	return nr, err == nil && nr >= 0
+}
+
+// CPUTime implements detcore.CPUTimeTracer: the time thread tid has spent
+// on a CPU, from /proc/TID/schedstat (nanoseconds, its first field).
+func (t *Tracer) CPUTime(tid int) (time.Duration, bool) {
+	var buf [64]byte
+	f, err := os.Open(fmt.Sprintf("/proc/%d/schedstat", tid))
+	if err != nil {
+		return 0, false
+	}
+	n, err := f.Read(buf[:])
+	f.Close()
+	if err != nil || n == 0 {
+		return 0, false
+	}
+	field, _, _ := strings.Cut(string(buf[:n]), " ")
+	ns, err := strconv.ParseInt(field, 10, 64)
+	return time.Duration(ns), err == nil
 }

@@ -22,6 +22,8 @@
  *   compute   a thread computes, with no syscall, right after starting
  *             another: it says whether that one ran meanwhile, and fails
  *             if not
+ *   bounded N a thread sleeps for a second while the main thread computes
+ *             N rounds with no syscall, then exits
  *   computealarm  the only thread computes for 3,000 rounds with a write
  *             to /dev/null in each, beside a 100 ms setitimer, and fails
  *             if the SIGALRM has not come by then (natively it takes
@@ -75,6 +77,22 @@ static void spin_alarm(void) {
 	while (!caught)
 		;
 	say("alarm: caught\n");
+}
+
+static void *sleeper(void *arg) {
+	(void)arg;
+	usleep(1000000);
+	return NULL;
+}
+
+static void spin_bounded(long n) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, sleeper, NULL) == 0);
+	usleep(1000); /* the sleeper sleeps */
+	for (long i = 0; i < n; i++)
+		sink += i % 7;
+	say("bounded: %ld rounds\n", n);
+	exit(0);
 }
 
 static void spin_computealarm(void) {
@@ -281,6 +299,8 @@ int main(int argc, char **argv) {
 		spin_counter();
 	else if (strcmp(mode, "compute") == 0)
 		spin_compute();
+	else if (strcmp(mode, "bounded") == 0 && argc > 2)
+		spin_bounded(atol(argv[2]));
 	else if (strcmp(mode, "computealarm") == 0)
 		spin_computealarm();
 	else if (strcmp(mode, "piped") == 0)
