@@ -184,7 +184,10 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 			// repeat.
 		}
 		inst, acc, known := accesses(e.readCode(t, o.regs.Rip), &o.regs)
-		if insnEnd(inst.Op) && !steppableCall(&inst, &o.regs) {
+		// A thread that counts its calls makes each a scheduling point:
+		// stepping over one would take a turn away, and whether the
+		// watchdog looked depends on timing.
+		if insnEnd(inst.Op) && (t.counting || !steppableCall(&inst, &o.regs)) {
 			t.spinNote = fixedNote(fmt.Sprintf("it reached a %v instruction", inst.Op))
 			return examRuns, Stop{}, nil
 		}

@@ -198,7 +198,8 @@ func insnEnd(op x86asm.Op) bool {
 // examination steps over as an instruction: getpid or gettid, which the
 // filter lets through, touch no memory and answer the same for the
 // thread's life, so a loop on them (while (!flag) getpid();) can be a pure
-// spin. (getppid is not: a loop waits on it for its parent's death.)
+// spin. (getppid is not: a loop waits on it for its parent's death.) Not
+// while the thread counts its calls: each is a scheduling point then.
 func steppableCall(inst *x86asm.Inst, r *abi.Regs) bool {
 	return inst.Op == x86asm.SYSCALL && (r.Rax == abi.SYS_GETPID || r.Rax == abi.SYS_GETTID)
 }
