@@ -66,7 +66,7 @@ func (e *Engine) schedPoint(t *thread) {
 // count mode's second stop, and lets its reads and writes go fast.
 func (e *Engine) signalTimerArmed() bool {
 	for _, tm := range e.timers {
-		if tm.deadline >= 0 && tm.kind != tkTimerfd && (tm.kind != tkPosix || tm.notify != sigevNone) {
+		if tm.deadline >= 0 && tm.signals() {
 			return true
 		}
 	}

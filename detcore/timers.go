@@ -195,7 +195,7 @@ func (e *Engine) lateTimer(p *process) {
 		return
 	}
 	for _, tm := range e.timers {
-		if tm.proc != p || tm.deadline < 0 || tm.kind == tkTimerfd || tm.kind == tkPosix && tm.notify == sigevNone {
+		if tm.proc != p || tm.deadline < 0 || !tm.signals() {
 			continue
 		}
 		set := time.Duration(tm.deadline - tm.armedAt)
@@ -209,6 +209,12 @@ func (e *Engine) lateTimer(p *process) {
 			"so a timer fires only as the calls made add up to it", p.vpid, timerName(tm), set, time.Duration(e.clock-tm.armedAt))
 		return
 	}
+}
+
+// signals reports whether tm sends a signal when it expires (a timerfd
+// and a POSIX timer with SIGEV_NONE do not).
+func (tm *vtimer) signals() bool {
+	return tm.kind != tkTimerfd && (tm.kind != tkPosix || tm.notify != sigevNone)
 }
 
 // timerName names tm in a warning.
