@@ -12,8 +12,8 @@ package detcore
 // stops it (StopUntraced) before each call the filter allows, and the
 // engine takes a turn there as at an intercepted call, with the clock
 // moving one quantum. The decision is made from the engine's state alone
-// (threads waiting to run, a signal timer armed), so it is the same in every
-// run, and it holds until the thread's next scheduling point: the stops
+// (threads that may share memory with it waiting to run, sharedmem.go; a
+// signal timer armed), so it is the same in every run, and it holds until the thread's next scheduling point: the stops
 // hermit makes on its own account between two (a syscall exit, a clone
 // or exec event, a call intercepted only for a journal) resume it as it
 // was resumed there, so that a recording takes the turns a run takes.
@@ -50,7 +50,12 @@ func (e *Engine) resume(t *thread) error {
 // reads trap (vclock.go).
 func (e *Engine) schedPoint(t *thread) {
 	others, deadline, timed := e.contention(t)
-	t.counting = others > 0 || timed && (deadline <= e.clock || e.signalTimerArmed())
+	wakes := e.mayWakeNear(t)
+	if wakes {
+		// The waiter is looked at when the next pick goes round.
+		e.streak = max(e.streak, e.cfg.Timeslice)
+	}
+	t.counting = wakes || e.nearWaiting(t) > 0 || timed && (deadline <= e.clock || e.signalTimerArmed())
 	t.clockLimit = e.clockLimit(others, deadline, timed)
 }
 

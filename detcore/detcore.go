@@ -317,12 +317,13 @@ func FilterErrno(nr int) (int, bool) {
 }
 
 // InterceptedSyscalls lists the syscalls the seccomp filter must send to
-// the tracer: those with a policy entry, but for MarkedSyscalls, which
-// it sends only when marked.
+// the tracer: those with a policy entry, but for ConditionalSyscalls,
+// which it sends only under their condition.
 func InterceptedSyscalls() []int {
+	conds := ConditionalSyscalls()
 	nrs := make([]int, 0, len(policy))
 	for nr := range policy {
-		if !markedOnly[nr] {
+		if _, ok := conds[nr]; !ok {
 			nrs = append(nrs, nr)
 		}
 	}

@@ -237,7 +237,7 @@ func (e *Engine) Run() (Result, error) {
 	for len(e.threads) > 0 {
 		if e.running != nil || e.dying > 0 || e.stopping > 0 || len(e.deferred) > 0 {
 			if e.running != nil {
-				e.spinWait.Store(int64(e.running.budget()))
+				e.spinWait.Store(int64(e.spinBudgetOf(e.running)))
 				e.waitTid.Store(int64(e.running.tid))
 				n := e.countWaiting()
 				// A thread in a spin wait may be waiting for this one.

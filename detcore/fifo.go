@@ -71,14 +71,16 @@ type FifoReader interface {
 	Close()
 }
 
-// MarkedSyscalls are the syscalls the engine needs to see only when
-// their flags carry OpenMarker (hermit record stops at all of them).
-func MarkedSyscalls() []int {
-	nrs := make([]int, 0, len(markedOnly))
+// ConditionalSyscalls are the syscalls the engine needs to see only under
+// a condition on an argument, unless they are traced anyway (hermit
+// record stops at all of them): an open whose flags carry OpenMarker, an
+// mmap of shared memory (sharedmem.go).
+func ConditionalSyscalls() map[int]ArgCondition {
+	conds := map[int]ArgCondition{abi.SYS_MMAP: {Arg: 3, Mask: mapShared}}
 	for nr := range markedOnly {
-		nrs = append(nrs, nr)
+		conds[nr] = ArgCondition{Arg: MarkedArg(nr), Mask: OpenMarker}
 	}
-	return nrs
+	return conds
 }
 
 // MarkedArg returns the argument of syscall nr that carries OpenMarker.

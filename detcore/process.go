@@ -58,6 +58,8 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 			parent = t.proc.parent
 		}
 		p = e.newProcess(childTid, parent, mm)
+		// A fork keeps its parent's shared mappings.
+		p.mm.shared, p.mm.sharedWrite = t.proc.mm.shared, t.proc.mm.sharedWrite
 		// A fork shares the MAP_SHARED clock page.
 		e.shareClock(t.proc, p)
 	}

@@ -376,14 +376,23 @@ func (e *Engine) readRanges(t *thread, rs []memRange) []byte {
 // under gcc, anything under a shell) is not single-stepped for nothing.
 func (e *Engine) lazilyBlocked() bool {
 	for _, o := range e.threads {
-		switch {
-		case o == e.running || o.state == tsReady || o.state == tsNew:
-		case o.state == tsBlocked && (o.block.kind == bkFutex || o.block.kind == bkChild || o.block.kind == bkSleep):
-		default:
+		if o != e.running && o.waitsLazily() {
 			return true
 		}
 	}
 	return false
+}
+
+// waitsLazily reports whether t waits where another thread may end its
+// wait without a scheduling point (lazilyBlocked).
+func (t *thread) waitsLazily() bool {
+	switch {
+	case t.state == tsReady || t.state == tsNew:
+		return false
+	case t.state == tsBlocked && (t.block.kind == bkFutex || t.block.kind == bkChild || t.block.kind == bkSleep):
+		return false
+	}
+	return true
 }
 
 // warnStarved notes, the first time, that running thread t, which

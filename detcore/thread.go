@@ -154,8 +154,13 @@ type process struct {
 }
 
 // addrSpace identifies an address space for private futex keys. Processes
-// created with CLONE_VM share one.
-type addrSpace struct{ id int }
+// created with CLONE_VM share one. shared: it has mapped shared memory
+// (sharedmem.go), or was forked from one that had; sharedWrite: writable
+// shared memory.
+type addrSpace struct {
+	id                  int
+	shared, sharedWrite bool
+}
 
 func (p *process) remove(t *thread) {
 	for i, x := range p.threads {

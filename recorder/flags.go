@@ -49,7 +49,10 @@ const StdinPath = "/.hermit-stdin"
 // calls (detcore/count.go), and a thread computing while the others wait
 // for a child, a futex or a deadline is not examined for a spin: both
 // change where scheduling points fall.
-const JournalVersion = "9"
+// Version 10: a thread counts its calls only for threads it may share
+// memory with, or right after a call that may wake one
+// (detcore/sharedmem.go).
+const JournalVersion = "10"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

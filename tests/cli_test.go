@@ -272,11 +272,13 @@ func TestCountModeStops(t *testing.T) {
 	}
 }
 
-// TestCountModeCosts: what count mode costs and when, per write between
-// 2,000 and 10,000 writes (the program's start has costs of its own). A call hermit lets run in
-// the kernel costs two ptrace stops while its thread counts (an alarm is
-// armed), not four; and a Go program's calls cost one, as its sysmon
-// thread's sleep makes no thread count.
+// TestCountModeCosts: what count mode costs and when, per unit of work
+// between 2,000 and 10,000 (the program's start has costs of its own). A
+// write hermit lets run in the kernel costs two ptrace stops while its
+// thread counts (an alarm is armed), not four; a Go program's writes
+// cost one, as its sysmon thread's sleep makes no thread count; and a
+// process's calls are not counted for another process that shares no
+// memory with it (make -j2, a pipeline).
 func TestCountModeCosts(t *testing.T) {
 	cases := []struct {
 		name string
@@ -286,6 +288,10 @@ func TestCountModeCosts(t *testing.T) {
 	}{
 		{"C writes with an alarm armed", func(n int) argvFunc { return cGuest("handoff.c", "writes", strconv.Itoa(n)) }, "%d writes\n", 2.1},
 		{"Go writes beside sysmon's sleep", func(n int) argvFunc { return goGuest("gowrites", strconv.Itoa(n)) }, "gowrites: %d bytes\n", 1.1},
+		// Two processes that share no memory: neither counts the
+		// other's getppid calls (detcore/sharedmem.go); a write every
+		// 100 calls in each is a stop.
+		{"two processes apart", func(n int) argvFunc { return cGuest("untraced_loops.c", "apart", strconv.Itoa(n)) }, "apart: %d calls in each process\n", 0.05},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -205,10 +205,16 @@ func checkDigests(t *testing.T, cases []compatCase) {
 // natively and at once: those calls become scheduling points while others
 // wait (detcore/count.go), so no watchdog preemption, which would make
 // the run unrepeatable, is needed; three runs give one schedule digest.
+// Another process counts when it shares memory with the looping one
+// (detcore/sharedmem.go): a child that loops on getppid, having just
+// woken its parent through a pipe, until the parent sets a flag in an
+// anonymous MAP_SHARED mapping or in System V shared memory.
 func TestUntracedLoops(t *testing.T) {
 	cases := []compatCase{
 		{"an interval timer ends a loop on gettid", cGuest("untraced_loops.c", "timer"), "timer: 20 ticks ended a loop on gettid\n"},
 		{"another thread ends a loop on getpid", cGuest("untraced_loops.c", "threads"), "threads: the worker's flag ended a loop on getpid\n"},
+		{"a parent ends its child's loop through MAP_SHARED memory", cGuest("untraced_loops.c", "shared"), "shared: the parent's flag ended the child's loop on getppid\n"},
+		{"a parent ends its child's loop through System V shared memory", cGuest("untraced_loops.c", "shm"), "shm: the parent's flag ended the child's loop on getppid\n"},
 	}
 	checkCompat(t, cases)
 	checkDigests(t, cases)

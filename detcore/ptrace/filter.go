@@ -19,20 +19,20 @@ const (
 )
 
 // buildFilter returns a seccomp program that sends the syscalls in traced
-// to the tracer (SECCOMP_RET_TRACE), and those in marked that are not in
-// traced when they carry detcore.OpenMarker, and allows everything else. The
+// to the tracer (SECCOMP_RET_TRACE), and those in conditional that are
+// not in traced under their condition, and allows everything else. The
 // numbers are compared as a balanced binary tree, so an allowed syscall
 // costs about log2(len(traced)) comparisons; negative numbers (no call:
 // -1 is a call a tracer skipped) are allowed, and so is every call made
 // from the fast-write page (fastio.go). Non-x86-64 (int $0x80) and
 // x32 calls trap (SIGSYS): the engine says what they are and fails them
 // with ENOSYS (detcore/signals.go).
-func buildFilter(traced, marked []int) []unix.SockFilter {
+func buildFilter(traced []int, conditional map[int]detcore.ArgCondition) []unix.SockFilter {
 	nrs := append([]int(nil), traced...)
 	conds := map[int]detcore.ArgCondition{}
-	for _, nr := range marked {
+	for nr, c := range conditional {
 		if !slices.Contains(traced, nr) {
-			conds[nr] = detcore.ArgCondition{Arg: detcore.MarkedArg(nr), Mask: detcore.OpenMarker}
+			conds[nr] = c
 			nrs = append(nrs, nr)
 		}
 	}

@@ -87,9 +87,10 @@ func TestFilterArgCondition(t *testing.T) {
 }
 
 // TestFilterMarked: open and openat stop only with detcore.OpenMarker in
-// their flags, unless they are traced anyway (hermit record's journal).
+// their flags, and mmap only of shared memory, unless they are traced
+// anyway (hermit record's journal).
 func TestFilterMarked(t *testing.T) {
-	marked := detcore.MarkedSyscalls()
+	marked := detcore.ConditionalSyscalls()
 	for _, c := range []struct {
 		traced      []int
 		nr, flags   uint32
@@ -101,12 +102,20 @@ func TestFilterMarked(t *testing.T) {
 		{[]int{unix.SYS_READ}, unix.SYS_OPEN, unix.O_WRONLY | detcore.OpenMarker, unix.SECCOMP_RET_TRACE, "marked open"},
 		{[]int{unix.SYS_READ, unix.SYS_OPENAT}, unix.SYS_OPENAT, unix.O_RDONLY, unix.SECCOMP_RET_TRACE, "openat traced anyway"},
 		{[]int{unix.SYS_READ}, unix.SYS_READ, 0, unix.SECCOMP_RET_TRACE, "read"},
+		{[]int{unix.SYS_READ}, unix.SYS_MMAP, unix.MAP_PRIVATE | unix.MAP_ANONYMOUS, unix.SECCOMP_RET_ALLOW, "private mmap"},
+		{[]int{unix.SYS_READ}, unix.SYS_MMAP, unix.MAP_SHARED, unix.SECCOMP_RET_TRACE, "shared mmap"},
+		{[]int{unix.SYS_READ}, unix.SYS_MMAP, unix.MAP_SHARED_VALIDATE, unix.SECCOMP_RET_TRACE, "MAP_SHARED_VALIDATE"},
+		{[]int{unix.SYS_MMAP}, unix.SYS_MMAP, unix.MAP_PRIVATE, unix.SECCOMP_RET_TRACE, "mmap traced anyway"},
 	} {
 		prog := buildFilter(c.traced, marked)
-		// open's flags are its second argument, openat's its third.
+		// open's flags are its second argument, openat's its third,
+		// mmap's its fourth.
 		args := []uint32{3, c.flags, c.flags}
-		if c.nr == unix.SYS_OPEN {
+		switch c.nr {
+		case unix.SYS_OPEN:
 			args = []uint32{3, c.flags}
+		case unix.SYS_MMAP:
+			args = []uint32{0, 4096, unix.PROT_READ, c.flags}
 		}
 		if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, c.nr, args...); got != c.want {
 			t.Errorf("%s: %#x, want %#x", c.description, got, c.want)

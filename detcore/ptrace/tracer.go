@@ -128,7 +128,7 @@ func Start(o Options) (*Tracer, int, error) {
 			return nil, 0, fmt.Errorf("pinning to CPU %d: %w", o.CPU, err)
 		}
 	}
-	filter := buildFilter(o.Traced, detcore.MarkedSyscalls())
+	filter := buildFilter(o.Traced, detcore.ConditionalSyscalls())
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		return nil, 0, err

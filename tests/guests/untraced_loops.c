@@ -6,15 +6,25 @@
  *            gettid
  *   threads  a worker writes 100 times to a pipe, sleeps 10 ms, then
  *            sets the flag the main thread loops on getpid for
+ *   shared   a child loops on getppid until its parent sets a flag in
+ *            memory they share (an anonymous MAP_SHARED mapping)
+ *   shm      the same in System V shared memory
+ *   apart N  a parent and a child, sharing no memory, each make N calls
+ *            to getppid and write a byte to /dev/null after every 100
  */
 #include "guest.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 static volatile sig_atomic_t ticks;
 static void tick(int sig) { (void)sig; ticks++; }
@@ -29,6 +39,41 @@ static void *worker(void *arg) {
 	usleep(10000);
 	atomic_store(&done, 1);
 	return NULL;
+}
+
+/* handshake runs a child that loops on getppid until the parent, which
+ * waits for the child's word that it is looping, sets *flag. */
+static void handshake(volatile int *flag, const char *what) {
+	int ready[2];
+	CHECK(pipe(ready) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		CHECK(write(ready[1], "r", 1) == 1);
+		while (!*flag)
+			syscall(SYS_getppid);
+		_exit(0);
+	}
+	char c;
+	CHECK(read(ready[0], &c, 1) == 1);
+	*flag = 1;
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	say("%s: the parent's flag ended the child's loop on getppid\n", what);
+}
+
+/* apart makes n calls to getppid, and writes a byte to /dev/null after
+ * every 100. */
+static void apart(long n) {
+	int fd = open("/dev/null", O_WRONLY);
+	CHECK(fd >= 0);
+	for (long i = 1; i <= n; i++) {
+		syscall(SYS_getppid);
+		if (i % 100 == 0)
+			CHECK(write(fd, "x", 1) == 1);
+	}
+	close(fd);
 }
 
 int main(int argc, char **argv) {
@@ -52,6 +97,33 @@ int main(int argc, char **argv) {
 		say("threads: the worker's flag ended a loop on getpid\n");
 		return 0;
 	}
-	sayfd(2, "usage: untraced_loops timer|threads\n");
+	if (strcmp(mode, "shared") == 0) {
+		int *flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		CHECK(flag != MAP_FAILED);
+		handshake(flag, mode);
+		return 0;
+	}
+	if (strcmp(mode, "shm") == 0) {
+		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+		CHECK(id >= 0);
+		int *flag = shmat(id, NULL, 0);
+		CHECK(flag != (void *)-1);
+		CHECK(shmctl(id, IPC_RMID, NULL) == 0);
+		handshake(flag, mode);
+		return 0;
+	}
+	if (strcmp(mode, "apart") == 0 && argc > 2) {
+		long n = atol(argv[2]);
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		apart(n);
+		if (pid == 0)
+			_exit(0);
+		int status;
+		CHECK(waitpid(pid, &status, 0) == pid && status == 0);
+		say("apart: %ld calls in each process\n", n);
+		return 0;
+	}
+	sayfd(2, "usage: untraced_loops timer|threads|shared|shm|apart N\n");
 	return 2;
 }
