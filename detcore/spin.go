@@ -188,7 +188,11 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 		// stepping over one would take a turn away, and whether the
 		// watchdog looked depends on timing.
 		if insnEnd(inst.Op) && (t.counting || !steppableCall(&inst, &o.regs)) {
-			t.spinNote = fixedNote(fmt.Sprintf("it reached a %v instruction", inst.Op))
+			note := fmt.Sprintf("it reached a %v instruction", inst.Op)
+			if inst.Op == x86asm.SYSCALL {
+				note = fmt.Sprintf("it calls %s, which hermit lets run without a stop", abi.SyscallName(int(o.regs.Rax)))
+			}
+			t.spinNote = fixedNote(note)
 			return examRuns, Stop{}, nil
 		}
 		o.acc, o.known, o.writeOnly = acc, known, writeOnly(&inst)

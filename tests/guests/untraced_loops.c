@@ -11,6 +11,8 @@
  *   shm      the same in System V shared memory
  *   apart N  a parent and a child, sharing no memory, each make N calls
  *            to getppid and write a byte to /dev/null after every 100
+ *   file     a child loops on access until its parent, sharing no memory
+ *            with it, makes a file (hermit's watchdog preempts it)
  */
 #include "guest.h"
 
@@ -124,6 +126,30 @@ int main(int argc, char **argv) {
 		say("apart: %ld calls in each process\n", n);
 		return 0;
 	}
-	sayfd(2, "usage: untraced_loops timer|threads|shared|shm|apart N\n");
+	if (strcmp(mode, "file") == 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/tmp/untraced_loops.%d", (int)getpid());
+		int ready[2];
+		CHECK(pipe(ready) == 0);
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			CHECK(write(ready[1], "r", 1) == 1);
+			while (access(path, F_OK) != 0)
+				;
+			_exit(0);
+		}
+		char c;
+		CHECK(read(ready[0], &c, 1) == 1);
+		int fd = open(path, O_CREAT | O_WRONLY, 0600);
+		CHECK(fd >= 0);
+		close(fd);
+		int status;
+		CHECK(waitpid(pid, &status, 0) == pid && status == 0);
+		unlink(path);
+		say("file: the parent's file ended the child's loop on access\n");
+		return 0;
+	}
+	sayfd(2, "usage: untraced_loops timer|threads|shared|shm|apart N|file\n");
 	return 2;
 }
