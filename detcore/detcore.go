@@ -115,6 +115,7 @@ const (
 	FdNonblock               // pollable but opened O_NONBLOCK: never blocks
 	FdClosed                 // not open
 	FdRandom                 // /dev/urandom or /dev/random
+	FdZero                   // /dev/zero or /dev/full, whose reads give zeros
 	FdProc                   // a file in a proc filesystem (never blocks)
 )
 

@@ -41,6 +41,28 @@ func (e *Engine) fillRandom(t *thread, addr uint64, n uint64) bool {
 	return true
 }
 
+// fillZero writes up to n zero bytes to t's memory at addr, and returns
+// how many it wrote before the first address it could not write.
+func (e *Engine) fillZero(t *thread, addr uint64, n uint64) uint64 {
+	const chunk, page = 1 << 16, 4096
+	buf := make([]byte, min(n, chunk))
+	done, size := uint64(0), uint64(chunk)
+	for done < n {
+		// Chunks end at page boundaries; after a fault, a page at a
+		// time, up to the first page that cannot be written.
+		m := min(n-done, size-(addr+done)%page)
+		if e.t.WriteMem(t.tid, addr+done, buf[:m]) != nil {
+			if size == page {
+				break
+			}
+			size = page
+			continue
+		}
+		done += m
+	}
+	return done
+}
+
 func sysGetrandom(e *Engine, t *thread) {
 	n := t.regs.Rsi
 	if n > 1<<25-1 {

@@ -14,7 +14,11 @@ const msgDontwait = 0x40
 func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
 
 // sysRead is ioIn, except that reads of /dev/urandom and /dev/random are
-// answered from the thread's seeded generator.
+// answered from the thread's seeded generator, and those of /dev/zero and
+// /dev/full by hermit too: the kernel cuts a long one short when a signal
+// is pending, and hermit's own (the watchdog's look at a thread that has
+// been out of sight a while) would make what the guest reads depend on
+// the host's timing.
 func sysRead(e *Engine, t *thread) {
 	t.fast = nil
 	fd := int(int32(t.regs.Rdi))
@@ -29,6 +33,16 @@ func sysRead(e *Engine, t *thread) {
 			return
 		}
 		t.emulate(int64(n))
+		return
+	}
+	if kind == FdZero {
+		// As the kernel: up to MAX_RW_COUNT, and as far as the buffer
+		// goes.
+		if n := e.fillZero(t, t.regs.Rsi, min(t.regs.Rdx, 0x7ffff000)); n > 0 || t.regs.Rdx == 0 {
+			t.emulate(int64(n))
+		} else {
+			t.emulate(-abi.EFAULT)
+		}
 		return
 	}
 	e.ioWaitKind(t, fd, POLLIN, kind)

@@ -297,3 +297,16 @@ func TestGuestPtrace(t *testing.T) {
 	checkCompat(t, cases)
 	checkDigests(t, cases)
 }
+
+// TestDevZeroReads: reads of /dev/zero return what they return natively
+// in every run and in replay: the whole count, even while hermit's
+// watchdog looks at the thread reading (a new thread waits to run), whose
+// signal the kernel would cut the read short for; and up to the first
+// unmapped page of the buffer, or EFAULT.
+func TestDevZeroReads(t *testing.T) {
+	const long = "long: read 134217728 of 134217728\n"
+	checkCompat(t, []compatCase{
+		{"long reads while another thread waits", cGuest("devzero.c", "long"), long + long + long + long},
+		{"a buffer that ends unmapped", cGuest("devzero.c", "fault"), "fault: read 12188 of 20480\nfault: read -1 into unmapped memory (Bad address)\n"},
+	})
+}

@@ -125,9 +125,15 @@ func kindOf(c int, st *unix.Stat_t, virtual bool) detcore.FdKind {
 	case unix.S_IFDIR, unix.S_IFBLK, unix.S_IFLNK:
 		return detcore.FdOther
 	case unix.S_IFCHR:
-		// /dev/random is 1:8, /dev/urandom 1:9.
-		if unix.Major(st.Rdev) == 1 && (unix.Minor(st.Rdev) == 8 || unix.Minor(st.Rdev) == 9) {
-			return detcore.FdRandom
+		// /dev/random is 1:8, /dev/urandom 1:9; /dev/zero 1:5 and
+		// /dev/full 1:7.
+		if unix.Major(st.Rdev) == 1 {
+			switch unix.Minor(st.Rdev) {
+			case 8, 9:
+				return detcore.FdRandom
+			case 5, 7:
+				return detcore.FdZero
+			}
 		}
 	}
 	fl, err := unix.FcntlInt(uintptr(c), unix.F_GETFL, 0)
