@@ -13,7 +13,8 @@ package detcore
 // engine takes a turn there as at an intercepted call, with the clock
 // moving one quantum. The decision is made from the engine's state alone
 // (threads that may share memory with it waiting to run, sharedmem.go; a
-// signal timer armed), so it is the same in every run, and it holds until the thread's next scheduling point: the stops
+// signal timer armed), so it is the same in every run, and it holds until
+// the thread's next scheduling point: the stops
 // hermit makes on its own account between two (a syscall exit, a clone
 // or exec event, a call intercepted only for a journal) resume it as it
 // was resumed there, so that a recording takes the turns a run takes.
@@ -28,13 +29,23 @@ package detcore
 func (e *Engine) countWaiting() int {
 	n := 0
 	for _, t := range e.threads {
-		// A parent suspended in vfork cannot run until its child execs
-		// or exits.
-		if t.state == tsNew || t.state == tsReady && t.vforkChild == nil {
+		if t.couldRun() {
 			n++
 		}
 	}
 	return n
+}
+
+// couldRun reports whether t could run if the running thread stopped. A
+// parent suspended in vfork cannot run until its child execs or exits.
+func (t *thread) couldRun() bool {
+	return t.state == tsNew || t.state == tsReady && t.vforkChild == nil
+}
+
+// waitsForTurn reports whether t could run, or spins waiting (bkSpin)
+// for another thread to act.
+func (t *thread) waitsForTurn() bool {
+	return t.couldRun() || t.state == tsBlocked && t.block.kind == bkSpin
 }
 
 // resume restarts t, picked at a scheduling point, according to how it

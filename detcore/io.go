@@ -9,6 +9,9 @@ import (
 // MSG_DONTWAIT from <linux/socket.h>.
 const msgDontwait = 0x40
 
+// maxRWCount is MAX_RW_COUNT, the most a read or write moves at once.
+const maxRWCount = 0x7ffff000
+
 // ioIn handles a call that reads from descriptor arg 0 and may block until
 // data arrives: if the descriptor is not ready, the thread waits.
 func ioIn(e *Engine, t *thread) { e.ioWait(t, POLLIN) }
@@ -38,7 +41,7 @@ func sysRead(e *Engine, t *thread) {
 	if kind == FdZero {
 		// As the kernel: up to MAX_RW_COUNT, and as far as the buffer
 		// goes.
-		if n := e.fillZero(t, t.regs.Rsi, min(t.regs.Rdx, 0x7ffff000)); n > 0 || t.regs.Rdx == 0 {
+		if n := e.fillZero(t, t.regs.Rsi, min(t.regs.Rdx, maxRWCount)); n > 0 || t.regs.Rdx == 0 {
 			t.emulate(int64(n))
 		} else {
 			t.emulate(-abi.EFAULT)

@@ -81,10 +81,7 @@ func sharesMemory(t, u *thread) bool {
 func (e *Engine) nearWaiting(t *thread) int {
 	n := 0
 	for _, u := range e.threads {
-		if u == t || !sharesMemory(t, u) {
-			continue
-		}
-		if u.state == tsNew || u.state == tsReady && u.vforkChild == nil || u.state == tsBlocked && u.block.kind == bkSpin {
+		if u != t && sharesMemory(t, u) && u.waitsForTurn() {
 			n++
 		}
 	}

@@ -43,26 +43,43 @@ static void *worker(void *arg) {
 	return NULL;
 }
 
-/* handshake runs a child that loops on getppid until the parent, which
- * waits for the child's word that it is looping, sets *flag. */
-static void handshake(volatile int *flag, const char *what) {
+/* handshake forks a child that tells its parent, through a pipe, that it
+ * is about to loop, then loops until done() says so; the parent, told,
+ * does act() and waits for the child. */
+static void handshake(int (*done)(void), void (*act)(void)) {
 	int ready[2];
 	CHECK(pipe(ready) == 0);
 	pid_t pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		CHECK(write(ready[1], "r", 1) == 1);
-		while (!*flag)
-			syscall(SYS_getppid);
+		while (!done())
+			;
 		_exit(0);
 	}
 	char c;
 	CHECK(read(ready[0], &c, 1) == 1);
-	*flag = 1;
+	act();
 	int status;
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	say("%s: the parent's flag ended the child's loop on getppid\n", what);
+}
+
+/* The shared modes' loop on getppid, and the flag that ends it. */
+static volatile int *shflag;
+static int flag_set(void) {
+	syscall(SYS_getppid);
+	return *shflag;
+}
+static void set_flag(void) { *shflag = 1; }
+
+/* The file mode's loop on access, and the file that ends it. */
+static char fpath[64];
+static int file_made(void) { return access(fpath, F_OK) == 0; }
+static void make_file(void) {
+	int fd = open(fpath, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
 }
 
 /* apart makes n calls to getppid, and writes a byte to /dev/null after
@@ -100,18 +117,20 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (strcmp(mode, "shared") == 0) {
-		int *flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		CHECK(flag != MAP_FAILED);
-		handshake(flag, mode);
+		shflag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		CHECK(shflag != MAP_FAILED);
+		handshake(flag_set, set_flag);
+		say("shared: the parent's flag ended the child's loop on getppid\n");
 		return 0;
 	}
 	if (strcmp(mode, "shm") == 0) {
 		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
 		CHECK(id >= 0);
-		int *flag = shmat(id, NULL, 0);
-		CHECK(flag != (void *)-1);
+		shflag = shmat(id, NULL, 0);
+		CHECK(shflag != (void *)-1);
 		CHECK(shmctl(id, IPC_RMID, NULL) == 0);
-		handshake(flag, mode);
+		handshake(flag_set, set_flag);
+		say("shm: the parent's flag ended the child's loop on getppid\n");
 		return 0;
 	}
 	if (strcmp(mode, "apart") == 0 && argc > 2) {
@@ -127,26 +146,9 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (strcmp(mode, "file") == 0) {
-		char path[64];
-		snprintf(path, sizeof path, "/tmp/untraced_loops.%d", (int)getpid());
-		int ready[2];
-		CHECK(pipe(ready) == 0);
-		pid_t pid = fork();
-		CHECK(pid >= 0);
-		if (pid == 0) {
-			CHECK(write(ready[1], "r", 1) == 1);
-			while (access(path, F_OK) != 0)
-				;
-			_exit(0);
-		}
-		char c;
-		CHECK(read(ready[0], &c, 1) == 1);
-		int fd = open(path, O_CREAT | O_WRONLY, 0600);
-		CHECK(fd >= 0);
-		close(fd);
-		int status;
-		CHECK(waitpid(pid, &status, 0) == pid && status == 0);
-		unlink(path);
+		snprintf(fpath, sizeof fpath, "/tmp/untraced_loops.%d", (int)getpid());
+		handshake(file_made, make_file);
+		unlink(fpath);
 		say("file: the parent's file ended the child's loop on access\n");
 		return 0;
 	}
