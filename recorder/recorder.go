@@ -39,6 +39,7 @@ type Host interface {
 	Argv(tid int) ([]string, error)
 	// Signals is detcore.Tracer.Signals.
 	Signals(tid int) (thread, shared, blocked uint64, err error)
+	queryHost
 }
 
 // Recorder writes one recording. It is a detcore.Journal; its Tracer
@@ -257,7 +258,12 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		keep = r.classOf(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 		// Whether a connection leads outside is known once it is made.
 		keep = keep || c.Nr == abi.SYS_CONNECT
-	case clWait, clQuery:
+	case clQuery:
+		if o, ok := r.answered(c); ok {
+			return o
+		}
+		keep = true
+	case clWait:
 		keep = true
 	case clChange:
 		keep = true

@@ -22,8 +22,10 @@ type fakeHost struct {
 	mem     fakeMem
 	files   map[string]string // path: content
 	cwd     string
-	argv    map[int][]string // per host tid, for Argv
-	paths   map[int]string   // descriptor: path, for FdPath
+	argv    map[int][]string  // per host tid, for Argv
+	paths   map[int]string    // descriptor: path, for FdPath
+	links   map[string]string // symbolic link: target
+	hidden  map[string]bool   // paths the host cannot answer for (ErrNotEmulated)
 }
 
 func (h *fakeHost) FdClass(tid, fd int) ptrace.FdClass { return h.classes[fd] }
@@ -40,6 +42,39 @@ func (h *fakeHost) Cwd(tid int) (string, error) { return h.cwd, nil }
 func (h *fakeHost) GuestPathExists(tid int, abs string) bool {
 	_, ok := h.files[abs]
 	return ok
+}
+func (h *fakeHost) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(h.cwd, path)
+}
+func (h *fakeHost) Readlink(tid, dirfd int, path string) (string, error) {
+	p := h.abs(path)
+	target, link := h.links[p]
+	_, file := h.files[p]
+	switch {
+	case h.hidden[p]:
+		return "", detcore.ErrNotEmulated
+	case link:
+		return target, nil
+	case file:
+		return "", detcore.Errno(abi.EINVAL)
+	}
+	return "", detcore.Errno(abi.ENOENT)
+}
+func (h *fakeHost) PathExists(tid, dirfd int, path string, nofollow bool) error {
+	p := h.abs(path)
+	target, link := h.links[p]
+	_, file := h.files[p]
+	_, there := h.files[h.abs(target)]
+	switch {
+	case h.hidden[p]:
+		return detcore.ErrNotEmulated
+	case file, link && (nofollow || there):
+		return nil
+	}
+	return detcore.Errno(abi.ENOENT)
 }
 func (h *fakeHost) OpenGuestPath(tid int, abs string) (*os.File, error) {
 	c, ok := h.files[abs]

@@ -294,3 +294,21 @@ stat -c '%n %y' Makefile in out stamp old`
 		t.Errorf("want in, out and stamp written in that order after the epoch, got\n%s", strings.Join(stats, "\n"))
 	}
 }
+
+// TestFilesQueriesRecorded: readlink and access, which a recording
+// answers at their entry when the answer is an error or a file's
+// existence, tell the guest what they tell it natively, in the recording
+// and in its replay: links, directories, dangling and looping links,
+// missing paths, procfs, bad descriptors, sizes, modes and flags.
+func TestFilesQueriesRecorded(t *testing.T) {
+	t.Parallel()
+	bin := testenv.BuildC(t, "queries.c")
+	nat := native(t, []string{bin, t.TempDir()})
+	if nat.Exit != 0 {
+		t.Fatalf("native: %s", describe(nat))
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{bin, t.TempDir()})
+	sameRun(t, "hermit record (against the native run)", nat, rec)
+	sameRun(t, "hermit replay", rec, replay(t, dir))
+}

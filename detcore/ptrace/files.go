@@ -333,3 +333,60 @@ func errnoOf(err error) error {
 	}
 	return err
 }
+
+// Readlink reads the symbolic link that path names for thread tid,
+// relative to its descriptor dirfd (AT_FDCWD: its working directory), as
+// readlinkat would: the guest's answer is the target or an Errno (EINVAL:
+// not a symbolic link; ENOENT, ENOTDIR). What the tracer cannot see as the
+// guest does (anything in procfs, whose links name things as the reader
+// sees them) is ErrNotEmulated.
+func (t *Tracer) Readlink(tid, dirfd int, path string) (string, error) {
+	if path == "" {
+		return "", detcore.ErrNotEmulated
+	}
+	fd, err := t.lookup(tid, dirfd, path, true)
+	if err != nil {
+		return "", notEmulated(err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(fd, "", buf)
+	switch {
+	case err == unix.ENOENT && !isLink(fd):
+		// Of the empty path, what readlink of the file's own path
+		// fails with EINVAL: it is no link (fs/stat.c). (A link of
+		// procfs fails so too when the tracer is not in the guest's
+		// pid namespace.)
+		return "", detcore.Errno(unix.EINVAL)
+	case err != nil || n == len(buf) || onProcfs(fd):
+		return "", detcore.ErrNotEmulated
+	}
+	return string(buf[:n]), nil
+}
+
+// PathExists says whether path names a file for thread tid, relative to
+// dirfd, following a final symbolic link unless nofollow: nil if it does,
+// the guest's Errno (ENOENT, ENOTDIR) if it does not, or ErrNotEmulated.
+func (t *Tracer) PathExists(tid, dirfd int, path string, nofollow bool) error {
+	if path == "" {
+		return detcore.ErrNotEmulated
+	}
+	fd, err := t.lookup(tid, dirfd, path, nofollow)
+	if err != nil {
+		return notEmulated(err)
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// isLink says whether fd (O_PATH) is a symbolic link.
+func isLink(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
+// onProcfs says whether fd is a file of procfs.
+func onProcfs(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) != nil || st.Type == unix.PROC_SUPER_MAGIC
+}
