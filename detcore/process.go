@@ -258,13 +258,19 @@ func (e *Engine) ownStop(st Stop, take bool) (own, spin bool) {
 	return own, spin
 }
 
+// watchdogTick is how often the watchdog looks at the running thread. It
+// measures the thread's CPU time from the first tick after a stop, so a
+// budget (spinBudget) is found spent up to two ticks late: with a tick of
+// fifoGrace/2, a spin wait took 25 to 40 ms to be found, not 20.
+const watchdogTick = 2 * time.Millisecond
+
 // startWatchdog starts the goroutine that preempts a thread which runs too
 // long without a scheduling point while others wait, and that looks at a
 // thread which has sat quiet for fifoGrace (watchKernelWait).
 func (e *Engine) startWatchdog() func() {
 	done := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(fifoGrace / 2)
+		tick := time.NewTicker(watchdogTick)
 		defer tick.Stop()
 		last, since, looked, examined := e.progress.Load(), time.Now(), false, false
 		cpu := cpuMeter{t: e.t}

@@ -145,9 +145,16 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 		t.spinNote = fixedNote("this tracer cannot examine it")
 		return examRuns, Stop{}, nil
 	}
+	// Until an instruction comes a second time there is no loop to
+	// close, so only its address is kept. The full state (the vector
+	// registers, the memory each instruction touches), which costs three
+	// times the step, is taken from the second visit on, a round before
+	// a cycle can close.
 	obs := make([]spinObs, 0, 32)
 	seen := map[uint64][]int{}
-	rounds := map[uint64]int{}
+	visits := map[uint64]int{}
+	rips := make([]uint64, 0, 64)
+	capture := false
 	var ext []byte
 	for k := 0; ; k++ {
 		var o spinObs
@@ -162,26 +169,29 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 			t.spinNote = fixedNote("it was asleep in a syscall")
 			return examSyscall, Stop{}, nil
 		}
-		var err error
-		if ext, err = st.VectorRegs(t.tid, ext); err != nil {
-			t.spinNote = fixedNote("hermit cannot read its vector registers")
-			return examRuns, Stop{}, ignoreUnlessGone(err)
-		}
-		o.ext = append([]byte(nil), ext...)
-		o.hash = stateHash(&o.regs, o.ext)
-		if k > 0 {
-			obs[k-1].after = e.readRanges(t, obs[k-1].acc)
-		}
-		if i := cycleStart(obs, seen, &o); i >= 0 {
-			res, stop, err := e.closeCycle(t, obs[i:], st)
-			if res != examLater {
-				return res, stop, err
+		capture = capture || visits[o.regs.Rip] > 0
+		if capture {
+			var err error
+			if ext, err = st.VectorRegs(t.tid, ext); err != nil {
+				t.spinNote = fixedNote("hermit cannot read its vector registers")
+				return examRuns, Stop{}, ignoreUnlessGone(err)
 			}
-			// The registers came back, but not the memory it reads: a
-			// longer round may (a loop whose body calls one function
-			// from two places comes back to the same registers with
-			// another return address on its stack). On to a later
-			// repeat.
+			o.ext = append([]byte(nil), ext...)
+			o.hash = stateHash(&o.regs, o.ext)
+			if n := len(obs); n > 0 {
+				obs[n-1].after = e.readRanges(t, obs[n-1].acc)
+			}
+			if i := cycleStart(obs, seen, &o); i >= 0 {
+				res, stop, err := e.closeCycle(t, obs[i:], st)
+				if res != examLater {
+					return res, stop, err
+				}
+				// The registers came back, but not the memory it
+				// reads: a longer round may (a loop whose body calls
+				// one function from two places comes back to the same
+				// registers with another return address on its stack).
+				// On to a later repeat.
+			}
 		}
 		inst, acc, known := accesses(e.readCode(t, o.regs.Rip), &o.regs)
 		// A thread that counts its calls makes each a scheduling point:
@@ -195,21 +205,24 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 			t.spinNote = fixedNote(note)
 			return examRuns, Stop{}, nil
 		}
-		o.acc, o.known, o.writeOnly = acc, known, writeOnly(&inst)
-		if known {
-			if o.before = e.readRanges(t, acc); o.before == nil && len(acc) > 0 {
-				o.known = false
+		if capture {
+			o.acc, o.known, o.writeOnly = acc, known, writeOnly(&inst)
+			if known {
+				if o.before = e.readRanges(t, acc); o.before == nil && len(acc) > 0 {
+					o.known = false
+				}
 			}
+			obs = append(obs, o)
+			seen[o.hash] = append(seen[o.hash], len(obs)-1)
 		}
-		obs = append(obs, o)
-		seen[o.hash] = append(seen[o.hash], k)
-		rounds[o.regs.Rip]++
-		if k == spinSteps || rounds[o.regs.Rip] == spinRounds || k == noLoop && len(rounds) == len(obs) {
+		rips = append(rips, o.regs.Rip)
+		visits[o.regs.Rip]++
+		if k == spinSteps || visits[o.regs.Rip] == spinRounds || k == noLoop && len(visits) == len(rips) {
 			// Or spinNoLoop instructions without one seen twice: no
 			// loop of a size spins have.
 			// spinRounds rounds of a loop without a state seen twice:
 			// it counts or computes, and going on would cost more steps.
-			t.spinNote = loopNote(obs, st, t.tid)
+			t.spinNote = loopNote(rips, st, t.tid)
 			return examRuns, Stop{}, nil
 		}
 		if stop, trapped, err := e.stepOnce(t); err != nil || !trapped {
@@ -452,11 +465,10 @@ func (t *thread) note() string {
 // loopNote says what an examination that found no cycle saw. The
 // address is named only when the note is read (a warning): reading a
 // program's symbols costs more than the examination.
-func loopNote(obs []spinObs, st SpinTracer, tid int) func() string {
+func loopNote(rips []uint64, st SpinTracer, tid int) func() string {
 	count := map[uint64]int{}
 	head, best := uint64(0), 0
-	for i := range obs {
-		rip := obs[i].regs.Rip
+	for _, rip := range rips {
 		count[rip]++
 		if n := count[rip]; n > best || n == best && rip < head {
 			head, best = rip, n
@@ -467,7 +479,7 @@ func loopNote(obs []spinObs, st SpinTracer, tid int) func() string {
 			return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, head))
 		}
 	}
-	n, start := len(obs), obs[0].regs.Rip
+	n, start := len(rips), rips[0]
 	return func() string {
 		return fmt.Sprintf("in %d instructions from %s it did not loop", n, where(st, tid, start))
 	}
