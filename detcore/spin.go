@@ -145,13 +145,15 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 		t.spinNote = fixedNote("this tracer cannot examine it")
 		return examRuns, Stop{}, nil
 	}
-	// Until an instruction comes a second time there is no loop to
-	// close, so only its address is kept. The full state (the vector
-	// registers, the memory each instruction touches), which costs three
-	// times the step, is taken from the second visit on, a round before
+	// Until the general registers come back as they were at an earlier
+	// step there is no cycle to close, so only they are kept (a loop
+	// that counts or computes never gets further). The full state (the
+	// vector registers, the memory each instruction touches), which
+	// doubles the cost of a step, is taken from then on, a round before
 	// a cycle can close.
 	obs := make([]spinObs, 0, 32)
 	seen := map[uint64][]int{}
+	regsSeen := map[uint64]bool{}
 	visits := map[uint64]int{}
 	rips := make([]uint64, 0, 64)
 	capture := false
@@ -169,7 +171,11 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 			t.spinNote = fixedNote("it was asleep in a syscall")
 			return examSyscall, Stop{}, nil
 		}
-		capture = capture || visits[o.regs.Rip] > 0
+		if !capture {
+			h := stateHash(&o.regs, nil)
+			capture = regsSeen[h]
+			regsSeen[h] = true
+		}
 		if capture {
 			var err error
 			if ext, err = st.VectorRegs(t.tid, ext); err != nil {
