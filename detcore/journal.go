@@ -137,7 +137,23 @@ func (e *Engine) journalNative(t *thread) {
 				break
 			}
 		}
-		t.emulate(o.Result)
+		// Skipped with the journal's result, here rather than by
+		// t.emulate: the engine's act and ret stay its own (the schedule
+		// digest hashes them at every turn, and a run without a journal,
+		// or with another, never has this call emulated).
+		saved := t.regs
+		t.regs.OrigRax = ^uint64(0)
+		t.regs.Rax = uint64(o.Result)
+		if e.t.SetRegs(t.tid, &t.regs) != nil {
+			t.regs = saved
+			return
+		}
+		if t.act == actExitStop {
+			t.act = actCont
+		}
+		// Nor does it enter a fast descriptor (fastio.go): the journal
+		// answers its calls.
+		t.fast = nil
 		t.onExit = nil
 	case o.Exit:
 		t.act = actExitStop
