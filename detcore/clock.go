@@ -170,3 +170,45 @@ func sysAdjtimex(e *Engine, t *thread) {
 	putLE64(b[timexTick:], 10000)
 	e.reply(t, buf, b, timeError)
 }
+
+// sysSettime refuses clock_settime and settimeofday as the kernel refuses
+// a process without CAP_SYS_TIME (EPERM), after the checks it makes first
+// (a clock that cannot be set, a bad pointer, a bad value): the guest's
+// time is hermit's, and the host's clock is not the guest's to set (as
+// root, the call would set it).
+func sysSettime(e *Engine, t *thread) {
+	var b [16]byte
+	le := func(b []byte) int64 { return int64(le64(b)) }
+	switch t.nr {
+	case abi.SYS_CLOCK_SETTIME:
+		clk := int32(t.regs.Rdi)
+		if clk >= 0 && clk != clockRealtime {
+			t.emulate(-abi.EINVAL)
+			return
+		}
+		if e.t.ReadMem(t.tid, t.regs.Rsi, b[:]) != nil {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+		if sec, nsec := le(b[0:]), le(b[8:]); clk == clockRealtime && (sec < 0 || nsec < 0 || nsec >= 1e9) {
+			t.emulate(-abi.EINVAL)
+			return
+		}
+	case abi.SYS_SETTIMEOFDAY:
+		if tv := t.regs.Rdi; tv != 0 {
+			if e.t.ReadMem(t.tid, tv, b[:]) != nil {
+				t.emulate(-abi.EFAULT)
+				return
+			}
+			if sec, usec := le(b[0:]), le(b[8:]); sec < 0 || usec < 0 || usec >= 1e6 {
+				t.emulate(-abi.EINVAL)
+				return
+			}
+		}
+		if tz := t.regs.Rsi; tz != 0 && e.t.ReadMem(t.tid, tz, b[:8]) != nil {
+			t.emulate(-abi.EFAULT)
+			return
+		}
+	}
+	t.emulate(-abi.EPERM)
+}

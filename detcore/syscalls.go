@@ -36,6 +36,8 @@ var policy = map[int]handler{
 	abi.SYS_PRCTL:         sysPrctl,
 	abi.SYS_SECCOMP:       sysSeccomp,
 	abi.SYS_CLOCK_ADJTIME: sysAdjtimex,
+	abi.SYS_CLOCK_SETTIME: sysSettime,
+	abi.SYS_SETTIMEOFDAY:  sysSettime,
 
 	// Timers, in virtual time.
 	abi.SYS_ALARM:            sysAlarm,

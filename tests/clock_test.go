@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
@@ -77,5 +78,31 @@ func TestChildTimesHidden(t *testing.T) {
 	}
 	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
 		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+}
+
+// TestSetClockRefused: clock_settime and settimeofday fail with EPERM,
+// after the kernel's own checks, and the guest's clock goes on as before.
+// As root they would otherwise set the host's clock to the guest's time
+// (the host's time is passed, so that a hermit that let them through sets
+// it to about what it is).
+func TestSetClockRefused(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("settime.c", strconv.FormatInt(time.Now().Unix(), 10))(t)
+	want := `clock_settime REALTIME       -1 EPERM
+clock_settime MONOTONIC      -1 EINVAL
+clock_settime bad pointer    -1 EFAULT
+clock_settime bad nsec       -1 EINVAL
+settimeofday                 -1 EPERM
+settimeofday bad usec        -1 EINVAL
+settimeofday NULL NULL       -1 EPERM
+clock moved on as before
+`
+	r := hermitRun(t, nil, argv)
+	if r.Exit != 0 || string(r.Stdout) != want {
+		t.Fatalf("hermit run: want\n%s%s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
 	}
 }
