@@ -104,12 +104,20 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	e.blockOn(t, &blocker{kind: bkFd, fds: w, deadline: -1})
 }
 
-// sysWrite is ioOut plus one rule for pipes and Unix stream sockets: a
-// write larger than the space left is cut to that space, so it never
-// blocks half done in the kernel while the reader is parked (a short
-// write, which callers of write(2) handle). The length register is
-// restored when the call returns. sendto (without MSG_DONTWAIT) has its
-// length in the same register.
+// sysWrite is ioOut plus rules for pipes and Unix stream sockets, so that
+// a write never blocks half done in the kernel while the reader is parked:
+//
+//   - A blocking write to a pipe the guest holds alone (partWrite), when
+//     larger than a page (which a writable pipe always takes whole), runs
+//     with O_NONBLOCK and takes what fits; the rest is written by the call
+//     made again, once the pipe has room, until all of it is written, as
+//     the kernel's blocking write does. The guest sees one call that
+//     returns the whole count (or, if a signal comes between the parts,
+//     the count written: the kernel's answer then).
+//   - Otherwise a write larger than the space left is cut to that space
+//     (a short write). The length register is restored when the call
+//     returns. sendto (without MSG_DONTWAIT) has its length in the same
+//     register.
 func sysWrite(e *Engine, t *thread) {
 	if t.nr == abi.SYS_SENDTO && t.regs.R10&msgDontwait != 0 {
 		return
@@ -119,6 +127,9 @@ func sysWrite(e *Engine, t *thread) {
 	case t.state == tsBlocked:
 		// Once writable, it takes what fits then.
 		t.block.onReady = cutWrite
+		if t.part != nil {
+			t.block.onSignal = endPartWrite
+		}
 		return
 	case t.state != tsReady || t.act != actCont:
 		return
@@ -126,7 +137,104 @@ func sysWrite(e *Engine, t *thread) {
 	cutWrite(e, t)
 }
 
-// cutWrite cuts t's write to the space its descriptor has.
+// PartWriteTracer is implemented by tracers that can make a pipe's
+// writes non-blocking for one call (partWrite).
+type PartWriteTracer interface {
+	// SetPipeNonblock sets or clears O_NONBLOCK on the open file
+	// description of descriptor fd of thread tid, a pipe or FIFO.
+	SetPipeNonblock(tid, fd int, on bool) error
+}
+
+// partWrite is a blocking write made in parts (sysWrite).
+type partWrite struct {
+	orig abi.Regs // the registers at the call's entry
+	done uint64   // bytes the parts before wrote
+}
+
+// pageSize is the size of a pipe's buffers: a writable pipe has one free.
+const pageSize = 4096
+
+// restartSys is -ERESTARTSYS, which a write that wrote nothing returns
+// when a signal comes: the kernel restarts it or fails it with EINTR, as
+// the signal's handler asks.
+const restartSys int64 = -512
+
+// partStart makes t's write to descriptor fd one part of a blocking
+// write, if it is one to a pipe the guest holds alone, and reports
+// whether it did.
+func (e *Engine) partStart(t *thread, fd int) bool {
+	pw, ok1 := e.t.(PartWriteTracer)
+	fp, ok2 := e.t.(FastPipeTracer)
+	if !ok1 || !ok2 || t.nr != abi.SYS_WRITE || t.ioKind != FdPollable || !fp.InternalPipe(t.tid, fd) {
+		return false
+	}
+	// Whether it worked is not asked: the answer above (a recording's)
+	// decided, and a replay's pipe is the recording's.
+	_ = pw.SetPipeNonblock(t.tid, fd, true)
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) { e.partEnd(t, fd, pw) }
+	return true
+}
+
+// partEnd, at the exit of a part, makes the call again for the rest, or
+// ends the write with the count of all its parts (pw nil: a part made
+// blocking, the last).
+func (e *Engine) partEnd(t *thread, fd int, pw PartWriteTracer) {
+	if pw != nil {
+		_ = pw.SetPipeNonblock(t.tid, fd, false)
+	}
+	ret := int64(t.regs.Rax)
+	p := t.part
+	if p == nil {
+		p = &partWrite{orig: t.regs}
+	}
+	t.part = nil
+	more := ret == -abi.EAGAIN || ret > 0 && p.done+uint64(ret) < p.orig.Rdx
+	if more && e.signalEnds(t, &blocker{})&^stopSignals != 0 {
+		// A signal came while the part ran: the kernel's write ends
+		// there, with what it wrote, and the signal is delivered.
+		more = false
+		if ret == -abi.EAGAIN && p.done == 0 {
+			res := restartSys
+			t.regs.Rax = uint64(res)
+			_ = e.t.SetRegs(t.tid, &t.regs)
+			return
+		}
+	}
+	if pw != nil && more {
+		if ret > 0 {
+			p.done += uint64(ret)
+		}
+		next := p.orig
+		next.Rsi += p.done
+		next.Rdx -= p.done
+		if e.rewind(t, next) {
+			t.part = p
+			return
+		}
+	}
+	if p.done == 0 {
+		return // one part: the kernel's answer as it is
+	}
+	res := int64(p.done)
+	if ret > 0 {
+		res += ret
+	}
+	t.regs.Rsi, t.regs.Rdx, t.regs.Rax = p.orig.Rsi, p.orig.Rdx, uint64(res)
+	_ = e.t.SetRegs(t.tid, &t.regs)
+}
+
+// endPartWrite ends t's write, whose rest waits for room, when a signal
+// comes: it returns the count written, as the kernel's write does.
+func endPartWrite(e *Engine, t *thread) {
+	p := t.part
+	t.part = nil
+	t.regs.Rsi, t.regs.Rdx = p.orig.Rsi, p.orig.Rdx
+	t.emulate(int64(p.done))
+}
+
+// cutWrite cuts t's write to the space its descriptor has, or makes it a
+// part of a blocking write (partStart).
 func cutWrite(e *Engine, t *thread) {
 	if t.nr == abi.SYS_WRITEV {
 		cutWritev(e, t)
@@ -134,6 +242,19 @@ func cutWrite(e *Engine, t *thread) {
 	}
 	r := &t.regs
 	fd, count := int(int32(r.Rdi)), r.Rdx
+	if t.part != nil || count > pageSize {
+		if e.partStart(t, fd) {
+			return
+		}
+		if t.part != nil {
+			// The pipe is no longer the guest's alone: the rest is
+			// written as the kernel writes it, and the call returns the
+			// count of all the parts.
+			t.act = actExitStop
+			t.onExit = func(e *Engine, t *thread) { e.partEnd(t, fd, nil) }
+			return
+		}
+	}
 	space := e.t.PipeSpace(t.tid, fd)
 	if space <= 0 || count <= uint64(space) {
 		return

@@ -63,6 +63,9 @@ type thread struct {
 	seccompMode int
 	// onExit runs at the syscall-exit stop of an actExitStop resume.
 	onExit func(e *Engine, t *thread)
+	// part is the blocking write t makes in parts (io.go), while the call
+	// is made again for its rest.
+	part *partWrite
 	// policy: the engine's policy handles the syscall t is stopped at.
 	policy bool
 	// atSyscall is set while the thread is stopped at an intercepted

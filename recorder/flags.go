@@ -52,7 +52,11 @@ const StdinPath = "/.hermit-stdin"
 // Version 10: a thread counts its calls only for threads it may share
 // memory with, or right after a call that may wake one
 // (detcore/sharedmem.go).
-const JournalVersion = "10"
+// Version 11: a blocking write of more than a page to a pipe the guest
+// holds alone is made in parts (detcore/io.go), each asking whether the
+// pipe is internal; and readlink and access may be answered at their
+// entry (recorder/query.go).
+const JournalVersion = "11"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

@@ -171,3 +171,14 @@ func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 	t.answer(QueryOutside, PollKey(ws), res, nil)
 	return out
 }
+
+// SetPipeNonblock forwards detcore.PartWriteTracer: an action on a pipe
+// the guest holds alone, whose answer replay need not know (its own pipe
+// takes the same parts).
+func (t *tracer) SetPipeNonblock(tid, fd int, on bool) error {
+	pw, ok := t.HostTracer.(detcore.PartWriteTracer)
+	if !ok {
+		return detcore.ErrNotEmulated
+	}
+	return pw.SetPipeNonblock(tid, fd, on)
+}

@@ -255,6 +255,15 @@ func (l *layer) InternalPipe(tid, fd int) bool {
 	return ok && pt.InternalPipe(tid, fd)
 }
 
+// SetPipeNonblock forwards detcore.PartWriteTracer.
+func (l *layer) SetPipeNonblock(tid, fd int, on bool) error {
+	pw, ok := l.inner.(detcore.PartWriteTracer)
+	if !ok {
+		return detcore.ErrNotEmulated
+	}
+	return pw.SetPipeNonblock(tid, fd, on)
+}
+
 // InBackground forwards detcore.TtyTracer (false without it, as the
 // engine assumes without the interface).
 func (l *layer) InBackground(tid int) bool {

@@ -215,3 +215,13 @@ func (o *oracle) WaitsOutside(ws []detcore.FdWait) bool {
 	ev, ok := o.p.answer(recorder.QueryOutside, recorder.PollKey(ws))
 	return ok && ev.Result == 1
 }
+
+// SetPipeNonblock forwards detcore.PartWriteTracer to the guest's pipe,
+// which replay has as the recording had it.
+func (o *oracle) SetPipeNonblock(tid, fd int, on bool) error {
+	pw, ok := o.HostTracer.(detcore.PartWriteTracer)
+	if !ok {
+		return detcore.ErrNotEmulated
+	}
+	return pw.SetPipeNonblock(tid, fd, on)
+}

@@ -134,3 +134,27 @@ func (t *Tracer) CPUTime(tid int) (time.Duration, bool) {
 	ns, err := strconv.ParseInt(field, 10, 64)
 	return time.Duration(ns), err == nil
 }
+
+// SetPipeNonblock implements detcore.PartWriteTracer: it sets or clears
+// O_NONBLOCK on the open file description of descriptor fd of thread
+// tid, which must be a pipe or FIFO.
+func (t *Tracer) SetPipeNonblock(tid, fd int, on bool) error {
+	h, err := t.heldFd(tid, fd)
+	if err != nil {
+		return err
+	}
+	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return unix.EINVAL
+	}
+	fl, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if on {
+		fl |= unix.O_NONBLOCK
+	} else {
+		fl &^= unix.O_NONBLOCK
+	}
+	_, err = unix.FcntlInt(uintptr(h.fd), unix.F_SETFL, fl)
+	return err
+}
