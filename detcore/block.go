@@ -105,7 +105,15 @@ func (e *Engine) unblock(t *thread) {
 // wake reports whether blocked thread t can run now, and sets how.
 func (e *Engine) wake(t *thread) bool {
 	b := t.block
-	if b.deadline >= 0 && e.clock >= b.deadline {
+	timedOut := b.deadline >= 0 && e.clock >= b.deadline
+	if timedOut && b.kind == bkSignal {
+		// A signal already pending ends the wait whatever its timeout
+		// (sigtimedwait with a zero timeout polls for one).
+		if pending := e.signalEnds(t, b); pending != 0 {
+			return e.signalWake(t, b, pending)
+		}
+	}
+	if timedOut {
 		e.unblock(t)
 		if b.onTimeout != nil {
 			b.onTimeout(e, t)
@@ -164,36 +172,42 @@ func (e *Engine) wake(t *thread) bool {
 		}
 	}
 	if pending := e.signalEnds(t, b); pending != 0 {
-		if pending&^stopSignals == 0 && t.atSyscall {
-			// Only a stop is pending: the threads of the process join
-			// it without their calls, which they make again once
-			// continued. All of them at once: which one takes the
-			// signal is then the kernel's affair, not the schedule's.
-			for _, o := range t.proc.threads {
-				e.joinStop(o)
-			}
-			return false
-		}
-		// The call runs natively and the kernel interrupts it. This
-		// happens at once, before any other thread can take a signal
-		// meant for the whole process.
-		e.unblock(t)
-		t.act = actCont
-		if b.onSignal != nil {
-			b.onSignal(e, t)
-			return true
-		}
-		// A rewound syscall meets its seccomp stop again first.
-		t.sigWoken = b.kind == bkChild && b.check == nil
-		if b.kind == bkSleep && b.rem != 0 {
-			// The kernel writes the time left of its own, native sleep;
-			// the guest must see the virtual time left of its wait.
-			t.act = actExitStop
-			t.onExit = remainingSleep(b.rem, b.deadline)
-		}
-		return true
+		return e.signalWake(t, b, pending)
 	}
 	return false
+}
+
+// signalWake wakes blocked thread t, whose wait b the pending signals end
+// (signalEnds), and reports whether it may run.
+func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
+	if pending&^stopSignals == 0 && t.atSyscall {
+		// Only a stop is pending: the threads of the process join
+		// it without their calls, which they make again once
+		// continued. All of them at once: which one takes the
+		// signal is then the kernel's affair, not the schedule's.
+		for _, o := range t.proc.threads {
+			e.joinStop(o)
+		}
+		return false
+	}
+	// The call runs natively and the kernel interrupts it. This
+	// happens at once, before any other thread can take a signal
+	// meant for the whole process.
+	e.unblock(t)
+	t.act = actCont
+	if b.onSignal != nil {
+		b.onSignal(e, t)
+		return true
+	}
+	// A rewound syscall meets its seccomp stop again first.
+	t.sigWoken = b.kind == bkChild && b.check == nil
+	if b.kind == bkSleep && b.rem != 0 {
+		// The kernel writes the time left of its own, native sleep;
+		// the guest must see the virtual time left of its wait.
+		t.act = actExitStop
+		t.onExit = remainingSleep(b.rem, b.deadline)
+	}
+	return true
 }
 
 // couldWake reports whether blocked thread t's wait is over, as wake

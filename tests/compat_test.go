@@ -333,3 +333,12 @@ func TestPipeWritesWhole(t *testing.T) {
 	}
 	recordReplay(t, nil, argv)
 }
+
+// TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal
+// already pending (it timed out first, and returned EAGAIN).
+func TestSigtimedwaitPoll(t *testing.T) {
+	t.Parallel()
+	checkCompat(t, []compatCase{
+		{"a blocked signal pending", cGuest("sigtimedwait_poll.c"), "pending: 1\nfirst poll: 10\nsecond poll: -1\n"},
+	})
+}
