@@ -86,6 +86,14 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	if ready, err := e.t.Poll(w, 0); err != nil || ready[0] {
 		return
 	}
+	if am, ok := e.t.(AccessModeTracer); ok {
+		// A write to a descriptor open only for reading, or a read of
+		// one open only for writing (a pipe's other end): the kernel
+		// fails it at once (EBADF), and it waits for nothing.
+		if m := am.FdAccessMode(t.tid, fd); events == POLLOUT && m == abi.O_RDONLY || events == POLLIN && m == abi.O_WRONLY {
+			return
+		}
+	}
 	if pt, ok := e.t.(ProcTracer); ok && events == POLLIN {
 		path, err := pt.FdPath(t.tid, fd)
 		if tt, ok := e.t.(TtyTracer); ok && err == nil && isTerminal(path) && tt.InBackground(t.tid) {
@@ -135,6 +143,14 @@ func sysWrite(e *Engine, t *thread) {
 		return
 	}
 	cutWrite(e, t)
+}
+
+// AccessModeTracer is implemented by tracers that tell how a descriptor
+// was opened.
+type AccessModeTracer interface {
+	// FdAccessMode returns the O_ACCMODE bits of descriptor fd of thread
+	// tid (O_RDONLY, O_WRONLY or O_RDWR), or -1.
+	FdAccessMode(tid, fd int) int
 }
 
 // PartWriteTracer is implemented by tracers that can make a pipe's

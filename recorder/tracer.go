@@ -161,6 +161,15 @@ func (t *tracer) InternalPipe(tid, fd int) bool {
 	return in
 }
 
+func (t *tracer) FdAccessMode(tid, fd int) int {
+	m := -1
+	if am, ok := t.HostTracer.(detcore.AccessModeTracer); ok {
+		m = am.FdAccessMode(tid, fd)
+	}
+	t.answer(QueryAccessMode, uint64(fd), int64(m), nil)
+	return m
+}
+
 func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 	ot, ok := t.HostTracer.(detcore.OutsideTracer)
 	out := ok && ot.WaitsOutside(ws)

@@ -37,9 +37,10 @@ const (
 	QueryFifoWrite  = 13 // Result: 1 if a writer came to the FIFO (detcore.FifoReader)
 	QueryBackground = 14 // Result: 1 if the thread's process is in its terminal's background
 	QueryPipe       = 15 // Result: 1 if the descriptor is a pipe the guest holds alone (detcore.FastPipeTracer)
+	QueryAccessMode = 16 // Result: the descriptor's O_ACCMODE, or -1 (detcore.AccessModeTracer)
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

@@ -255,6 +255,15 @@ func (l *layer) InternalPipe(tid, fd int) bool {
 	return ok && pt.InternalPipe(tid, fd)
 }
 
+// FdAccessMode forwards detcore.AccessModeTracer (-1 without it).
+func (l *layer) FdAccessMode(tid, fd int) int {
+	am, ok := l.inner.(detcore.AccessModeTracer)
+	if !ok {
+		return -1
+	}
+	return am.FdAccessMode(tid, fd)
+}
+
 // SetPipeNonblock forwards detcore.PartWriteTracer.
 func (l *layer) SetPipeNonblock(tid, fd int, on bool) error {
 	pw, ok := l.inner.(detcore.PartWriteTracer)

@@ -206,6 +206,14 @@ func (o *oracle) InBackground(tid int) bool {
 	return ok && ev.Result == 1
 }
 
+func (o *oracle) FdAccessMode(tid, fd int) int {
+	ev, ok := o.p.answer(recorder.QueryAccessMode, uint64(fd))
+	if !ok {
+		return -1
+	}
+	return int(ev.Result)
+}
+
 func (o *oracle) InternalPipe(tid, fd int) bool {
 	ev, ok := o.p.answer(recorder.QueryPipe, uint64(fd))
 	return ok && ev.Result == 1

@@ -342,3 +342,13 @@ func TestSigtimedwaitPoll(t *testing.T) {
 		{"a blocked signal pending", cGuest("sigtimedwait_poll.c"), "pending: 1\nfirst poll: 10\nsecond poll: -1\n"},
 	})
 }
+
+// TestPipeWrongEnd: a write to a pipe's read end and a read of its write
+// end fail with EBADF (hermit waited for the pipe to be ready, and
+// reported a deadlock).
+func TestPipeWrongEnd(t *testing.T) {
+	t.Parallel()
+	checkCompat(t, []compatCase{
+		{"both ends", cGuest("wrong_end.c"), "write to the read end: -1 EBADF\nread of the write end: -1 EBADF\n"},
+	})
+}

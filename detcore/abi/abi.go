@@ -233,6 +233,7 @@ const SyscallInsnLen = 2
 
 // Open flags and the current-directory descriptor (<fcntl.h>).
 const (
+	O_RDONLY   = 0
 	O_WRONLY   = 0o1
 	O_RDWR     = 0o2
 	O_CREAT    = 0o100

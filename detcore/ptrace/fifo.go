@@ -158,3 +158,16 @@ func (t *Tracer) SetPipeNonblock(tid, fd int, on bool) error {
 	_, err = unix.FcntlInt(uintptr(h.fd), unix.F_SETFL, fl)
 	return err
 }
+
+// FdAccessMode implements detcore.AccessModeTracer.
+func (t *Tracer) FdAccessMode(tid, fd int) int {
+	h, err := t.heldFd(tid, fd)
+	if err != nil {
+		return -1
+	}
+	fl, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_PATH != 0 {
+		return -1
+	}
+	return fl & unix.O_ACCMODE
+}
