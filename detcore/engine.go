@@ -67,6 +67,9 @@ type Engine struct {
 	result   Result
 	digest   hashWriter
 	warned   map[string]bool
+	// names are the host and domain names the guest set (uname's
+	// fields 1 and 5), over unameFields.
+	names map[int]string
 
 	// progress is bumped at every stop; the watchdog reads it.
 	progress atomic.Int64

@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"bytes"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // The guest's view of the machine and of randomness: every value here is a
 // constant or comes from the seeded generator, never from the host.
@@ -78,9 +82,42 @@ func sysGetrandom(e *Engine, t *thread) {
 func sysUname(e *Engine, t *thread) {
 	var b [6 * 65]byte
 	for i, f := range unameFields {
+		if n, ok := e.names[i]; ok {
+			f = n
+		}
 		copy(b[i*65:], f)
 	}
 	e.reply(t, t.regs.Rdi, b[:], 0)
+}
+
+// sysSetname lets sethostname and setdomainname run, in the guest's own
+// UTS namespace, and has uname show the name once the kernel took it.
+func sysSetname(e *Engine, t *thread) {
+	addr, n := t.regs.Rdi, t.regs.Rsi
+	if n > 64 {
+		return // EINVAL, the kernel's
+	}
+	name := make([]byte, n)
+	if e.t.ReadMem(t.tid, addr, name) != nil {
+		return // EFAULT, the kernel's
+	}
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	field := 1
+	if t.nr == abi.SYS_SETDOMAINNAME {
+		field = 5
+	}
+	t.act = actExitStop
+	t.onExit = func(e *Engine, t *thread) {
+		if t.regs.Rax != 0 {
+			return
+		}
+		if e.names == nil {
+			e.names = map[int]string{}
+		}
+		e.names[field] = string(name)
+	}
 }
 
 // sysSysinfo fills struct sysinfo: uptime, loads, memory and process count.

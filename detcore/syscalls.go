@@ -55,6 +55,8 @@ var policy = map[int]handler{
 	// Randomness and the machine's identity.
 	abi.SYS_GETRANDOM:         sysGetrandom,
 	abi.SYS_UNAME:             sysUname,
+	abi.SYS_SETHOSTNAME:       sysSetname,
+	abi.SYS_SETDOMAINNAME:     sysSetname,
 	abi.SYS_SYSINFO:           sysSysinfo,
 	abi.SYS_GETCPU:            sysGetcpu,
 	abi.SYS_SCHED_GETAFFINITY: sysSchedGetaffinity,

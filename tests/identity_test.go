@@ -261,3 +261,21 @@ func TestSeedChangesSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestSetHostname: a host name the guest sets (in its own UTS namespace)
+// is what uname says from then on, as gethostname and /proc do (uname
+// kept saying "hermit"). Never run natively: as root it would rename the
+// host.
+func TestSetHostname(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	testenv.Require(t, "hostname")
+	argv := []string{sh, "-c", "hostname renamed && hostname && uname -n && cat /proc/sys/kernel/hostname"}
+	want := "renamed\nrenamed\nrenamed\n"
+	if r := hermitRun(t, nil, argv); r.Exit != 0 || string(r.Stdout) != want {
+		t.Fatalf("hermit run: want %q; %s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+}
