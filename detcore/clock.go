@@ -10,9 +10,11 @@ import (
 // read is derived from the engine's logical clock, which starts at 0,
 // advances by Config.Quantum at every scheduler turn, and jumps to the
 // next deadline when every thread is waiting for one. CLOCK_REALTIME and
-// its variants read Epoch + logical time; CLOCK_MONOTONIC, BOOTTIME and the
-// CPU-time clocks read MonotonicStart + logical time. The vDSO time
-// functions are patched to make the real syscall, which the engine answers.
+// its variants read Epoch + logical time; CLOCK_MONOTONIC and BOOTTIME
+// read MonotonicStart + logical time. clock_gettime of a CPU-time clock
+// reads the virtual time the thread or process ran (cputime.go); timers
+// on one run on the monotonic clock. The vDSO time functions are patched
+// to make the real syscall, which the engine answers.
 
 // DefaultEpoch is the wall-clock time at which every run starts unless
 // told otherwise.
@@ -75,6 +77,9 @@ func putLE64(b []byte, v uint64) {
 }
 
 func sysClockGettime(e *Engine, t *thread) {
+	if cpuClockGettime(e, t) {
+		return
+	}
 	ns, ok := e.now(int(int32(t.regs.Rdi)))
 	if !ok {
 		t.emulate(-abi.EINVAL)

@@ -363,6 +363,7 @@ func (e *Engine) picked(t *thread) *thread {
 	t.insnPoints = 0
 	e.result.Stats.Turns++
 	e.clock += e.cfg.Quantum
+	t.charge(e.cfg.Quantum)
 	e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
 	if e.cfg.TurnLog != nil {
 		e.logTurn(t)
@@ -384,6 +385,7 @@ func (e *Engine) forget(t *thread) {
 	}
 	delete(e.threads, t.tid)
 	e.dropOrder(t)
+	t.proc.cpuGone += t.cpu
 	t.proc.remove(t)
 }
 

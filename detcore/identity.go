@@ -156,17 +156,24 @@ func sysSchedGetaffinity(e *Engine, t *thread) {
 	e.reply(t, t.regs.Rdx, b[:], 8)
 }
 
-// RUSAGE_CHILDREN from <linux/resource.h>.
-const rusageChildren = -1
+// RUSAGE_CHILDREN and RUSAGE_THREAD from <linux/resource.h>.
+const (
+	rusageChildren = -1
+	rusageThread   = 1
+)
 
-// sysGetrusage reports the logical time as user time for the process or
+// sysGetrusage reports the CPU time (cputime.go) as user time for the process or
 // thread, and nothing for children: struct rusage is two timevals and 14
 // longs.
 func sysGetrusage(e *Engine, t *thread) {
 	var b [144]byte
-	if int32(t.regs.Rdi) != rusageChildren {
-		putLE64(b[0:], uint64(e.clock/1e9))
-		putLE64(b[8:], uint64(e.clock%1e9/1000))
+	if who := int32(t.regs.Rdi); who != rusageChildren {
+		cpu := t.proc.cpuTime()
+		if who == rusageThread {
+			cpu = t.cpu
+		}
+		putLE64(b[0:], uint64(cpu/1e9))
+		putLE64(b[8:], uint64(cpu%1e9/1000))
 		putLE64(b[32:], 1024) // ru_maxrss, KiB
 	}
 	e.reply(t, t.regs.Rsi, b[:], 0)
@@ -175,13 +182,13 @@ func sysGetrusage(e *Engine, t *thread) {
 // clockTicks is USER_HZ, the unit of times(2).
 const clockTicks = 100
 
-// sysTimes fills struct tms (user time = logical time) and returns the
-// ticks since boot.
+// sysTimes fills struct tms (user time: the process's CPU time,
+// cputime.go) and returns the ticks since boot.
 func sysTimes(e *Engine, t *thread) {
 	now, _ := e.now(clockMonotonic)
 	if p := t.regs.Rdi; p != 0 {
 		var b [32]byte
-		putLE64(b[0:], uint64(e.clock*clockTicks/1e9))
+		putLE64(b[0:], uint64(t.proc.cpuTime()*clockTicks/1e9))
 		if e.t.WriteMem(t.tid, p, b[:]) != nil {
 			t.emulate(-abi.EFAULT)
 			return

@@ -207,6 +207,7 @@ func (e *Engine) deliver(t *thread, sig int) error {
 // readTSC sets rdx:rax to the virtual time-stamp counter.
 func (e *Engine) readTSC(r *abi.Regs) {
 	e.clock += tscStep
+	e.running.charge(tscStep)
 	e.result.Stats.TSCReads++
 	ns, _ := e.now(clockMonotonic)
 	tsc := uint64(ns) * (TSCHz / 1_000_000_000)

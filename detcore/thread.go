@@ -66,6 +66,8 @@ type thread struct {
 	// part is the blocking write t makes in parts (io.go), while the call
 	// is made again for its rest.
 	part *partWrite
+	// cpu is the virtual time charged to t while it ran (cputime.go).
+	cpu int64
 	// policy: the engine's policy handles the syscall t is stopped at.
 	policy bool
 	// atSyscall is set while the thread is stopped at an intercepted
@@ -135,8 +137,10 @@ type thread struct {
 // process is one guest thread group.
 type process struct {
 	// pid is the host's process id, vpid the guest's.
-	pid     int
-	vpid    int
+	pid  int
+	vpid int
+	// cpuGone is the CPU time of its threads that exited (cputime.go).
+	cpuGone int64
 	mm      *addrSpace
 	threads []*thread
 	parent  *process

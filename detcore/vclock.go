@@ -148,6 +148,12 @@ func (e *Engine) foldClock(c *ClockPage) {
 		return
 	}
 	if n := int64(c.word(vcNow)); n > e.clock {
+		// The steps of the reads the running thread made there.
+		run := e.running
+		if run == nil {
+			run = e.last
+		}
+		run.charge(n - e.clock)
 		e.clock = n
 	}
 	if r := c.word(vcReads); r != 0 {

@@ -106,3 +106,17 @@ clock moved on as before
 		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
 	}
 }
+
+// TestCPUTimeClocks: the CPU-time clocks, getrusage and times count the
+// virtual time the process and its threads run, not the time they sleep
+// (they read the virtual clock itself, so a sleep moved them).
+func TestCPUTimeClocks(t *testing.T) {
+	t.Parallel()
+	checkCompat(t, []compatCase{
+		{"sleep, a thread, a fork", cGuest("cputime.c"), `across a 1 s sleep: monotonic moved 1 s, process still, thread still
+a thread worked: process moved, the main thread less
+getrusage and times within the process's clock: yes
+a forked child starts below its parent
+`},
+	})
+}
