@@ -25,6 +25,7 @@ const (
 	FlagHeuristic  = "sched-heuristic"  // --sched-heuristic or --chaos; absent for round robin
 	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
 	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
+	FlagFds        = "fds"              // the descriptors above 3 the guest inherited, comma-separated
 )
 
 // StdinPath names, among a trace's captured files, a regular file that

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -284,10 +286,22 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		r.files = append(r.files, null)
 		return null
 	}
+	var keep *[]int
+	if fds, ok := rec.Header.Flags[recorder.FlagFds]; ok {
+		// The guest inherits the descriptors the recording's did, and
+		// no others (its next open's number depends on them).
+		var want []int
+		for _, f := range strings.Split(fds, ",") {
+			if fd, err := strconv.Atoi(f); err == nil {
+				want = append(want, fd)
+			}
+		}
+		keep = &want
+	}
 	s := rec.Settings
 	t, root, err := ptrace.Start(ptrace.Options{
 		Path: s.Path, Argv: rec.Header.Argv, Env: rec.Header.Env, Dir: rec.Header.Dir,
-		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC, TrapCPUID: s.CPUID,
+		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC, TrapCPUID: s.CPUID, Fds: keep,
 		Traced: append(detcore.InterceptedSyscalls(), recorder.Syscalls()...),
 		CPUs:   detcore.NumCPUs,
 		Stdin:  stdin, Stdout: out(cmp.Or(h.Stdout, opts.Stdout)), Stderr: out(cmp.Or(h.Stderr, opts.Stderr)),

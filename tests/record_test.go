@@ -412,3 +412,27 @@ func TestReplayTruncated(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayInheritedFds: a replay's guest inherits the descriptors the
+// recording's did (stand-ins), however many the shell that starts the
+// replay holds: the numbers its opens get are the recording's (a replay
+// from a shell with more open descriptors diverged at the guest's first
+// open).
+func TestReplayInheritedFds(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	py := testenv.Require(t, "python3")
+	hermit := testenv.Hermit(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), sh, "-c", `exec 7</dev/null; exec "$@"`, "sh",
+		hermit, "record", "-o", dir, "--", py, "-c", "import os; print(os.pipe())")
+	if rec.Exit != 0 || string(rec.Stdout) != "(3, 4)\n" {
+		t.Fatalf("hermit record: want (3, 4); %s", describe(rec))
+	}
+	for _, fds := range []string{"exec 3</dev/null 4</dev/null 9</dev/null", "exec 7<&-"} {
+		rep := testenv.RunWith(t, hermitOpts(t, nil), sh, "-c", fds+`; exec "$@"`, "sh", hermit, "replay", "--autopilot", dir)
+		if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {
+			t.Errorf("replay after %q: want the recording's %q; %s", fds, rec.Stdout, describe(rep))
+		}
+	}
+}

@@ -169,6 +169,11 @@ func recordHeader(path string, argv []string, f *runFlags) (trace.Header, error)
 		Flags: s.Flags(), Kernel: ptrace.KernelRelease(), CPU: hostCPU(),
 	}
 	hdr.Flags[recorder.FlagStdin] = ptrace.StdioKind(os.Stdin)
+	var fds []string
+	for _, fd := range ptrace.InheritedFds() {
+		fds = append(fds, strconv.Itoa(fd))
+	}
+	hdr.Flags[recorder.FlagFds] = strings.Join(fds, ",")
 	if f.pin >= 0 {
 		hdr.Flags[recorder.FlagCPU] = strconv.Itoa(f.pin)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -303,4 +304,26 @@ func OnOwnThread[T any](f func() T) T {
 		ch <- f()
 	}()
 	return <-ch
+}
+
+// InheritedFds returns the descriptors above 3 this process holds without
+// FD_CLOEXEC, in order: a guest started now inherits them (3 is the
+// launcher's own, over any of hermit's).
+func InheritedFds() []int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 3 {
+			continue
+		}
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+			fds = append(fds, fd)
+		}
+	}
+	sort.Ints(fds)
+	return fds
 }

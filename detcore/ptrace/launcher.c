@@ -71,6 +71,40 @@ static void fail(int errfd, int stage, int err, int code) {
 	_exit(code);
 }
 
+// keep_fds leaves the guest the descriptors above 3 that list names ("-"
+// then a comma-separated list), each a stand-in on /dev/null, and closes
+// the others (a replay's guest inherits what the recording's did).
+static void keep_fds(const char *list, int errfd) {
+	if (!list) return;
+	int want[1024], n = 0;
+	for (const char *p = list; *p && n < 1024;) {
+		char *end;
+		long fd = strtol(p, &end, 10);
+		if (end != p && fd > 3) want[n++] = (int)fd;
+		p = *end ? end + 1 : end;
+	}
+	DIR *d = opendir("/proc/self/fd");
+	if (!d) fail(errfd, STAGE_CONFIG, errno, 125);
+	int open_fds[4096], m = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && m < 4096) {
+		int fd = atoi(e->d_name);
+		if (fd > 3 && fd != dirfd(d)) open_fds[m++] = fd;
+	}
+	closedir(d);
+	for (int i = 0; i < m; i++) {
+		int keep = 0;
+		for (int j = 0; j < n; j++) keep |= open_fds[i] == want[j];
+		if (!keep) close(open_fds[i]);
+	}
+	for (int j = 0; j < n; j++) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || (null != want[j] && dup2(null, want[j]) < 0)) fail(errfd, STAGE_CONFIG, errno, 125);
+		if (null == want[j]) fcntl(null, F_SETFD, 0);
+		else close(null);
+	}
+}
+
 static void run_guest(char **argv, char **envp, int errfd) {
 	const char *hex = getenv(ENV_PREFIX "FILTER");
 	const char *tsc = getenv(ENV_PREFIX "TSC");
@@ -91,6 +125,7 @@ static void run_guest(char **argv, char **envp, int errfd) {
 	env[k] = NULL;
 
 	if (errfd >= 0) fcntl(errfd, F_SETFD, FD_CLOEXEC);
+	keep_fds(getenv(ENV_PREFIX "FDS"), errfd);
 	if (personality(ADDR_NO_RANDOMIZE) < 0) fail(errfd, STAGE_PERSONALITY, errno, 125);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(errfd, STAGE_NO_NEW_PRIVS, errno, 125);
 	// Wait here until the tracer has seized us.

@@ -18,4 +18,5 @@ const (
 	envTmp      = "HERMIT_LAUNCH_TMP"
 	envFiles    = "HERMIT_LAUNCH_FILES"
 	envNet      = "HERMIT_LAUNCH_NET"
+	envFds      = "HERMIT_LAUNCH_FDS"
 )

@@ -48,6 +48,10 @@ type Options struct {
 	Root string
 	// CPU pins the tracer and the guest to one CPU; -1 leaves them free.
 	CPU int
+	// Fds, when set, are the descriptors above 3 the guest inherits, each
+	// a stand-in (/dev/null: a replay answers its calls from the trace);
+	// it inherits no others. Nil: it inherits hermit's (InheritedFds).
+	Fds *[]int
 	// TrapTSC makes rdtsc fault (PR_SET_TSC) so it can be emulated.
 	TrapTSC bool
 	// TrapCPUID makes CPUID fault (ARCH_SET_CPUID) after every exec, so it
@@ -243,6 +247,14 @@ func launchEnv(o Options, filter []unix.SockFilter) []string {
 		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
 	)
+	if o.Fds != nil {
+		list := make([]string, 0, len(*o.Fds)+1)
+		list = append(list, "-") // none: an empty value would read as unset
+		for _, fd := range *o.Fds {
+			list = append(list, strconv.Itoa(fd))
+		}
+		env = append(env, envFds+"="+strings.Join(list, ","))
+	}
 	if o.Root != "" {
 		env = append(env, envRoot+"="+o.Root, envCwd+"="+o.Dir)
 	}
