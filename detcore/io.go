@@ -159,6 +159,10 @@ type PartWriteTracer interface {
 	// SetPipeNonblock sets or clears O_NONBLOCK on the open file
 	// description of descriptor fd of thread tid, a pipe or FIFO.
 	SetPipeNonblock(tid, fd int, on bool) error
+	// StdioPipe reports whether descriptor fd of thread tid is the pipe
+	// hermit was given as its stdin, stdout or stderr, whose other end is
+	// outside the guest.
+	StdioPipe(tid, fd int) bool
 }
 
 // partWrite is a blocking write made in parts (sysWrite).
@@ -252,12 +256,19 @@ func endPartWrite(e *Engine, t *thread) {
 // cutWrite cuts t's write to the space its descriptor has, or makes it a
 // part of a blocking write (partStart).
 func cutWrite(e *Engine, t *thread) {
+	r := &t.regs
+	fd, count := int(int32(r.Rdi)), r.Rdx
+	if pw, ok := e.t.(PartWriteTracer); ok && t.part == nil && t.ioKind == FdPollable && pw.StdioPipe(t.tid, fd) {
+		// hermit's own stdout (or stderr) is a pipe: its reader is
+		// outside, which no schedule parks, so the write may wait in the
+		// kernel, as natively, and returns its whole count (`hermit run
+		// prog | wc` lost what did not fit).
+		return
+	}
 	if t.nr == abi.SYS_WRITEV {
 		cutWritev(e, t)
 		return
 	}
-	r := &t.regs
-	fd, count := int(int32(r.Rdi)), r.Rdx
 	if t.part != nil || count > pageSize {
 		if e.partStart(t, fd) {
 			return

@@ -55,8 +55,9 @@ const StdinPath = "/.hermit-stdin"
 // (detcore/sharedmem.go).
 // Version 11: a blocking write of more than a page to a pipe the guest
 // holds alone is made in parts (detcore/io.go), each asking whether the
-// pipe is internal; and readlink and access may be answered at their
-// entry (recorder/query.go).
+// pipe is internal, and one to hermit's stdio pipe is not cut (the
+// stdio-pipe query); a read or write asks a descriptor's access mode; and
+// readlink and access may be answered at their entry (recorder/query.go).
 const JournalVersion = "11"
 
 // replayable are the journal versions this hermit replays.

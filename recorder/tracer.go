@@ -181,6 +181,18 @@ func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 	return out
 }
 
+// StdioPipe forwards detcore.PartWriteTracer, and keeps the answer.
+func (t *tracer) StdioPipe(tid, fd int) bool {
+	pw, ok := t.HostTracer.(detcore.PartWriteTracer)
+	in := ok && pw.StdioPipe(tid, fd)
+	res := int64(0)
+	if in {
+		res = 1
+	}
+	t.answer(QueryStdioPipe, uint64(fd), res, nil)
+	return in
+}
+
 // SetPipeNonblock forwards detcore.PartWriteTracer: an action on a pipe
 // the guest holds alone, whose answer replay need not know (its own pipe
 // takes the same parts).

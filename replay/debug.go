@@ -264,6 +264,12 @@ func (l *layer) FdAccessMode(tid, fd int) int {
 	return am.FdAccessMode(tid, fd)
 }
 
+// StdioPipe forwards detcore.PartWriteTracer (false without it).
+func (l *layer) StdioPipe(tid, fd int) bool {
+	pw, ok := l.inner.(detcore.PartWriteTracer)
+	return ok && pw.StdioPipe(tid, fd)
+}
+
 // SetPipeNonblock forwards detcore.PartWriteTracer.
 func (l *layer) SetPipeNonblock(tid, fd int, on bool) error {
 	pw, ok := l.inner.(detcore.PartWriteTracer)

@@ -224,6 +224,11 @@ func (o *oracle) WaitsOutside(ws []detcore.FdWait) bool {
 	return ok && ev.Result == 1
 }
 
+func (o *oracle) StdioPipe(tid, fd int) bool {
+	ev, ok := o.p.answer(recorder.QueryStdioPipe, uint64(fd))
+	return ok && ev.Result == 1
+}
+
 // SetPipeNonblock forwards detcore.PartWriteTracer to the guest's pipe,
 // which replay has as the recording had it.
 func (o *oracle) SetPipeNonblock(tid, fd int, on bool) error {

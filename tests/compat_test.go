@@ -332,6 +332,14 @@ func TestPipeWritesWhole(t *testing.T) {
 		t.Errorf("a signal while the write waits: the second run differs at %s", firstDiff(r.Stdout, again.Stdout))
 	}
 	recordReplay(t, nil, argv)
+	// hermit's stdout is a pipe here: its reader, outside, drains it.
+	argv = cGuest("pipe_writes.c", "stdout")(t)
+	if r := hermitRun(t, nil, argv); len(r.Stdout) != 1<<20 || !strings.Contains(string(r.Stderr), "stdout: wrote 1048576\n") {
+		t.Errorf("one write of 1 MiB to hermit's stdout: %d bytes came out; stderr %s", len(r.Stdout), r.Stderr)
+	}
+	if rec := recordReplay(t, nil, argv); len(rec.Stdout) != 1<<20 {
+		t.Errorf("hermit record: %d bytes came out, want 1 MiB", len(rec.Stdout))
+	}
 }
 
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal

@@ -191,6 +191,13 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 	return c == FdInternal && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
 }
 
+// StdioPipe implements detcore.PartWriteTracer.StdioPipe.
+func (t *Tracer) StdioPipe(tid, fd int) bool {
+	_, c := t.FdKindClass(tid, fd, true)
+	h, err := t.heldFd(tid, fd)
+	return c == FdStdio && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
 // markable reports whether hermit may mark the open file description of
 // its copy c of guest descriptor fd: the guest has no signals from it
 // (no O_ASYNC, no lease, no F_SETSIG of its own), so the mark, the

@@ -4,7 +4,8 @@
 // after 10 KiB, makes 40 stat calls before it drains (no hang);
 // "signal": a signal comes while the write waits for room, before the
 // reader reads (the write returns what it wrote, the pipe's 64 KiB, and
-// the reader gets exactly that).
+// the reader gets exactly that); "stdout": one write of 1 MiB to stdout
+// (a pipe whose reader is outside), its count on stderr.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,10 @@ int main(int argc, char **argv) {
 	if (argc != 2)
 		return 2;
 	const char *mode = argv[1];
+	if (strcmp(mode, "stdout") == 0) {
+		fprintf(stderr, "stdout: wrote %zd\n", write(1, buf, sizeof buf));
+		return 0;
+	}
 	int p[2];
 	if (pipe(p) != 0)
 		return 1;
