@@ -128,6 +128,17 @@ func (r *Recorder) captureParents(tid int, abs string) {
 	}
 }
 
+// underMade reports whether absolute path abs lies in a directory the
+// guest made with mkdir.
+func (r *Recorder) underMade(abs string) bool {
+	for d := path.Dir(abs); d != "/" && d != "."; d = path.Dir(d) {
+		if r.mkdirs[d] {
+			return true
+		}
+	}
+	return false
+}
+
 // capture captures the file at absolute path abs, as thread tid sees it.
 // A script's interpreter and an ELF program's loader follow (depth bounds
 // the chain).
@@ -136,6 +147,13 @@ func (r *Recorder) capture(tid int, abs string, depth int) {
 		return
 	}
 	r.seen[abs] = true
+	if r.underMade(abs) {
+		// In a directory the guest made: it was not there before the
+		// run, and replay makes it as the run did (a copy in the rebuilt
+		// root would be there from the start: git init saw its
+		// repository already made).
+		return
+	}
 	r.captureParents(tid, abs)
 	f, err := r.host.OpenGuestPath(tid, abs)
 	file, ok := r.keep(f, err, abs)

@@ -82,6 +82,9 @@ type Recorder struct {
 	// the filesystems it mounted; mounted those of the mounts replay makes
 	// again, emulated those it does not (special.go).
 	made, mounted, emulated map[string]bool
+	// mkdirs holds the directories the guest made with mkdir: nothing in
+	// them was there before the run (underMade).
+	mkdirs map[string]bool
 }
 
 type knownClass struct {
@@ -136,6 +139,7 @@ func New(w *trace.Writer, host Host) *Recorder {
 		pending:  map[int]pend{},
 		warned:   map[string]bool{},
 		made:     map[string]bool{},
+		mkdirs:   map[string]bool{},
 		mounted:  map[string]bool{},
 		emulated: map[string]bool{},
 		Warn:     func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
@@ -272,6 +276,12 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		keep = int32(c.Args[4]) != -1 && c.Args[3]&(abi.MAP_FIXED|abi.MAP_FIXED_NOREPLACE) == 0
 	case clOpen:
 		abs, flags, ok := r.openPath(c)
+		if ok && !r.seen[abs] && r.underMade(abs) {
+			// Made by the guest, in a directory it made: replay makes
+			// it again (a copy would be in the rebuilt root from the
+			// start).
+			r.seen[abs] = true
+		}
 		if ok && (!r.seen[abs] || mayOpenTerminal(abs)) {
 			p.path, p.excl = abs, flags&(abi.O_CREAT|abi.O_EXCL) == abi.O_CREAT|abi.O_EXCL
 			if flags&abi.O_CREAT != 0 && !p.excl && !r.seen[abs] && !r.host.GuestPathExists(c.Tid, abs) {
@@ -427,6 +437,7 @@ func (r *Recorder) noteChange(c *detcore.Call) {
 	if abs, ok := r.absPath(c.Tid, dirfd, c.Args[arg], c.Args[0]); ok {
 		r.seen[abs] = true
 		r.made[abs] = true
+		r.mkdirs[abs] = true
 	}
 }
 

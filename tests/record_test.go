@@ -436,3 +436,17 @@ func TestReplayInheritedFds(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayMadeDirectory: a file the guest makes by a rename in a
+// directory it made, and opens later from another process, is not in the
+// replay's rebuilt root from the start (where the first process, whose
+// chdir looks for it before it makes it, found it: git init diverged).
+func TestReplayMadeDirectory(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	script := `cd "$1" && if cd made 2>/dev/null; then echo "made was there"; cd ..; fi && mkdir made && echo hi > made/f.tmp && mv made/f.tmp made/f && sh -c 'cat made/f'`
+	rec := recordReplay(t, nil, []string{sh, "-c", script, "sh", t.TempDir()})
+	if string(rec.Stdout) != "hi\n" {
+		t.Errorf("hermit record: want hi; %s", describe(rec))
+	}
+}
