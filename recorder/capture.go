@@ -129,10 +129,15 @@ func (r *Recorder) captureParents(tid int, abs string) {
 }
 
 // underMade reports whether absolute path abs lies in a directory the
-// guest made with mkdir.
+// guest made with mkdir, with no mount of the guest's between (a bind
+// mount of /etc on a directory it made shows /etc's files, which were
+// there before the run).
 func (r *Recorder) underMade(abs string) bool {
 	for d := path.Dir(abs); d != "/" && d != "."; d = path.Dir(d) {
-		if r.mkdirs[d] {
+		switch {
+		case r.mounted[d] || r.emulated[d]:
+			return false
+		case r.mkdirs[d]:
 			return true
 		}
 	}

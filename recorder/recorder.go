@@ -276,12 +276,6 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		keep = int32(c.Args[4]) != -1 && c.Args[3]&(abi.MAP_FIXED|abi.MAP_FIXED_NOREPLACE) == 0
 	case clOpen:
 		abs, flags, ok := r.openPath(c)
-		if ok && !r.seen[abs] && r.underMade(abs) {
-			// Made by the guest, in a directory it made: replay makes
-			// it again (a copy would be in the rebuilt root from the
-			// start).
-			r.seen[abs] = true
-		}
 		if ok && (!r.seen[abs] || mayOpenTerminal(abs)) {
 			p.path, p.excl = abs, flags&(abi.O_CREAT|abi.O_EXCL) == abi.O_CREAT|abi.O_EXCL
 			if flags&abi.O_CREAT != 0 && !p.excl && !r.seen[abs] && !r.host.GuestPathExists(c.Tid, abs) {
@@ -329,7 +323,10 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 			switch {
 			case mayOpenTerminal(p.path) && r.terminal(c.Tid, int(c.Result)):
 				r.standIn(c, p.flags)
-			case !p.excl && p.captured && !r.guestMounted(p.path):
+			case !p.excl && p.captured && !r.guestMounted(p.path) && !r.underMade(p.path):
+				// (Made by the guest in a directory it made, a file is
+				// made again by the replay: a copy would be in the
+				// rebuilt root from the start.)
 				r.captureFd(c.Tid, int(c.Result), p.path)
 			}
 			return false, 0, r.failed()

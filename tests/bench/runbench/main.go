@@ -483,7 +483,7 @@ func spinNote(wl workload, ms, base [nmodes]measurement) string {
 		return "spin detection: not measured (a run failed)"
 	}
 	per := ((h - hb) - (n - nb)) / time.Duration(wl.spins)
-	return fmt.Sprintf("spin detection: %.1f ms per spin wait, of which the budget (a spinner runs %v before it is examined; the watchdog ticks every 10 ms) and %.1f ms the rest: examination, stepping to the loop's head, the switch", float64(per.Microseconds())/1000, spinBudget, float64((per-spinBudget).Microseconds())/1000)
+	return fmt.Sprintf("spin detection: %.1f ms per spin wait, of which the budget (a spinner runs %v before it is examined; its CPU time counted from the watchdog's first tick after a stop, every 2 ms) and %.1f ms the rest: the tick, the examination, stepping to the loop's head, the switch", float64(per.Microseconds())/1000, spinBudget, float64((per-spinBudget).Microseconds())/1000)
 }
 
 func median(m measurement) (time.Duration, bool) {
