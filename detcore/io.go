@@ -253,22 +253,25 @@ func endPartWrite(e *Engine, t *thread) {
 	t.emulate(int64(p.done))
 }
 
+// stdioPipe reports whether t's write to descriptor fd, which does not
+// fit, goes to hermit's own stdout (or stderr) pipe: its reader is
+// outside, which no schedule parks, so the write may wait in the kernel,
+// as natively, and returns its whole count (`hermit run prog | wc` lost
+// what did not fit).
+func (e *Engine) stdioPipe(t *thread, fd int) bool {
+	pw, ok := e.t.(PartWriteTracer)
+	return ok && t.ioKind == FdPollable && pw.StdioPipe(t.tid, fd)
+}
+
 // cutWrite cuts t's write to the space its descriptor has, or makes it a
 // part of a blocking write (partStart).
 func cutWrite(e *Engine, t *thread) {
-	r := &t.regs
-	fd, count := int(int32(r.Rdi)), r.Rdx
-	if pw, ok := e.t.(PartWriteTracer); ok && t.part == nil && t.ioKind == FdPollable && pw.StdioPipe(t.tid, fd) {
-		// hermit's own stdout (or stderr) is a pipe: its reader is
-		// outside, which no schedule parks, so the write may wait in the
-		// kernel, as natively, and returns its whole count (`hermit run
-		// prog | wc` lost what did not fit).
-		return
-	}
 	if t.nr == abi.SYS_WRITEV {
 		cutWritev(e, t)
 		return
 	}
+	r := &t.regs
+	fd, count := int(int32(r.Rdi)), r.Rdx
 	if t.part != nil || count > pageSize {
 		if e.partStart(t, fd) {
 			return
@@ -283,7 +286,7 @@ func cutWrite(e *Engine, t *thread) {
 		}
 	}
 	space := e.t.PipeSpace(t.tid, fd)
-	if space <= 0 || count <= uint64(space) {
+	if space <= 0 || count <= uint64(space) || e.stdioPipe(t, fd) {
 		return
 	}
 	r.Rdx = uint64(space)
@@ -333,7 +336,7 @@ func cutWritev(e *Engine, t *thread) {
 		}
 		break
 	}
-	if !changed || n == 0 {
+	if !changed || n == 0 || e.stdioPipe(t, fd) {
 		return
 	}
 	if e.t.WriteMem(t.tid, addr, cut[:16*n]) != nil {

@@ -152,13 +152,17 @@ func (t *tracer) InBackground(tid int) bool {
 
 func (t *tracer) InternalPipe(tid, fd int) bool {
 	pt, ok := t.HostTracer.(detcore.FastPipeTracer)
-	in := ok && pt.InternalPipe(tid, fd)
+	return t.answerBool(QueryPipe, fd, ok && pt.InternalPipe(tid, fd))
+}
+
+// answerBool keeps a yes-or-no answer about descriptor fd.
+func (t *tracer) answerBool(q, fd int, yes bool) bool {
 	res := int64(0)
-	if in {
+	if yes {
 		res = 1
 	}
-	t.answer(QueryPipe, uint64(fd), res, nil)
-	return in
+	t.answer(q, uint64(fd), res, nil)
+	return yes
 }
 
 func (t *tracer) FdAccessMode(tid, fd int) int {
@@ -184,13 +188,7 @@ func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 // StdioPipe forwards detcore.PartWriteTracer, and keeps the answer.
 func (t *tracer) StdioPipe(tid, fd int) bool {
 	pw, ok := t.HostTracer.(detcore.PartWriteTracer)
-	in := ok && pw.StdioPipe(tid, fd)
-	res := int64(0)
-	if in {
-		res = 1
-	}
-	t.answer(QueryStdioPipe, uint64(fd), res, nil)
-	return in
+	return t.answerBool(QueryStdioPipe, fd, ok && pw.StdioPipe(tid, fd))
 }
 
 // SetPipeNonblock forwards detcore.PartWriteTracer: an action on a pipe
