@@ -174,11 +174,6 @@ type partWrite struct {
 // pageSize is the size of a pipe's buffers: a writable pipe has one free.
 const pageSize = 4096
 
-// restartSys is -ERESTARTSYS, which a write that wrote nothing returns
-// when a signal comes: the kernel restarts it or fails it with EINTR, as
-// the signal's handler asks.
-const restartSys int64 = -512
-
 // partStart makes t's write to descriptor fd one part of a blocking
 // write, if it is one to a pipe the guest holds alone, and reports
 // whether it did.
@@ -215,7 +210,9 @@ func (e *Engine) partEnd(t *thread, fd int, pw PartWriteTracer) {
 		// there, with what it wrote, and the signal is delivered.
 		more = false
 		if ret == -abi.EAGAIN && p.done == 0 {
-			res := restartSys
+			// The kernel restarts it, or fails it with EINTR, as the
+			// signal's handler asks.
+			res := -int64(abi.ERESTARTSYS)
 			t.regs.Rax = uint64(res)
 			_ = e.t.SetRegs(t.tid, &t.regs)
 			return
