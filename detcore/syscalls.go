@@ -80,7 +80,7 @@ var policy = map[int]handler{
 	abi.SYS_WRITE:        sysWrite,
 	abi.SYS_WRITEV:       sysWrite,
 	abi.SYS_SENDTO:       sysWrite,
-	abi.SYS_SENDMSG:      ioOut,
+	abi.SYS_SENDMSG:      sysWrite,
 	abi.SYS_SENDMMSG:     ioOut,
 	abi.SYS_POLL:         sysPoll,
 	abi.SYS_PPOLL:        sysPoll,

@@ -58,7 +58,11 @@ const StdinPath = "/.hermit-stdin"
 // pipe is internal, and one to hermit's stdio pipe is not cut (the
 // stdio-pipe query); a read or write asks a descriptor's access mode; and
 // readlink and access may be answered at their entry (recorder/query.go).
-const JournalVersion = "11"
+// Version 12: writev and sendto, and writes to Unix stream sockets, are
+// made in parts too, and a write of more than a page asks where its data
+// goes (the write-end query, which replaces stdio-pipe and internal-pipe
+// there).
+const JournalVersion = "12"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

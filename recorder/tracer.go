@@ -185,19 +185,23 @@ func (t *tracer) WaitsOutside(ws []detcore.FdWait) bool {
 	return out
 }
 
-// StdioPipe forwards detcore.PartWriteTracer, and keeps the answer.
-func (t *tracer) StdioPipe(tid, fd int) bool {
-	pw, ok := t.HostTracer.(detcore.PartWriteTracer)
-	return t.answerBool(QueryStdioPipe, fd, ok && pw.StdioPipe(tid, fd))
+// WriteEnd forwards detcore.PartWriteTracer, and keeps the answer.
+func (t *tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
+	end := detcore.WriteUnknown
+	if pw, ok := t.HostTracer.(detcore.PartWriteTracer); ok {
+		end = pw.WriteEnd(tid, fd)
+	}
+	t.answer(QueryWriteEnd, uint64(fd), int64(end), nil)
+	return end
 }
 
-// SetPipeNonblock forwards detcore.PartWriteTracer: an action on a pipe
-// the guest holds alone, whose answer replay need not know (its own pipe
+// SetNonblock forwards detcore.PartWriteTracer: an action on a pipe or
+// socket the guest holds, whose answer replay need not know (its own
 // takes the same parts).
-func (t *tracer) SetPipeNonblock(tid, fd int, on bool) error {
+func (t *tracer) SetNonblock(tid, fd int, on bool) error {
 	pw, ok := t.HostTracer.(detcore.PartWriteTracer)
 	if !ok {
 		return detcore.ErrNotEmulated
 	}
-	return pw.SetPipeNonblock(tid, fd, on)
+	return pw.SetNonblock(tid, fd, on)
 }

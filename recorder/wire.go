@@ -38,10 +38,11 @@ const (
 	QueryBackground = 14 // Result: 1 if the thread's process is in its terminal's background
 	QueryPipe       = 15 // Result: 1 if the descriptor is a pipe the guest holds alone (detcore.FastPipeTracer)
 	QueryAccessMode = 16 // Result: the descriptor's O_ACCMODE, or -1 (detcore.AccessModeTracer)
-	QueryStdioPipe  = 17 // Result: 1 if the descriptor is hermit's stdio pipe (detcore.PartWriteTracer)
+	QueryStdioPipe  = 17 // (journal version 11 only)
+	QueryWriteEnd   = 18 // Result: the detcore.WriteEnd of the descriptor (detcore.PartWriteTracer)
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

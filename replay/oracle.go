@@ -224,17 +224,20 @@ func (o *oracle) WaitsOutside(ws []detcore.FdWait) bool {
 	return ok && ev.Result == 1
 }
 
-func (o *oracle) StdioPipe(tid, fd int) bool {
-	ev, ok := o.p.answer(recorder.QueryStdioPipe, uint64(fd))
-	return ok && ev.Result == 1
+func (o *oracle) WriteEnd(tid, fd int) detcore.WriteEnd {
+	ev, ok := o.p.answer(recorder.QueryWriteEnd, uint64(fd))
+	if !ok {
+		return detcore.WriteUnknown
+	}
+	return detcore.WriteEnd(ev.Result)
 }
 
-// SetPipeNonblock forwards detcore.PartWriteTracer to the guest's pipe,
-// which replay has as the recording had it.
-func (o *oracle) SetPipeNonblock(tid, fd int, on bool) error {
+// SetNonblock forwards detcore.PartWriteTracer to the guest's pipe or
+// socket, which replay has as the recording had it.
+func (o *oracle) SetNonblock(tid, fd int, on bool) error {
 	pw, ok := o.HostTracer.(detcore.PartWriteTracer)
 	if !ok {
 		return detcore.ErrNotEmulated
 	}
-	return pw.SetPipeNonblock(tid, fd, on)
+	return pw.SetNonblock(tid, fd, on)
 }

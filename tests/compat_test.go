@@ -311,9 +311,11 @@ func TestDevZeroReads(t *testing.T) {
 	})
 }
 
-// TestPipeWritesWhole: a blocking write larger than a pipe holds returns
-// its whole count, as natively (hermit used to cut it to the room left, a
-// short write that programs which write once lose data to), and does not
+// TestPipeWritesWhole: a blocking write, writev or send larger than a pipe
+// or Unix stream socket holds returns its whole count, as natively, and
+// the reader gets every byte in order (hermit used to cut it to the room
+// left, a short write that programs which write once lose data to; it
+// did so for writev and sockets after it stopped for write), and does not
 // hang when the reader stops halfway; a signal while the write waits for
 // room ends it with the count written, which the reader gets exactly.
 func TestPipeWritesWhole(t *testing.T) {
@@ -321,19 +323,27 @@ func TestPipeWritesWhole(t *testing.T) {
 	checkCompat(t, []compatCase{
 		{"one write of 1 MiB", cGuest("pipe_writes.c", "big"), "big: reader got 1048576\nbig: wrote 1048576\n"},
 		{"a reader that pauses halfway", cGuest("pipe_writes.c", "slow"), "slow: reader got 524288\nslow: wrote 524288\n"},
+		{"writev of 3 entries", cGuest("pipe_writes.c", "writev"), "writev: reader got 1048576\nwritev: wrote 1048576\n"},
+		{"writev of 256 entries", cGuest("pipe_writes.c", "writevmany"), "writevmany: reader got 1048576\nwritevmany: wrote 1048576\n"},
+		{"write to a Unix stream socket", cGuest("pipe_writes.c", "socket"), "socket: reader got 1048576\nsocket: wrote 1048576\n"},
+		{"send to a Unix stream socket", cGuest("pipe_writes.c", "sendto"), "sendto: reader got 1048576\nsendto: wrote 1048576\n"},
+		{"writev to a Unix stream socket", cGuest("pipe_writes.c", "sockwritev"), "sockwritev: reader got 1048576\nsockwritev: wrote 1048576\n"},
+		{"sendmsg to a Unix stream socket", cGuest("pipe_writes.c", "sendmsg"), "sendmsg: reader got 1048576\nsendmsg: wrote 1048576\n"},
 	})
-	argv := cGuest("pipe_writes.c", "signal")(t)
-	r := hermitRun(t, nil, argv)
-	var got, wrote int
-	if _, err := fmt.Sscanf(string(r.Stdout), "signal: reader got %d\nsignal: wrote %d\n", &got, &wrote); err != nil || got != wrote || wrote <= 0 || wrote >= 1<<20 {
-		t.Errorf("a signal while the write waits: want a part of 1 MiB written and read; %s", describe(r))
+	for _, mode := range []string{"signal", "signalmsg"} {
+		argv := cGuest("pipe_writes.c", mode)(t)
+		r := hermitRun(t, nil, argv)
+		var got, wrote int
+		if _, err := fmt.Sscanf(string(r.Stdout), mode+": reader got %d\n"+mode+": wrote %d\n", &got, &wrote); err != nil || got != wrote || wrote <= 0 || wrote >= 1<<20 {
+			t.Errorf("%s: a signal while the write waits: want a part of 1 MiB written and read; %s", mode, describe(r))
+		}
+		if again := hermitRun(t, nil, argv); !bytes.Equal(again.Stdout, r.Stdout) {
+			t.Errorf("%s: a signal while the write waits: the second run differs at %s", mode, firstDiff(r.Stdout, again.Stdout))
+		}
+		recordReplay(t, nil, argv)
 	}
-	if again := hermitRun(t, nil, argv); !bytes.Equal(again.Stdout, r.Stdout) {
-		t.Errorf("a signal while the write waits: the second run differs at %s", firstDiff(r.Stdout, again.Stdout))
-	}
-	recordReplay(t, nil, argv)
 	// hermit's stdout is a pipe here: its reader, outside, drains it.
-	argv = cGuest("pipe_writes.c", "stdout")(t)
+	argv := cGuest("pipe_writes.c", "stdout")(t)
 	if r := hermitRun(t, nil, argv); len(r.Stdout) != 1<<20 || !strings.Contains(string(r.Stderr), "stdout: wrote 1048576\n") {
 		t.Errorf("one write of 1 MiB to hermit's stdout: %d bytes came out; stderr %s", len(r.Stdout), r.Stderr)
 	}

@@ -191,11 +191,21 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 	return c == FdInternal && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
 }
 
-// StdioPipe implements detcore.PartWriteTracer.StdioPipe.
-func (t *Tracer) StdioPipe(tid, fd int) bool {
+// WriteEnd implements detcore.PartWriteTracer: hermit's stdio and what
+// FdClass calls external are outside; a pipe, FIFO or Unix stream socket
+// it calls internal is inside.
+func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 	_, c := t.FdKindClass(tid, fd, true)
 	h, err := t.heldFd(tid, fd)
-	return c == FdStdio && err == nil && h.stErr == nil && h.st.Mode&unix.S_IFMT == unix.S_IFIFO
+	switch {
+	case err != nil || h.stErr != nil:
+		return detcore.WriteUnknown
+	case c == FdStdio || c == FdExternal:
+		return detcore.WriteOutside
+	case c == FdInternal && (h.st.Mode&unix.S_IFMT == unix.S_IFIFO || unixStream(h.fd)):
+		return detcore.WriteInside
+	}
+	return detcore.WriteUnknown
 }
 
 // markable reports whether hermit may mark the open file description of

@@ -164,13 +164,18 @@ func (t *Tracer) PipeSpace(tid, fd int) int {
 // and takes the first without waiting while the socket is writable (its
 // queued bytes under the send buffer). Other sockets: -1.
 func unixStreamSpace(c int) int {
-	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	typ, err2 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_TYPE)
-	buf, err3 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_SNDBUF)
-	if err1 != nil || err2 != nil || err3 != nil || dom != unix.AF_UNIX || typ != unix.SOCK_STREAM {
+	buf, err := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_SNDBUF)
+	if err != nil || !unixStream(c) {
 		return -1
 	}
 	return max(1, min(buf/2-64, 32<<10))
+}
+
+// unixStream reports whether c is a Unix stream socket.
+func unixStream(c int) bool {
+	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	typ, err2 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_TYPE)
+	return err1 == nil && err2 == nil && dom == unix.AF_UNIX && typ == unix.SOCK_STREAM
 }
 
 // Poll implements detcore.Tracer.Poll. A descriptor that cannot be copied

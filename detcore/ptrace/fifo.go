@@ -135,15 +135,15 @@ func (t *Tracer) CPUTime(tid int) (time.Duration, bool) {
 	return time.Duration(ns), err == nil
 }
 
-// SetPipeNonblock implements detcore.PartWriteTracer: it sets or clears
+// SetNonblock implements detcore.PartWriteTracer: it sets or clears
 // O_NONBLOCK on the open file description of descriptor fd of thread
-// tid, which must be a pipe or FIFO.
-func (t *Tracer) SetPipeNonblock(tid, fd int, on bool) error {
+// tid, which must be a pipe, FIFO or Unix stream socket.
+func (t *Tracer) SetNonblock(tid, fd int, on bool) error {
 	h, err := t.heldFd(tid, fd)
 	if err != nil {
 		return err
 	}
-	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO && !unixStream(h.fd) {
 		return unix.EINVAL
 	}
 	fl, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETFL, 0)
