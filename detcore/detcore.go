@@ -287,6 +287,9 @@ type Stats struct {
 	// Retries counts calls that would have blocked in the kernel (a
 	// lock, a semaphore) and waited in the engine to be tried again.
 	Retries int64
+	// ReadyRetries counts calls let run because a descriptor was ready
+	// that were made again because other threads ran first (io.go).
+	ReadyRetries int64
 	// Orphans counts the processes still running when the main process
 	// exited, which the run killed.
 	Orphans  int64

@@ -425,6 +425,7 @@ func (e *Engine) resumeParked(t *thread) error {
 			return nil
 		}
 	}
+	e.readyDecided(t)
 	if t.atSyscall && e.cfg.Journal != nil && (t.act == actCont || t.act == actExitStop) {
 		e.journalNative(t)
 	}

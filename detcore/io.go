@@ -76,7 +76,8 @@ func (e *Engine) ioWait(t *thread, events int16) {
 }
 
 // ioWaitKind blocks t until descriptor fd, of the given kind, is ready for
-// events, if it is pollable and not ready now.
+// events, if it is pollable and not ready now (if it is, readyDecided
+// sees that it still is when t runs).
 func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	t.ioKind, t.ioKindFd = kind, fd
 	if kind != FdPollable {
@@ -84,6 +85,7 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 	}
 	w := []FdWait{{Tid: t.tid, Fd: fd, Events: events, Read: events == POLLIN}}
 	if ready, err := e.t.Poll(w, 0); err != nil || ready[0] {
+		t.readyTurn = e.result.Stats.Turns
 		return
 	}
 	if am, ok := e.t.(AccessModeTracer); ok {
@@ -279,6 +281,9 @@ func sysEpollWait(e *Engine, t *thread) {
 // is ready now. A signal ends the wait unless blocked, by the thread's
 // mask or by the one the call installs for its duration (ppoll, pselect6,
 // epoll_pwait).
+//
+// A call let run because a descriptor is ready is made again if other
+// threads run before it does (readyDecided).
 func (e *Engine) waitFds(t *thread, ws []FdWait, deadline int64, onTimeout func(*Engine, *thread)) {
 	if len(ws) > 0 {
 		ready, err := e.t.Poll(ws, 0)
@@ -287,6 +292,7 @@ func (e *Engine) waitFds(t *thread, ws []FdWait, deadline int64, onTimeout func(
 		}
 		for _, r := range ready {
 			if r {
+				t.readyTurn = e.result.Stats.Turns
 				return
 			}
 		}
@@ -335,4 +341,32 @@ type TtyTracer interface {
 // isTerminal reports whether a descriptor's path names a terminal.
 func isTerminal(path string) bool {
 	return strings.HasPrefix(path, "/dev/pts/") || strings.HasPrefix(path, "/dev/tty") || path == "/dev/console"
+}
+
+// readyDecided makes t's call again, from its seccomp stop, if the engine
+// let it run in the kernel because a descriptor was ready, and other
+// threads had turns since: one of them may have taken the data or the
+// room (a thread of the guest's read it), and the call would then wait
+// in the kernel while the thread that would end its wait is parked (a
+// hang: CPython's multiprocessing pool polled a pipe the result handler
+// had just read). Whether other threads ran is the engine's own state,
+// the same in every run, record and replay.
+func (e *Engine) readyDecided(t *thread) {
+	decided := t.readyTurn
+	t.readyTurn = 0
+	if decided == 0 || e.result.Stats.Turns <= decided+1 || !t.atSyscall || t.act != actCont || t.sig != 0 || t.onExit != nil {
+		return
+	}
+	rew := t.regs
+	rew.OrigRax = ^uint64(0)
+	rew.Rax = uint64(t.nr)
+	rew.Rip -= abi.SyscallInsnLen
+	if e.t.SetRegs(t.tid, &rew) != nil {
+		return
+	}
+	t.regs = rew
+	// The skipped call is no call for the journal.
+	t.atSyscall = false
+	t.fast = nil
+	e.result.Stats.ReadyRetries++
 }

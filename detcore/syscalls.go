@@ -121,6 +121,7 @@ func (e *Engine) syscall(t *thread) error {
 	t.nr = int(int32(t.regs.OrigRax))
 	t.atSyscall = true
 	t.fault = 0
+	t.readyTurn = 0
 	if e.cfg.Debug != nil {
 		e.cfg.Debug("syscall tid=%d %s(%#x, %#x, %#x)", t.tid, abi.SyscallName(t.nr), t.regs.Rdi, t.regs.Rsi, t.regs.Rdx)
 	}

@@ -115,6 +115,10 @@ type thread struct {
 	spinNote    func() string
 	spinAt      uint64
 	spinRecheck bool
+	// readyTurn is the turn (Stats.Turns) in which t's call was let run
+	// in the kernel because a descriptor it waits for was ready
+	// (readyDecided), or 0.
+	readyTurn int64
 	// counting: the thread was last resumed at a scheduling point in
 	// count mode (count.go).
 	counting bool

@@ -352,6 +352,19 @@ func TestPipeWritesWhole(t *testing.T) {
 	}
 }
 
+// TestStaleReady: a wait found ready at its stop, whose thread other
+// threads preceded, is looked at again when it runs: another thread may
+// have taken the data (a poll the engine let into the kernel on the old
+// answer hung CPython's multiprocessing pool).
+func TestStaleReady(t *testing.T) {
+	t.Parallel()
+	var cases []compatCase
+	for _, mode := range []string{"poll", "select", "epoll", "peek"} {
+		cases = append(cases, compatCase{mode, cGuest("stale_ready.c", mode), mode + ": the last wait ended with the second byte\n"})
+	}
+	checkCompat(t, cases)
+}
+
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal
 // already pending (it timed out first, and returned EAGAIN).
 func TestSigtimedwaitPoll(t *testing.T) {

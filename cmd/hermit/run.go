@@ -448,6 +448,9 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	if s.Retries > 0 {
 		fmt.Fprintf(w, "  kernel waits retried: %d\n", s.Retries)
 	}
+	if s.ReadyRetries > 0 {
+		fmt.Fprintf(w, "  ready descriptors polled again: %d\n", s.ReadyRetries)
+	}
 	trapped := s.BySyscall[abi.SYS_CLOCK_GETTIME] + s.BySyscall[abi.SYS_GETTIMEOFDAY] + s.BySyscall[abi.SYS_TIME]
 	why := ""
 	if s.TrappedClockWhy != "" {

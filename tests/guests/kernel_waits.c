@@ -197,14 +197,21 @@ static void interrupted(void) {
 
 	int q = msgget(IPC_PRIVATE, 0600);
 	CHECK(q >= 0);
+	// The child says when it is about to wait, so that a busy machine
+	// does not remove the queue before the native child gets to it.
+	int ready[2];
+	CHECK(pipe(ready) == 0);
 	c = fork();
 	CHECK(c >= 0);
 	if (c == 0) {
 		struct msg m;
+		CHECK(write(ready[1], "r", 1) == 1);
 		int r = (int)msgrcv(q, &m, sizeof m.text, 0, 0);
 		say("msgrcv on a queue removed meanwhile: %s\n", r == -1 && errno == EIDRM ? "EIDRM" : "not EIDRM");
 		_exit(0);
 	}
+	char b;
+	CHECK(read(ready[0], &b, 1) == 1);
 	usleep(100000);
 	CHECK(msgctl(q, IPC_RMID, NULL) == 0);
 	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
