@@ -368,5 +368,6 @@ func (e *Engine) readyDecided(t *thread) {
 	// The skipped call is no call for the journal.
 	t.atSyscall = false
 	t.fast = nil
+	t.retried = true
 	e.result.Stats.ReadyRetries++
 }

@@ -119,6 +119,9 @@ type thread struct {
 	// in the kernel because a descriptor it waits for was ready
 	// (readyDecided), or 0.
 	readyTurn int64
+	// retried: t's call is being made again (readyDecided); the engine
+	// gives it the turn at its stop.
+	retried bool
 	// counting: the thread was last resumed at a scheduling point in
 	// count mode (count.go).
 	counting bool

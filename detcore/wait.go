@@ -44,6 +44,9 @@ func sysWait(e *Engine, t *thread) {
 		return
 	}
 	if e.childReady(t.proc, sel) {
+		// Another thread of the process may reap the child first: then
+		// the call is made again (readyDecided).
+		t.readyTurn = e.result.Stats.Turns
 		e.hideRusage(t, optArg+1)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -354,8 +355,8 @@ func TestPipeWritesWhole(t *testing.T) {
 
 // TestStaleReady: a wait found ready at its stop, whose thread other
 // threads preceded, is looked at again when it runs: another thread may
-// have taken the data (a poll the engine let into the kernel on the old
-// answer hung CPython's multiprocessing pool).
+// have taken the data, or reaped the child (a poll the engine let into
+// the kernel on the old answer hung CPython's multiprocessing pool).
 func TestStaleReady(t *testing.T) {
 	t.Parallel()
 	var cases []compatCase
@@ -363,6 +364,18 @@ func TestStaleReady(t *testing.T) {
 		cases = append(cases, compatCase{mode, cGuest("stale_ready.c", mode), mode + ": the last wait ended with the second byte\n"})
 	}
 	checkCompat(t, cases)
+	// Other timeslices put the stale answer elsewhere; a timeslice of one
+	// hands the turn over at every stop.
+	reap := cGuest("stale_reap.c")(t)
+	for ts := 1; ts <= 4; ts++ {
+		flags := []string{"--timeslice", strconv.Itoa(ts)}
+		if r := hermitRun(t, flags, reap); r.Exit != 0 || string(r.Stdout) != "the thread reaped a child\nthe main thread reaped a child\n" {
+			t.Errorf("two threads that wait for children, timeslice %d: %s", ts, describe(r))
+		}
+		if r := hermitRun(t, flags, cGuest("stale_ready.c", "poll")(t)); r.Exit != 0 {
+			t.Errorf("poll, timeslice %d: %s", ts, describe(r))
+		}
+	}
 }
 
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal

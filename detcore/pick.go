@@ -1,0 +1,82 @@
+package detcore
+
+import (
+	"sort"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// pick chooses the next thread to run: the first runnable thread after the
+// last one picked, in creation order (round robin), or, with a seed, after a
+// pseudo-random thread. A blocked thread is runnable when its wait is over.
+func (e *Engine) pick() *thread {
+	e.fireTimers()
+	ts := e.ordered()
+	n := len(ts)
+	if n == 0 {
+		return nil
+	}
+	if t := e.last; t != nil && t.retried {
+		// A call made again because its ready descriptor went stale
+		// (readyDecided) keeps the turn it was given: two threads
+		// waiting on one descriptor would otherwise hand it back and
+		// forth without end.
+		t.retried = false
+		if t.state == tsReady && t.vforkChild == nil && e.threads[t.tid] == t {
+			e.streak++
+			return e.picked(t)
+		}
+	}
+	if h := e.cfg.Heuristic; h == Random || h == PCT {
+		return e.pickChaos(ts)
+	}
+	if t := e.last; t != nil && e.streak < e.cfg.Timeslice && t.state == tsReady && t.vforkChild == nil &&
+		t.nr != abi.SYS_SCHED_YIELD && !e.clockSpent(t) && e.threads[t.tid] == t {
+		// The thread that ran last keeps its turn until its timeslice of
+		// intercepted syscalls is used up, it blocks, it yields, or it
+		// has read the clock as often as a slice allows (vclock.go).
+		e.streak++
+		return e.picked(t)
+	}
+	e.streak = 1
+	start := sort.Search(n, func(i int) bool { return ts[i].seq > e.cursor })
+	if e.cfg.Seed != 0 {
+		// A seeded run starts each round-robin scan at a pseudo-random
+		// thread: a different, still deterministic, interleaving.
+		start += int(splitmix64(e.cfg.Seed+uint64(e.result.Stats.Turns)) % uint64(n))
+	}
+	for i := 0; i < n; i++ {
+		t := ts[(start+i)%n]
+		if e.runnable(t) {
+			e.cursor = t.seq
+			return e.picked(t)
+		}
+	}
+	return nil
+}
+
+// picked accounts for the turn given to t.
+func (e *Engine) picked(t *thread) *thread {
+	e.last = t
+	t.insnPoints = 0
+	e.result.Stats.Turns++
+	e.clock += e.cfg.Quantum
+	t.charge(e.cfg.Quantum)
+	e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
+	if e.cfg.TurnLog != nil {
+		e.logTurn(t)
+	}
+	return t
+}
+
+func (e *Engine) runnable(t *thread) bool {
+	switch t.state {
+	case tsNew:
+		return true
+	case tsReady:
+		return t.vforkChild == nil
+	case tsBlocked:
+		return e.wake(t)
+	}
+	return false
+}
