@@ -651,3 +651,26 @@ func TestExit(t *testing.T) {
 
 // blocking lists the calls TestExit parks threads in.
 var blocking = []int{abi.SYS_FUTEX, abi.SYS_READ, abi.SYS_NANOSLEEP}
+
+// TestStaleReadyRead: two threads read a pipe that holds one byte, and
+// each stop hands the turn on. The reader that runs second was found
+// ready at its stop, but the byte is gone: its read is made again and
+// waits in the engine for the root's second byte, rather than in the
+// kernel (where the fake, like a real guest, would hang).
+func TestStaleReadyRead(t *testing.T) {
+	root := []step{write(wfd), thread(read(rfd)), thread(read(rfd)), yield(), yield(), yield(), yield(), write(wfd), yield(), yield(), detcoretest.ExitGroup(0)}
+	tr := newGuest(root...)
+	res := run(t, detcore.Config{Timeslice: 1}, tr)
+	reads := 0
+	for _, c := range tr.Calls() {
+		if c.Nr == abi.SYS_READ {
+			reads++
+			if c.Emulated || c.Ret != 1 {
+				t.Errorf("got read %+v, want it run by the kernel, returning 1", c)
+			}
+		}
+	}
+	if reads != 2 || res.Stats.ReadyRetries == 0 {
+		t.Errorf("got %d reads and %d calls made again, want 2 and some", reads, res.Stats.ReadyRetries)
+	}
+}

@@ -248,7 +248,10 @@ func (f *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 		}
 		th.pc++
 	case atSyscall:
-		if int64(th.regs.OrigRax) == -1 {
+		if int64(th.regs.OrigRax) == -1 && th.regs.Rip == syscallRip-abi.SyscallInsnLen {
+			// Skipped and rewound to the syscall instruction: the
+			// call is made again.
+		} else if int64(th.regs.OrigRax) == -1 {
 			f.complete(th, int64(th.regs.Rax), true)
 		} else if !f.native(th, mode) {
 			return nil
@@ -278,6 +281,10 @@ func (f *Tracer) complete(th *thread, ret int64, emulated bool) {
 	f.calls = append(f.calls, Call{Tid: th.tid, Nr: nr, Args: s.args, Ret: ret, Emulated: emulated})
 	th.pc++
 }
+
+// syscallRip is where a script's syscall stops are: after the syscall
+// instruction.
+const syscallRip = 0x401002
 
 // clockBuf is where a trapped ReadClock read's timespec goes.
 const clockBuf = 0x7f00
@@ -363,7 +370,7 @@ func (f *Tracer) run(th *thread) {
 			th.at = atSyscall
 			f.report(detcore.Stop{Tid: th.tid, Kind: detcore.StopSeccomp})
 		case stepSyscall:
-			th.regs = abi.Regs{OrigRax: uint64(s.nr), Rax: uint64(enosys),
+			th.regs = abi.Regs{OrigRax: uint64(s.nr), Rax: uint64(enosys), Rip: syscallRip,
 				Rdi: s.args[0], Rsi: s.args[1], Rdx: s.args[2], R10: s.args[3], R8: s.args[4], R9: s.args[5]}
 			th.at = atSyscall
 			f.report(detcore.Stop{Tid: th.tid, Kind: detcore.StopSeccomp})
