@@ -90,6 +90,7 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
   scheduler turns: (\d+)
   nondeterministic points: (\d+)
 (?:  counted syscalls: \d+ \(.*; (\d+) ptrace stops\)
+)?(?:  ready descriptors polled again: \d+
 )?  clock reads: \d+ in the guest without a stop, \d+ trapped \(programs: 1 read hermit's clock page, 0 only the trapped syscalls\)
 (?:  fast calls: \d+ writes and \d+ reads of files and pipes without a stop \(\d+ libc sites patched\)
 )?  schedule digest: ([0-9a-f]{16})
