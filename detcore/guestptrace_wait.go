@@ -9,8 +9,8 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // go on as sysWait handles them, woken also by its tracees' stops.
 
 // traceeStop returns, of p's tracees that sel names, the first (in
-// creation order) in a ptrace-stop p has not been told of, and whether
-// sel names any tracee at all.
+// creation order) in a ptrace-stop p has not been told of, or else the
+// first that exited, and whether sel names any tracee at all.
 func (e *Engine) traceeStop(p *process, sel childSel) (stopped *thread, any bool) {
 	for _, o := range e.ordered() {
 		if o.pt == nil || o.pt.tracer != p || !e.namesThread(o, sel) {
@@ -21,12 +21,14 @@ func (e *Engine) traceeStop(p *process, sel childSel) (stopped *thread, any bool
 			return o, true
 		}
 	}
+	// Exits in creation order: the kernel reports the threads of a group
+	// that exits together in an order of its own.
 	for _, o := range p.traceExits {
-		if e.namesThread(o, sel) {
-			return o, true
+		if e.namesThread(o, sel) && (stopped == nil || o.seq < stopped.seq) {
+			stopped = o
 		}
 	}
-	return nil, any
+	return stopped, any || stopped != nil
 }
 
 // traceeGone keeps the exit of t, a tracee, for its tracer's wait, unless

@@ -57,6 +57,33 @@ func TestStraceInGuest(t *testing.T) {
 	sameRun(t, "replay", rec, rep)
 }
 
+// TestStraceThreadsInGuest: `strace -f` of a Go program, whose threads
+// all die together at its exit_group, prints the same bytes over three
+// runs and in replay, with an exit line for every thread it saw start
+// (the kernel reports such exits in an order of its own; hermit used to
+// pass that order on).
+func TestStraceThreadsInGuest(t *testing.T) {
+	strace := testenv.Require(t, "strace")
+	argv := append([]string{strace, "-f", "-q"}, goGuest("goroutines")(t)...)
+	exits := regexp.MustCompile(`(?m)^\[pid +\d+\] \+\+\+ exited with 0 \+\+\+$`)
+	clones := regexp.MustCompile(`clone3?\(`)
+	first := threeSameRuns(t, argv, "strace", func(r testenv.Result) []byte { return r.Stderr }, func(what string, r testenv.Result) {
+		n, c := len(exits.FindAll(r.Stderr, -1)), len(clones.FindAll(r.Stderr, -1))
+		if r.Exit != 0 || n == 0 || n != c {
+			t.Fatalf("%s: want exit 0 and an exit line for each of the %d threads started, got %d; %s", what, c, n, describe(r))
+		}
+	})
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, argv)
+	if d := firstDiff(first, guestStderr(rec.Stderr)); d != "" || rec.Exit != 0 {
+		t.Fatalf("hermit record: strace's output differs from hermit run's at %s; %s", d, describe(rec))
+	}
+	rec.Stderr = guestStderr(rec.Stderr)
+	rep := replay(t, dir)
+	rep.Stderr = guestStderr(rep.Stderr)
+	sameRun(t, "replay", rec, rep)
+}
+
 // TestGdbInGuest: gdb, a real debugger, runs inside hermit: it stops a
 // guest's second thread at a breakpoint, steps it, sees its SIGSEGV, lists
 // the threads and prints the backtrace, as natively; its whole output is
