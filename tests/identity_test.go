@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,5 +278,30 @@ func TestSetHostname(t *testing.T) {
 	}
 	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
 		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+}
+
+// TestHostnameResolves: the guest's host name, "hermit", has an address,
+// 127.0.1.1, in its /etc/hosts (the host's, with that line added), so that
+// a program that looks its own name up finds it, as on a Debian host (the
+// lookup failed: CPython's test_socket skipped, Java's getLocalHost
+// throws); record and replay give the same answer.
+func TestHostnameResolves(t *testing.T) {
+	t.Parallel()
+	getent := testenv.Require(t, "getent")
+	cat := testenv.Require(t, "cat")
+	host, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		testenv.Skip(t, "this machine has no /etc/hosts: "+err.Error())
+	}
+	want := "127.0.1.1       hermit\n"
+	if r := hermitRun(t, nil, []string{getent, "hosts", "hermit"}); r.Exit != 0 || string(r.Stdout) != want {
+		t.Fatalf("hermit run getent hosts hermit: want %q; %s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, []string{getent, "hosts", "hermit"}); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+	if r := hermitRun(t, nil, []string{cat, "/etc/hosts"}); !bytes.HasPrefix(r.Stdout, host) || !bytes.HasSuffix(r.Stdout, []byte("127.0.1.1\thermit\n")) {
+		t.Errorf("the guest's /etc/hosts: want the host's and a line for hermit; %s", describe(r))
 	}
 }

@@ -289,7 +289,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 	}
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: f.pin,
-		Hostname: "hermit", Traced: traced, TrapTSC: !f.noTSC,
+		Hostname: "hermit", HostsEntry: true, Traced: traced, TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
 		LocalNet:   f.network == "local",
 		TrapCPUID:  trapCPUID,

@@ -13,7 +13,7 @@ import (
 // the host has: /proc/cpuinfo (the host's first CPU, repeated, with fixed
 // speeds) and the CPU lists in /sys/devices/system/cpu. The caller removes
 // the directory once the launcher has mounted them.
-func machineFiles(ncpu int) (string, error) {
+func machineFiles(ncpu int, hosts string) (string, error) {
 	dir, err := os.MkdirTemp("", "hermit-machine-")
 	if err != nil {
 		return "", err
@@ -26,6 +26,11 @@ func machineFiles(ncpu int) (string, error) {
 	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		files["/proc/cpuinfo"] = cpuinfo(string(b), ncpu)
+	}
+	if hosts != "" {
+		if b, err := os.ReadFile("/etc/hosts"); err == nil && !hostsNames(string(b), hosts) {
+			files["/etc/hosts"] = string(b) + hostsLine(string(b), hosts)
+		}
 	}
 	for path, content := range files {
 		name := strings.ReplaceAll(path, "/", "%")
@@ -64,4 +69,28 @@ func cpuinfo(host string, ncpu int) string {
 		b.WriteString("\n\n")
 	}
 	return b.String()
+}
+
+// hostsNames reports whether hosts file content maps name.
+func hostsNames(content, name string) bool {
+	for _, l := range strings.Split(content, "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		f := strings.Fields(l)
+		for i := 1; i < len(f); i++ {
+			if f[i] == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hostsLine is the line that gives the guest's hostname an address, as
+// Debian's installer gives the machine's own name: 127.0.1.1.
+func hostsLine(content, name string) string {
+	line := "127.0.1.1\t" + name + "\n"
+	if content != "" && !strings.HasSuffix(content, "\n") {
+		line = "\n" + line
+	}
+	return line
 }

@@ -68,6 +68,11 @@ type Options struct {
 	CPUs int
 	// Hostname is the guest's hostname in its UTS namespace.
 	Hostname string
+	// HostsEntry gives Hostname the address 127.0.1.1 in the guest's
+	// /etc/hosts (a copy of the host's, bind-mounted), so that a program
+	// that looks its own name up finds it, as on the host. A replay
+	// leaves it off: its guest reads the recording's copy.
+	HostsEntry bool
 	// Traced lists the syscalls the seccomp filter sends to the tracer.
 	Traced []int
 	// Stdin, Stdout and Stderr are the guest's; nil means hermit's own.
@@ -140,7 +145,11 @@ func Start(o Options) (*Tracer, int, error) {
 	defer errR.Close()
 	var files string
 	if o.CPUs > 0 {
-		if files, err = machineFiles(o.CPUs); err != nil {
+		hosts := ""
+		if o.HostsEntry {
+			hosts = o.Hostname
+		}
+		if files, err = machineFiles(o.CPUs, hosts); err != nil {
 			return nil, 0, fmt.Errorf("preparing /proc/cpuinfo: %w", err)
 		}
 		// Mounted by the launcher before the guest starts.
