@@ -343,6 +343,16 @@ func isTerminal(path string) bool {
 	return strings.HasPrefix(path, "/dev/pts/") || strings.HasPrefix(path, "/dev/tty") || path == "/dev/console"
 }
 
+// exitOnlyAfter are the calls whose exit stops (timeLeft, hideRusage,
+// receivesNames) change nothing at their entry: one made again needs
+// nothing put back.
+var exitOnlyAfter = map[int]bool{
+	abi.SYS_POLL: true, abi.SYS_PPOLL: true, abi.SYS_SELECT: true, abi.SYS_PSELECT6: true,
+	abi.SYS_EPOLL_WAIT: true, abi.SYS_EPOLL_PWAIT: true, abi.SYS_EPOLL_PWAIT2: true,
+	abi.SYS_WAIT4: true, abi.SYS_WAITID: true, abi.SYS_ACCEPT: true, abi.SYS_ACCEPT4: true,
+	abi.SYS_RECVFROM: true, abi.SYS_RECVMSG: true, abi.SYS_RECVMMSG: true,
+}
+
 // readyDecided makes t's call again, from its seccomp stop, if the engine
 // let it run in the kernel because a descriptor was ready, and other
 // threads had turns since: one of them may have taken the data or the
@@ -350,11 +360,20 @@ func isTerminal(path string) bool {
 // in the kernel while the thread that would end its wait is parked (a
 // hang: CPython's multiprocessing pool polled a pipe the result handler
 // had just read). Whether other threads ran is the engine's own state,
-// the same in every run, record and replay.
+// the same in every run, record and replay. A thread a guest's tracer
+// traces is left as it is: its tracer saw the call's entry once.
 func (e *Engine) readyDecided(t *thread) {
 	decided := t.readyTurn
 	t.readyTurn = 0
-	if decided == 0 || e.result.Stats.Turns <= decided+1 || !t.atSyscall || t.act != actCont || t.sig != 0 || t.onExit != nil {
+	if decided == 0 || e.result.Stats.Turns <= decided+1 || !t.atSyscall || t.sig != 0 || t.pt != nil {
+		return
+	}
+	switch {
+	case t.act == actExitStop && t.onExit != nil && exitOnlyAfter[t.nr]:
+		// What its exit does (the time left, the peer's address, an
+		// empty rusage) the call made again asks for again.
+		t.act, t.onExit = actCont, nil
+	case t.act != actCont || t.onExit != nil:
 		return
 	}
 	rew := t.regs

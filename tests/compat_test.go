@@ -360,7 +360,7 @@ func TestPipeWritesWhole(t *testing.T) {
 func TestStaleReady(t *testing.T) {
 	t.Parallel()
 	var cases []compatCase
-	for _, mode := range []string{"poll", "select", "epoll", "peek"} {
+	for _, mode := range []string{"poll", "ppoll", "select", "epoll", "peek"} {
 		cases = append(cases, compatCase{mode, cGuest("stale_ready.c", mode), mode + ": the last wait ended with the second byte\n"})
 	}
 	checkCompat(t, cases)
@@ -372,8 +372,10 @@ func TestStaleReady(t *testing.T) {
 		if r := hermitRun(t, flags, reap); r.Exit != 0 || string(r.Stdout) != "the thread reaped a child\nthe main thread reaped a child\n" {
 			t.Errorf("two threads that wait for children, timeslice %d: %s", ts, describe(r))
 		}
-		if r := hermitRun(t, flags, cGuest("stale_ready.c", "poll")(t)); r.Exit != 0 {
-			t.Errorf("poll, timeslice %d: %s", ts, describe(r))
+		for _, mode := range []string{"poll", "ppoll"} {
+			if r := hermitRun(t, flags, cGuest("stale_ready.c", mode)(t)); r.Exit != 0 {
+				t.Errorf("%s, timeslice %d: %s", mode, ts, describe(r))
+			}
 		}
 	}
 }

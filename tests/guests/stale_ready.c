@@ -1,5 +1,6 @@
 /* stale_ready: the main thread waits, again and again, on a descriptor
- * that is ready (poll, select, epoll_wait, or recv with MSG_PEEK, none of
+ * that is ready (poll, ppoll with a timeout, select, epoll_wait, or recv
+ * with MSG_PEEK, none of
  * which takes the data), while a second thread sleeps 1 ms, takes the
  * byte that makes it ready, sleeps 10 ms, sets a flag and sends a byte
  * again. The main thread's last wait ends when that byte comes. Under
@@ -46,6 +47,11 @@ int main(int argc, char **argv) {
 		if (!strcmp(mode, "poll")) {
 			struct pollfd p = {.fd = sv[0], .events = POLLIN};
 			CHECK(poll(&p, 1, -1) == 1);
+		} else if (!strcmp(mode, "ppoll")) {
+			// With a timeout, which the call writes back at its exit.
+			struct pollfd p = {.fd = sv[0], .events = POLLIN};
+			struct timespec ts = {100, 0};
+			CHECK(ppoll(&p, 1, &ts, NULL) == 1);
 		} else if (!strcmp(mode, "select")) {
 			fd_set r;
 			FD_ZERO(&r);
