@@ -89,6 +89,10 @@ var policy = map[int]handler{
 	abi.SYS_EPOLL_WAIT:   sysEpollWait,
 	abi.SYS_EPOLL_PWAIT:  sysEpollWait,
 	abi.SYS_EPOLL_PWAIT2: sysEpollWait,
+	abi.SYS_SPLICE:       sysSplice,
+	abi.SYS_TEE:          sysSplice,
+	abi.SYS_SENDFILE:     sysSplice,
+	abi.SYS_VMSPLICE:     sysSplice,
 
 	// Signals.
 	abi.SYS_KILL:              sysKill,

@@ -380,6 +380,19 @@ func TestStaleReady(t *testing.T) {
 	}
 }
 
+// TestSpliceWaits: splice, sendfile and vmsplice into a full pipe, and a
+// splice out of an empty one, wait in hermit for the other thread, which
+// drains or fills the pipe (in the kernel they hung the run).
+func TestSpliceWaits(t *testing.T) {
+	t.Parallel()
+	var cases []compatCase
+	for _, mode := range []string{"splice", "sendfile", "vmsplice"} {
+		cases = append(cases, compatCase{mode, cGuest("splice_pipes.c", mode), mode + ": moved 1048576, the reader got 1048576\n"})
+	}
+	cases = append(cases, compatCase{"splicein", cGuest("splice_pipes.c", "splicein"), "splicein: moved 65536\n"})
+	checkCompat(t, cases)
+}
+
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal
 // already pending (it timed out first, and returned EAGAIN).
 func TestSigtimedwaitPoll(t *testing.T) {
