@@ -62,7 +62,8 @@ const StdinPath = "/.hermit-stdin"
 // made in parts too, and a write of more than a page asks where its data
 // goes (the write-end query, which replaces stdio-pipe and internal-pipe
 // there).
-const JournalVersion = "12"
+// Version 13: the argument digest covers only the arguments a call takes.
+const JournalVersion = "13"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

@@ -196,10 +196,13 @@ func (r *Recorder) failed() error {
 	return r.err
 }
 
-// ArgDigest is the digest of a syscall's arguments that replay checks.
-func ArgDigest(args [6]uint64) uint64 {
+// ArgDigest is the digest of the arguments of syscall nr that replay
+// checks: those the call takes (abi.NumArgs), not the registers past
+// them, which hold what the caller left there (a dynamic loader's rdtsc
+// made every replay of an LD_PRELOAD program diverge at its access).
+func ArgDigest(nr int, args [6]uint64) uint64 {
 	h := uint64(0x6a09e667f3bcc908)
-	for _, a := range args {
+	for _, a := range args[:abi.NumArgs(nr)] {
 		h = mix(h, a)
 	}
 	return h
@@ -233,7 +236,7 @@ func (r *Recorder) Enter(c *detcore.Call) error {
 		return err
 	}
 	r.known.valid = false
-	d := ArgDigest(c.Args)
+	d := ArgDigest(c.Nr, c.Args)
 	ev := trace.Event{Kind: trace.KindSyscall, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Digest: d}
 	k := [2]int32{int32(c.Vtid), int32(c.Nr)}
 	if last, ok := r.lastArgs[k]; !ok || last != d {

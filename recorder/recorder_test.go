@@ -222,9 +222,9 @@ func TestRecorderArgsOnlyWhenChanged(t *testing.T) {
 	h := &fakeHost{classes: map[int]ptrace.FdClass{}, mem: fakeMem{}}
 	evs := record(t, h, func(r *Recorder) {
 		for i := 0; i < 3; i++ {
-			call(t, r, abi.SYS_GETPID, [6]uint64{1}, 2)
+			call(t, r, abi.SYS_UMASK, [6]uint64{1}, 2)
 		}
-		call(t, r, abi.SYS_GETPID, [6]uint64{2}, 2)
+		call(t, r, abi.SYS_UMASK, [6]uint64{2}, 2)
 	})
 	var withArgs []bool
 	for _, ev := range evs {

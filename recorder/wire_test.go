@@ -60,8 +60,19 @@ func TestArgs(t *testing.T) {
 	}
 	b := a
 	b[5]++
-	if ArgDigest(a) == ArgDigest(b) {
+	if ArgDigest(abi.SYS_MMAP, a) == ArgDigest(abi.SYS_MMAP, b) {
 		t.Error("different arguments have the same digest")
+	}
+	// access takes two: what the registers past them hold is no part of
+	// the call.
+	c := a
+	c[2], c[3] = 0x56e900000000, 7
+	if ArgDigest(abi.SYS_ACCESS, a) != ArgDigest(abi.SYS_ACCESS, c) {
+		t.Error("access's digest depends on registers past its two arguments")
+	}
+	c[1]++
+	if ArgDigest(abi.SYS_ACCESS, a) == ArgDigest(abi.SYS_ACCESS, c) {
+		t.Error("access's digest does not depend on its second argument")
 	}
 }
 
@@ -139,7 +150,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 	}
 	// Only this version replays: before 3, calls intercepted for the
 	// journal were scheduling points, so those schedules were not run's.
-	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, JournalVersion: true, "13": false, "": false} {
+	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, JournalVersion: true, "14": false, "": false} {
 		f := s.Flags()
 		f[FlagJournal] = v
 		if _, err := ParseSettings(f); (err == nil) != ok {

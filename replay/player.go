@@ -128,7 +128,7 @@ func (p *player) describe(ev *trace.Event, tid int) string {
 		return fmt.Sprintf("the result of thread %d's %s", ev.Tid, abi.SyscallName(int(ev.Sysno)))
 	}
 	call := abi.SyscallName(int(ev.Sysno)) + "(?)"
-	if a, ok := p.args[[2]int32{ev.Tid, ev.Sysno}]; ok && recorder.ArgDigest(a) == ev.Digest {
+	if a, ok := p.args[[2]int32{ev.Tid, ev.Sysno}]; ok && recorder.ArgDigest(int(ev.Sysno), a) == ev.Digest {
 		call = callString(int(ev.Sysno), a)
 	}
 	if int(ev.Tid) != tid {
@@ -143,7 +143,7 @@ func FormatCall(nr int, a [6]uint64) string { return callString(nr, a) }
 
 func callString(nr int, a [6]uint64) string {
 	parts := make([]string, 0, 6)
-	for _, v := range a[:nargs(nr)] {
+	for _, v := range a[:abi.NumArgs(nr)] {
 		switch {
 		case int64(v) < 0 && int64(v) > -4096:
 			parts = append(parts, fmt.Sprint(int64(v)))
@@ -157,19 +157,6 @@ func callString(nr int, a [6]uint64) string {
 	return abi.SyscallName(nr) + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// nargs is how many arguments to show for syscall nr: all six, less the
-// trailing zeros most calls leave.
-func nargs(nr int) int {
-	switch nr {
-	case abi.SYS_READ, abi.SYS_WRITE, abi.SYS_OPEN, abi.SYS_IOCTL, abi.SYS_LSEEK, abi.SYS_READV, abi.SYS_WRITEV:
-		return 3
-	case abi.SYS_CLOSE, abi.SYS_EXIT, abi.SYS_EXIT_GROUP, abi.SYS_DUP:
-		return 1
-	case abi.SYS_OPENAT, abi.SYS_POLL, abi.SYS_CONNECT, abi.SYS_FUTEX:
-		return 4
-	}
-	return 6
-}
 
 // Enter implements detcore.Journal: the call must be the one recorded.
 func (p *player) Enter(c *detcore.Call) error {
@@ -192,7 +179,7 @@ func (p *player) Enter(c *detcore.Call) error {
 		}
 	}
 	if ev.Kind != trace.KindSyscall || ev.External || ev.Tid != int32(c.Vtid) || ev.Sysno != int32(c.Nr) ||
-		ev.Digest != recorder.ArgDigest(c.Args) {
+		ev.Digest != recorder.ArgDigest(c.Nr, c.Args) {
 		return p.diverge(c.Vtid, "expected %s got %s", p.describe(ev, c.Vtid), callString(c.Nr, c.Args))
 	}
 	n := p.n

@@ -53,7 +53,7 @@ func writeTrace(t *testing.T, evs []trace.Event, complete bool) *trace.Reader {
 }
 
 func enter(tid, nr int, args [6]uint64) trace.Event {
-	return trace.Event{Kind: trace.KindSyscall, Tid: int32(tid), Sysno: int32(nr), Digest: recorder.ArgDigest(args),
+	return trace.Event{Kind: trace.KindSyscall, Tid: int32(tid), Sysno: int32(nr), Digest: recorder.ArgDigest(nr, args),
 		Mem: []trace.MemWrite{{Data: recorder.EncodeArgs(args)}}}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
@@ -292,4 +293,27 @@ func int80Guest(t *testing.T) []string {
 		testenv.Skip(t, "this kernel has no 32-bit system call entry (IA32 emulation): int $0x80 faults natively")
 	}
 	return argv
+}
+
+// TestReplayPreload: a program run with LD_PRELOAD, replayed seconds after
+// its recording, replays (the dynamic loader leaves the host's rdtsc in a
+// register that access does not take, which replay compared: every such
+// replay diverged once the counter's upper half had moved).
+func TestReplayPreload(t *testing.T) {
+	t.Parallel()
+	env := testenv.Require(t, "env")
+	tru := testenv.Require(t, "true")
+	argv := []string{env, "LD_PRELOAD=libm.so.6", tru}
+	if nat := native(t, argv); nat.Exit != 0 || len(nat.Stderr) != 0 {
+		testenv.Skip(t, "this machine cannot preload libm.so.6: "+describe(nat))
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, argv); rec.Exit != 0 {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	// rdtsc's upper half moves every 2^32 cycles: about 1.4 s at 3 GHz.
+	time.Sleep(3 * time.Second)
+	if rep := replay(t, dir); rep.Exit != 0 || strings.Contains(string(rep.Stderr), "diverged") {
+		t.Errorf("hermit replay 3 s after the recording: %s", describe(rep))
+	}
 }

@@ -29,3 +29,18 @@ func TestRegsBytes(t *testing.T) {
 		t.Errorf("a short buffer sets only the registers it holds: %+v", short)
 	}
 }
+
+// TestNumArgs spot-checks the argument counts against the calls' C
+// declarations.
+func TestNumArgs(t *testing.T) {
+	for nr, want := range map[int]int{
+		SYS_READ: 3, SYS_MMAP: 6, SYS_ACCESS: 2, SYS_CLOSE: 1, SYS_GETPID: 0, SYS_FUTEX: 6,
+		SYS_OPENAT: 4, SYS_NEWFSTATAT: 4, SYS_WAIT4: 4, SYS_WAITID: 5, SYS_PRCTL: 5, SYS_CLONE: 5,
+		SYS_EXIT_GROUP: 1, SYS_RSEQ: 4, SYS_PRLIMIT64: 4, SYS_STATX: 5, SYS_GETRANDOM: 3,
+		SYS_CLONE3: 2, SYS_OPENAT2: 4, SYS_EPOLL_PWAIT2: 6, SYS_FACCESSAT2: 4, 100000: 6,
+	} {
+		if got := NumArgs(nr); got != want {
+			t.Errorf("NumArgs(%s) = %d, want %d", SyscallName(nr), got, want)
+		}
+	}
+}
