@@ -157,7 +157,6 @@ func callString(nr int, a [6]uint64) string {
 	return abi.SyscallName(nr) + "(" + strings.Join(parts, ", ") + ")"
 }
 
-
 // Enter implements detcore.Journal: the call must be the one recorded.
 func (p *player) Enter(c *detcore.Call) error {
 	if p.err != nil {
