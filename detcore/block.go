@@ -180,7 +180,7 @@ func (e *Engine) wake(t *thread) bool {
 // signalWake wakes blocked thread t, whose wait b the pending signals end
 // (signalEnds), and reports whether it may run.
 func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
-	if pending&^stopSignals == 0 && t.atSyscall {
+	if pending&^stopSignals == 0 && t.atSyscall && !e.catches(t, pending) {
 		// Only a stop is pending: the threads of the process join
 		// it without their calls, which they make again once
 		// continued. All of them at once: which one takes the
@@ -250,6 +250,14 @@ func remainingSleep(rem uint64, deadline int64) func(e *Engine, t *thread) {
 			_ = e.t.WriteMem(t.tid, rem, timespecBytes(max(0, deadline-e.clock)))
 		}
 	}
+}
+
+// catches reports whether t's process has a handler for one of sigs (a
+// stop signal it catches stops nothing: its handler runs, as for any
+// other signal).
+func (e *Engine) catches(t *thread, sigs uint64) bool {
+	caught, _, err := e.t.Caught(t.tid)
+	return err == nil && caught&sigs != 0
 }
 
 // stopSignals are the signals that stop a process by default.

@@ -118,9 +118,13 @@ func traced(p *process) bool {
 // thread's next turn.
 func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 	switch {
-	case st.Kind == StopSignal && st.Sig == abi.SIGSTOP:
-		// The thread that takes the SIGSTOP: deliver it, and it stops
-		// (unless its tracer in the guest sees the signal first).
+	case st.Kind == StopSignal && e.stopsNow(t, st.Sig):
+		// The thread that takes the SIGSTOP (or a SIGTSTP, SIGTTIN or
+		// SIGTTOU its process does not catch): deliver it, and it
+		// stops (unless its tracer in the guest sees the signal
+		// first). Left for its next turn, it kept the others, which
+		// made their calls again and again to reach the stop, from
+		// ever giving it one.
 		if t.pt != nil && t.pt.pass != st.Sig {
 			e.stopping--
 			e.traceStop(t, stopStatus(st.Sig, 0), st.Sig, false)
@@ -163,6 +167,15 @@ func (e *Engine) stoppedOther(t *thread, st Stop) bool {
 	t.act = actCont
 	t.sig = st.Sig
 	return true
+}
+
+// stopsNow reports whether signal sig stops t's process: SIGSTOP, or
+// another stop signal that it does not catch.
+func (e *Engine) stopsNow(t *thread, sig int) bool {
+	if sig == abi.SIGSTOP {
+		return true
+	}
+	return isStopSignal(sig) && !e.catches(t, 1<<(sig-1))
 }
 
 // continueStopped makes the stopped threads of the processes a SIGCONT

@@ -393,6 +393,22 @@ func TestSpliceWaits(t *testing.T) {
 	checkCompat(t, cases)
 }
 
+// TestStopThreadedChild: SIGSTOP, SIGTSTP, SIGTTIN and SIGTTOU stop a
+// child that has a second thread, and the parent's waitpid sees it; a
+// SIGTSTP the child catches runs its handler (both hung: the child's
+// threads made their calls again and again to reach a stop, while the
+// thread that took the signal waited for a turn).
+func TestStopThreadedChild(t *testing.T) {
+	t.Parallel()
+	checkCompat(t, []compatCase{
+		{"SIGSTOP", cGuest("mt_stop.c", "19"), "stopped by Stopped (signal)\nkilled: 1\n"},
+		{"SIGTSTP", cGuest("mt_stop.c", "20"), "stopped by Stopped\nkilled: 1\n"},
+		{"SIGTTIN", cGuest("mt_stop.c", "21"), "stopped by Stopped (tty input)\nkilled: 1\n"},
+		{"SIGTTOU", cGuest("mt_stop.c", "22"), "stopped by Stopped (tty output)\nkilled: 1\n"},
+		{"SIGTSTP caught", cGuest("mt_stop.c", "caught"), "the handler ran\nkilled: 1\n"},
+	})
+}
+
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal
 // already pending (it timed out first, and returned EAGAIN).
 func TestSigtimedwaitPoll(t *testing.T) {
