@@ -53,7 +53,7 @@ const (
 
 var classes = map[int]class{
 	abi.SYS_READ: clRead, abi.SYS_READV: clRead, abi.SYS_PREAD64: clRead, abi.SYS_PREADV: clRead,
-	abi.SYS_PREADV2: clRead, abi.SYS_RECVFROM: clRead, abi.SYS_RECVMSG: clRead,
+	abi.SYS_PREADV2: clRead, abi.SYS_RECVFROM: clRead, abi.SYS_RECVMSG: clRead, abi.SYS_RECVMMSG: clRead,
 
 	abi.SYS_WRITE: clSend, abi.SYS_WRITEV: clSend, abi.SYS_SENDTO: clSend, abi.SYS_SENDMSG: clSend,
 	abi.SYS_SENDMMSG: clSend, abi.SYS_PWRITE64: clSend,

@@ -29,6 +29,11 @@ func outputs(nr int, a [6]uint64, res int64, read memReader) []trace.MemWrite {
 		o.sockaddr(a[4], a[5])
 	case abi.SYS_RECVMSG:
 		o.msghdr(a[1], res)
+	case abi.SYS_RECVMMSG:
+		o.mmsghdrs(a[1], res, true)
+		o.add(a[4], 16) // the time left
+	case abi.SYS_SENDMMSG:
+		o.mmsghdrs(a[1], res, false)
 	case abi.SYS_GETSOCKNAME, abi.SYS_GETPEERNAME, abi.SYS_ACCEPT, abi.SYS_ACCEPT4:
 		o.sockaddr(a[1], a[2])
 	case abi.SYS_GETSOCKOPT:
@@ -134,4 +139,22 @@ func (o *outs) msghdr(p uint64, n int64) {
 	o.add(le.Uint64(h[0:]), int64(le.Uint32(h[8:])))
 	o.iovecs(le.Uint64(h[16:]), le.Uint64(h[24:]), n)
 	o.add(le.Uint64(h[32:]), int64(le.Uint64(h[40:])))
+}
+
+// mmsghdrs keeps what recvmmsg (recv) or sendmmsg filled in the first n
+// entries of the struct mmsghdr array at vec: each message's msg_len, and
+// for recvmmsg its header and bytes.
+func (o *outs) mmsghdrs(vec uint64, n int64, recv bool) {
+	const size, lenOff = 64, 56 // struct mmsghdr, and its msg_len
+	for i := int64(0); i < n && i < 1024; i++ {
+		p := vec + uint64(i*size)
+		if recv {
+			var b [4]byte
+			if o.read(p+lenOff, b[:]) != nil {
+				return
+			}
+			o.msghdr(p, int64(binary.LittleEndian.Uint32(b[:])))
+		}
+		o.add(p+lenOff, 4)
+	}
 }

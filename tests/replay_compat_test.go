@@ -317,3 +317,19 @@ func TestReplayPreload(t *testing.T) {
 		t.Errorf("hermit replay 3 s after the recording: %s", describe(rep))
 	}
 }
+
+// TestReplayMmsg: sendmmsg and recvmmsg over UDP (outside the guest, for
+// a recording) replay what the recording saw: the msg_len values and
+// the bytes received (replay made recvmmsg for real, and it waited for
+// ever; sendmmsg's msg_len read 0).
+func TestReplayMmsg(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("mmsg.c")(t)
+	want := "sendmmsg: 2, msg_len 5 and 7\nrecvmmsg: 2, msg_len 5 and 7: hello world!!\n"
+	if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != want {
+		t.Fatalf("native: want %q; %s", want, describe(nat))
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+}
