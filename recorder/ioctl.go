@@ -125,6 +125,17 @@ var legacyIoctls = map[uint32]int64{
 	0x89b1: sizeofIfreq,   // SIOCGHWTSTAMP
 }
 
+// Requests that change only the descriptor or its open file description
+// (O_NONBLOCK, O_ASYNC, close-on-exec), the same on whatever file it is:
+// replay makes them for real, on its stand-in too, so that fcntl's
+// F_GETFL and F_GETFD there say what they said in the recording.
+var fdFlagIoctls = map[uint32]bool{
+	0x5421: true, // FIONBIO
+	0x5450: true, // FIONCLEX
+	0x5451: true, // FIOCLEX
+	0x5452: true, // FIOASYNC
+}
+
 // Requests that return a new descriptor: replay stands in for it
 // (ResultStandIn), as for a terminal the guest opens. arg holds the new
 // descriptor's open flags.

@@ -256,6 +256,9 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 	switch cl {
 	case clRead, clIoctl:
 		fd := int(int32(c.Args[0]))
+		if cl == clIoctl && fdFlagIoctls[uint32(c.Args[1])] {
+			break
+		}
 		fc := r.classOf(c.Tid, fd)
 		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd, false) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
 	case clSend:

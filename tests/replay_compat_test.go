@@ -333,3 +333,19 @@ func TestReplayMmsg(t *testing.T) {
 		t.Errorf("hermit record: want %q; %s", want, describe(rec))
 	}
 }
+
+// TestReplayFdFlagIoctls: FIONBIO, FIOCLEX and FIONCLEX on a pty master
+// (outside the guest, for a recording) change what fcntl reads in replay
+// as in the recording (replay faked them, and its stand-in's flags never
+// changed: Python's pty.spawn and tmux diverged).
+func TestReplayFdFlagIoctls(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("pty_flags.c")(t)
+	want := "nonblocking: 1 then 0; close-on-exec: 1 then 0\n"
+	if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != want {
+		t.Fatalf("native: want %q; %s", want, describe(nat))
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	}
+}
