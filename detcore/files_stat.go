@@ -169,12 +169,18 @@ func (c statCall) guestBytes(st *StatxBuf) []byte {
 }
 
 // id identifies the file st describes; asked says the caller asked the
-// kernel for STATX_BTIME.
+// kernel for STATX_BTIME. The birth time tells a reused inode number only
+// on a disk's filesystem: one on an anonymous device (major 0: tmpfs, the
+// guest's private /tmp, an overlay) hands numbers out afresh, and an
+// overlay gives a file it copies up from its lower layer a new birth time
+// and the same number (rm -rf of a host directory under the private /tmp
+// failed: fts saw its parent's number change).
 func (st *StatxBuf) id(asked bool) FileID {
+	major := le32(st[stxDevMajor:])
 	id := FileID{
-		Dev:        uint64(le32(st[stxDevMajor:]))<<32 | uint64(le32(st[stxDevMinor:])),
+		Dev:        uint64(major)<<32 | uint64(le32(st[stxDevMinor:])),
 		Ino:        le64(st[stxIno:]),
-		BtimeKnown: asked || le32(st[stxMask:])&statxBtime != 0,
+		BtimeKnown: major != 0 && (asked || le32(st[stxMask:])&statxBtime != 0),
 	}
 	if le32(st[stxMask:])&statxBtime != 0 {
 		id.Btime = getTimestamp(st[stxBtime:])

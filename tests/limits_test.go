@@ -172,6 +172,36 @@ func TestPrivateTmp(t *testing.T) {
 	}
 }
 
+// TestPrivateTmpLikeADisk: under the private /tmp a host directory tree
+// is removed by rm -rf (whose fts saw a directory's inode number change
+// when the overlay copied it up, and failed), and two hard links to a
+// host file have one inode number (they had two: git clone refused its
+// own hard links); the host's tree is left as it was.
+func TestPrivateTmpLikeADisk(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	testenv.Require(t, "stat")
+	dir, err := os.MkdirTemp("/tmp", "hermit-private-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.MkdirAll(dir+"/tree/a/b/c/d/e/f", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/file", []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `rm -rf "$1/tree" && echo removed; test -e "$1/tree" || echo gone; ln "$1/file" "$1/link" && [ "$(stat -c %i "$1/file")" = "$(stat -c %i "$1/link")" ] && echo one inode`
+	want := "removed\ngone\none inode\n"
+	if r := hermitRun(t, nil, []string{sh, "-c", script, "sh", dir}); r.Exit != 0 || string(r.Stdout) != want {
+		t.Errorf("want %q; %s", want, describe(r))
+	}
+	if _, err := os.Stat(dir + "/tree/a/b/c/d/e/f"); err != nil {
+		t.Errorf("the guest's rm -rf reached the host's /tmp: %v", err)
+	}
+}
+
 // TestVirtualTimers: alarm, setitimer, timer_create, timerfd and
 // clock_nanosleep(TIMER_ABSTIME) fire in virtual time: the expected counts,
 // and no wall time spent waiting for them.

@@ -229,10 +229,13 @@ func notEmulated(err error) error {
 func fileID(st *[256]byte) detcore.FileID {
 	le := binary.LittleEndian
 	id := detcore.FileID{
-		Dev:        uint64(le.Uint32(st[136:]))<<32 | uint64(le.Uint32(st[140:])), // stx_dev_major, minor
-		Ino:        le.Uint64(st[32:]),
-		BtimeKnown: true,
+		Dev: uint64(le.Uint32(st[136:]))<<32 | uint64(le.Uint32(st[140:])), // stx_dev_major, minor
+		Ino: le.Uint64(st[32:]),
 	}
+	// A filesystem on an anonymous device (major 0) does not reuse inode
+	// numbers as a disk's does, and an overlay gives a file a new birth
+	// time when it copies it up (detcore.StatxBuf.id).
+	id.BtimeKnown = id.Dev>>32 != 0
 	if le.Uint32(st[0:])&unix.STATX_BTIME != 0 { // stx_mask
 		id.Btime = int64(le.Uint64(st[80:]))*1e9 + int64(le.Uint32(st[88:]))
 	}

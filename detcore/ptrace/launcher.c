@@ -154,15 +154,22 @@ static int private_tmp(void) {
 		goto undo;
 	// Not MS_REC: that would take our tmpfs, now stacked on the same dentry.
 	if (mount(src, "/tmp/l", NULL, MS_BIND, NULL) < 0) goto undo;
-	const char *opts = "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w";
-	if (mount("overlay", "/tmp", "overlay", 0, opts) == 0) {
-		close(lower);
-		return 0;
-	}
-	// In a user namespace overlayfs wants user.* xattrs.
-	if (mount("overlay", "/tmp", "overlay", 0, "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr") == 0) {
-		close(lower);
-		return 0;
+	// xino keeps a file's inode number when a write copies it up from
+	// the host's layer, and gives hard links one number, as a real
+	// filesystem does (rm -rf of a host directory failed: fts saw its
+	// parent's number change); kernels without it mount without. In a
+	// user namespace overlayfs wants user.* xattrs.
+	static const char *const opts[] = {
+		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,xino=on,index=on",
+		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,xino=on,index=on,userxattr",
+		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w",
+		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr",
+	};
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		if (mount("overlay", "/tmp", "overlay", 0, opts[i]) == 0) {
+			close(lower);
+			return 0;
+		}
 	}
 undo:
 	umount2("/tmp", MNT_DETACH);
