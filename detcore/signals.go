@@ -32,9 +32,15 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		if why == "" {
 			why = "hermit did not examine it"
 		}
-		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while other threads waited to run; "+
+		waited := "other threads waited to run"
+		if e.countWaiting() == 0 {
+			// No other thread could run: a timer or a sleep's end
+			// waited for virtual time, which computation does not move.
+			waited = "a timer or a sleep waited for virtual time to reach its deadline (it moves at syscalls)"
+		}
+		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
 			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
-			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), why, hint))
+			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), waited, why, hint))
 		e.park(t)
 		e.endTurn(t) // its turn ends here
 		if e.countWaiting() == 1 {

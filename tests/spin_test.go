@@ -128,6 +128,23 @@ func TestProgressLoopReported(t *testing.T) {
 	}
 }
 
+// TestAlarmCountReported: the only thread counts until its alarm's
+// SIGALRM: computation moves no virtual time, so the watchdog ends the
+// wait, and its warning says a timer waited (it said other threads did,
+// with none there).
+func TestAlarmCountReported(t *testing.T) {
+	t.Parallel()
+	r := hermitRun(t, []string{"--watchdog", "300ms"}, cGuest("spins.c", "alarmcount")(t))
+	if r.Exit != 0 || string(r.Stdout) != "alarmcount: caught after counting: yes\n" {
+		t.Fatalf("want exit 0 and the alarm caught; %s", describe(r))
+	}
+	warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+ \([^)]*\)\) ` +
+		`while a timer or a sleep waited for virtual time to reach its deadline \(it moves at syscalls\); it is not a pure spin`)
+	if !warn.Match(r.Stderr) {
+		t.Errorf("stderr lacks the warning that a timer waited:\n%s", r.Stderr)
+	}
+}
+
 // TestStarvationReported: a thread that computes right after starting
 // another keeps it from running until its next syscall, where natively
 // both would run at once; the guest, which counts on it, fails, and

@@ -7,6 +7,8 @@
  *             after a computation
  *   alarm     the only thread spins until alarm(1)'s SIGALRM handler sets
  *             a flag
+ *   alarmcount  the same, counting as it spins: no point of its loop
+ *             repeats, and the watchdog ends the wait
  *   spinlock  4 threads take turns at a lock built on atomic exchange,
  *             each adding to a shared counter under it
  *   pingpong  two threads hand a turn variable to each other by spinning
@@ -77,6 +79,15 @@ static void spin_alarm(void) {
 	while (!caught)
 		;
 	say("alarm: caught\n");
+}
+
+static void spin_alarmcount(void) {
+	CHECK(signal(SIGALRM, on_alarm) != SIG_ERR);
+	alarm(1);
+	volatile long n = 0;
+	while (!caught)
+		n++;
+	say("alarmcount: caught after counting: %s\n", n > 0 ? "yes" : "no");
 }
 
 static void *sleeper(void *arg) {
@@ -291,6 +302,8 @@ int main(int argc, char **argv) {
 		spin_flag();
 	else if (strcmp(mode, "alarm") == 0)
 		spin_alarm();
+	else if (strcmp(mode, "alarmcount") == 0)
+		spin_alarmcount();
 	else if (strcmp(mode, "spinlock") == 0)
 		spin_lock();
 	else if (strcmp(mode, "pingpong") == 0)
