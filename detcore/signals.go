@@ -46,8 +46,10 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		if e.countWaiting() == 1 {
 			// Only the spinner could run: what it waits for is a sleep or
 			// a timer, so virtual time moves on to it, as when every
-			// thread waits.
+			// thread waits. The spinner computed all that time: it is
+			// its CPU time (openssl speed divided by a CPU time of 0).
 			if d, ok := e.nextDeadline(); ok && d > e.clock {
+				t.charge(d - e.clock)
 				e.clock = d
 			}
 		}
