@@ -518,6 +518,14 @@ func (e *Engine) handleStop(st Stop) error {
 		if err := e.t.GetRegs(t.tid, &t.regs); err != nil {
 			return e.gone(t, err)
 		}
+		if t.inPart && t.journalExit {
+			// A part of a write made in parts: the journal keeps what
+			// the kernel returned for this part, before partEnd makes
+			// the call again or gives the guest the whole count.
+			if err := e.journalExit(t); err != nil {
+				return err
+			}
+		}
 		if f := t.onExit; f != nil {
 			t.onExit = nil
 			f(e, t)

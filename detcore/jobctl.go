@@ -70,7 +70,7 @@ func (e *Engine) joinStop(o *thread) {
 		return
 	}
 	o.act = actCont
-	o.onExit = nil
+	o.onExit, o.inPart = nil, false
 	o.state = tsStopping
 	e.stopping++
 	if err := e.resumeThread(o, ResumeCont, 0); err != nil {

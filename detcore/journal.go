@@ -148,12 +148,18 @@ func (e *Engine) journalNative(t *thread) {
 			t.regs = saved
 			return
 		}
-		if t.act == actExitStop {
-			t.act = actCont
-		}
 		// Nor does it enter a fast descriptor (fastio.go): the journal
 		// answers its calls.
 		t.fast = nil
+		if t.inPart {
+			// A part of a write made in parts (a pty's, in replay):
+			// partEnd sees the journal's result at the exit and makes
+			// the call again for the rest, as the recording did.
+			break
+		}
+		if t.act == actExitStop {
+			t.act = actCont
+		}
 		t.onExit = nil
 	case o.Exit:
 		t.act = actExitStop

@@ -8,7 +8,8 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 //
 //   - WriteInside: a blocking write, writev, sendto or sendmsg (without
 //     MSG_DONTWAIT) of more than a page to a pipe, FIFO or Unix stream
-//     socket whose ends the guest holds is made in parts. Each part runs
+//     socket whose ends the guest holds, or to a pty (whose other side
+//     the guest may read), is made in parts. Each part runs
 //     with O_NONBLOCK and takes what fits; the call is made again for the
 //     rest once there is room, until all of it is written, as the
 //     kernel's blocking write does. The guest sees one call that returns
@@ -98,6 +99,7 @@ func cutWrite(e *Engine, t *thread) {
 		// written as the kernel writes it, and the call returns the
 		// count of all the parts.
 		t.act = actExitStop
+		t.inPart = true
 		t.onExit = func(e *Engine, t *thread) { e.partEnd(t, fd, nil, p) }
 		return
 	}
@@ -195,6 +197,7 @@ func (e *Engine) partStart(t *thread, fd int, pw PartWriteTracer, p *partWrite) 
 	// decided, and a replay's pipe is the recording's.
 	_ = pw.SetNonblock(t.tid, fd, true)
 	t.act = actExitStop
+	t.inPart = true
 	t.onExit = func(e *Engine, t *thread) { e.partEnd(t, fd, pw, p) }
 }
 
@@ -202,6 +205,7 @@ func (e *Engine) partStart(t *thread, fd int, pw PartWriteTracer, p *partWrite) 
 // or ends the write with the count of all its parts (pw nil: a part made
 // blocking, the last).
 func (e *Engine) partEnd(t *thread, fd int, pw PartWriteTracer, p *partWrite) {
+	t.inPart = false
 	if pw != nil {
 		_ = pw.SetNonblock(t.tid, fd, false)
 	}

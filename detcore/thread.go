@@ -66,6 +66,9 @@ type thread struct {
 	// part is the blocking write t makes in parts (io.go), while the call
 	// is made again for its rest.
 	part *partWrite
+	// inPart: t's call is one part of a write made in parts (partwrite.go),
+	// whose exit partEnd handles.
+	inPart bool
 	// cpu is the virtual time charged to t while it ran (cputime.go).
 	cpu int64
 	// policy: the engine's policy handles the syscall t is stopped at.

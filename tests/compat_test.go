@@ -409,6 +409,18 @@ func TestStopThreadedChild(t *testing.T) {
 	})
 }
 
+// TestPtyWritesWhole: 1 MiB written to a pty's slave that the parent
+// reads from the master, and 200 KiB written to the master that the
+// child reads from the slave, arrive whole (the writes waited in the
+// kernel for the reader hermit kept parked: a hang).
+func TestPtyWritesWhole(t *testing.T) {
+	t.Parallel()
+	checkCompat(t, []compatCase{
+		{"slave to master", cGuest("pty_big.c", "out"), "the parent read 1048576\n"},
+		{"master to slave", cGuest("pty_big.c", "in"), "the child read 204800\n"},
+	})
+}
+
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal
 // already pending (it timed out first, and returned EAGAIN).
 func TestSigtimedwaitPoll(t *testing.T) {

@@ -193,19 +193,33 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 
 // WriteEnd implements detcore.PartWriteTracer: hermit's stdio and what
 // FdClass calls external are outside; a pipe, FIFO or Unix stream socket
-// it calls internal is inside.
+// it calls internal, and a pty, are inside.
 func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 	_, c := t.FdKindClass(tid, fd, true)
 	h, err := t.heldFd(tid, fd)
 	switch {
 	case err != nil || h.stErr != nil:
 		return detcore.WriteUnknown
-	case c == FdStdio || c == FdExternal:
+	case c == FdStdio:
+		return detcore.WriteOutside
+	case isPty(&h.st):
+		// A pty other than hermit's own terminal: the guest may well
+		// read its other side (pty.spawn, script, expect), and its parts
+		// wait as well for a reader outside.
+		return detcore.WriteInside
+	case c == FdExternal:
 		return detcore.WriteOutside
 	case c == FdInternal && (h.st.Mode&unix.S_IFMT == unix.S_IFIFO || unixStream(h.fd)):
 		return detcore.WriteInside
 	}
 	return detcore.WriteUnknown
+}
+
+// isPty reports whether st is a pseudo-terminal's side: a slave (majors
+// 136 to 143) or a master (/dev/ptmx, 5:2).
+func isPty(st *unix.Stat_t) bool {
+	m := unix.Major(st.Rdev)
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && (m >= 136 && m <= 143 || m == 5 && unix.Minor(st.Rdev) == 2)
 }
 
 // markable reports whether hermit may mark the open file description of

@@ -137,13 +137,13 @@ func (t *Tracer) CPUTime(tid int) (time.Duration, bool) {
 
 // SetNonblock implements detcore.PartWriteTracer: it sets or clears
 // O_NONBLOCK on the open file description of descriptor fd of thread
-// tid, which must be a pipe, FIFO or Unix stream socket.
+// tid, which must be a pipe, FIFO, Unix stream socket or pty.
 func (t *Tracer) SetNonblock(tid, fd int, on bool) error {
 	h, err := t.heldFd(tid, fd)
 	if err != nil {
 		return err
 	}
-	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO && !unixStream(h.fd) {
+	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO && !unixStream(h.fd) && !isPty(&h.st) {
 		return unix.EINVAL
 	}
 	fl, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETFL, 0)
