@@ -33,10 +33,10 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 			why = "hermit did not examine it"
 		}
 		waited := "other threads waited to run"
-		if e.countWaiting() == 0 {
-			// No other thread could run: a timer or a sleep's end
-			// waited for virtual time, which computation does not move.
-			waited = "a timer or a sleep waited for virtual time to reach its deadline (it moves at syscalls)"
+		if len(e.threads) == 1 {
+			// The only thread: a timer or a sleep's end waited for
+			// virtual time, which computation does not move.
+			waited = "a timer waited for virtual time to reach its deadline (it moves at syscalls)"
 		}
 		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
 			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
