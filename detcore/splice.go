@@ -58,4 +58,30 @@ func sysSplice(e *Engine, t *thread) {
 			return
 		}
 	}
+	if out >= 0 {
+		e.spliceNonblock(t, out)
+	}
+}
+
+// spliceNonblock makes t's call, which writes descriptor out, take only
+// what fits, when out is one whose reader may be parked (a pty: a splice
+// into a terminal writes all it has before it returns, waiting for the
+// reader): it runs with O_NONBLOCK, and is made again, to wait in hermit,
+// if nothing fits.
+func (e *Engine) spliceNonblock(t *thread, out int) {
+	pw, ok := e.t.(PartWriteTracer)
+	if !ok || pw.WriteEnd(t.tid, out) != WriteInside {
+		return
+	}
+	_ = pw.SetNonblock(t.tid, out, true)
+	orig := t.regs
+	t.act = actExitStop
+	t.inPart = true
+	t.onExit = func(e *Engine, t *thread) {
+		t.inPart = false
+		_ = pw.SetNonblock(t.tid, out, false)
+		if int64(t.regs.Rax) == -abi.EAGAIN {
+			e.rewind(t, orig)
+		}
+	}
 }

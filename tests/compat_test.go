@@ -389,7 +389,8 @@ func TestSpliceWaits(t *testing.T) {
 	for _, mode := range []string{"splice", "sendfile", "vmsplice"} {
 		cases = append(cases, compatCase{mode, cGuest("splice_pipes.c", mode), mode + ": moved 1048576, the reader got 1048576\n"})
 	}
-	cases = append(cases, compatCase{"splicein", cGuest("splice_pipes.c", "splicein"), "splicein: moved 65536\n"})
+	cases = append(cases, compatCase{"splicein", cGuest("splice_pipes.c", "splicein"), "splicein: moved 65536\n"},
+		compatCase{"splicetty", cGuest("splice_pipes.c", "splicetty"), "splicetty: moved 65536, the reader got 65536\n"})
 	checkCompat(t, cases)
 }
 

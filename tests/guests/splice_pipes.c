@@ -2,7 +2,8 @@
  * from a file or vmsplice from its memory, while a second thread drains
  * the pipe 4 KiB at a time; each call waits while the pipe is full. Then
  * "splicein": the reader splices out of a pipe a second thread fills
- * slowly, waiting while it is empty. Under hermit a call that waited in
+ * slowly, waiting while it is empty; "splicetty": splices 64 KiB from a
+ * pipe into a pty's slave, whose master the second thread drains. Under hermit a call that waited in
  * the kernel kept the thread that would end the wait parked: a hang.
  */
 #include "guest.h"
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
+#include <termios.h>
 
 #define SIZE (1 << 20)
 static char buf[SIZE];
@@ -52,6 +54,27 @@ int main(int argc, char **argv) {
 	pthread_t th;
 	long moved = 0;
 	ssize_t n;
+	if (!strcmp(mode, "splicetty")) {
+		// A pipe into a pty's slave, whose master a thread drains.
+		int m = posix_openpt(O_RDWR | O_NOCTTY);
+		CHECK(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
+		int s = open(ptsname(m), O_RDWR | O_NOCTTY);
+		struct termios raw;
+		CHECK(s >= 0 && tcgetattr(s, &raw) == 0);
+		cfmakeraw(&raw);
+		CHECK(tcsetattr(s, TCSANOW, &raw) == 0);
+		p[0] = m;
+		CHECK(pthread_create(&th, NULL, drain, NULL) == 0);
+		int q[2];
+		CHECK(pipe(q) == 0);
+		writeall(q[1], buf, 65536); // a pipe holds 64 KiB
+		while (moved < 65536 && (n = splice(q[0], NULL, s, NULL, 65536 - moved, 0)) > 0)
+			moved += n;
+		while (got < moved)
+			usleep(1000);
+		say("splicetty: moved %ld, the reader got %ld\n", moved, got);
+		return 0;
+	}
 	if (!strcmp(mode, "splicein")) {
 		// The reader's splice waits for the filler: pipe to file.
 		CHECK(pthread_create(&th, NULL, fill, NULL) == 0);
