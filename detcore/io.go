@@ -376,16 +376,9 @@ func (e *Engine) readyDecided(t *thread) {
 	case t.act != actCont || t.onExit != nil:
 		return
 	}
-	rew := t.regs
-	rew.OrigRax = ^uint64(0)
-	rew.Rax = uint64(t.nr)
-	rew.Rip -= abi.SyscallInsnLen
-	if e.t.SetRegs(t.tid, &rew) != nil {
+	if !e.remake(t) {
 		return
 	}
-	t.regs = rew
-	// The skipped call is no call for the journal.
-	t.atSyscall = false
 	t.fast = nil
 	t.retried = true
 	e.result.Stats.ReadyRetries++

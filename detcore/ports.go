@@ -591,16 +591,9 @@ func receivesNames(inner handler) handler {
 func (e *Engine) retryWhenReady(t *thread) {
 	b := t.block
 	orig := t.regs
-	rew := orig
-	rew.OrigRax = ^uint64(0)
-	rew.Rax = uint64(t.nr)
-	rew.Rip -= abi.SyscallInsnLen
-	if e.t.SetRegs(t.tid, &rew) != nil {
+	if !e.remake(t) {
 		return
 	}
-	t.regs = rew
-	// The skipped call is no call for the journal.
-	t.atSyscall = false
 	mask := b.wakeMask
 	b.wakeMask = func(blocked uint64) uint64 {
 		wake := ^blocked

@@ -225,6 +225,23 @@ func probeWait(e *Engine, t *thread, optArg int, opts uint64) {
 // rewind puts t, at the exit of a call it made with registers orig, back
 // at that call's syscall instruction with its own registers: it makes the
 // call again when it next runs.
+// remake skips t's call, at its seccomp stop, and rewinds t to its
+// syscall instruction, so that it makes the call again (meeting its
+// seccomp stop again) when it runs; the skipped call is no call for the
+// journal. It reports whether it did.
+func (e *Engine) remake(t *thread) bool {
+	rew := t.regs
+	rew.OrigRax = ^uint64(0)
+	rew.Rax = uint64(t.nr)
+	rew.Rip -= abi.SyscallInsnLen
+	if e.t.SetRegs(t.tid, &rew) != nil {
+		return false
+	}
+	t.regs = rew
+	t.atSyscall = false
+	return true
+}
+
 func (e *Engine) rewind(t *thread, orig abi.Regs) bool {
 	rew := orig
 	rew.Rip -= abi.SyscallInsnLen
