@@ -46,15 +46,7 @@ func TestStraceInGuest(t *testing.T) {
 			t.Fatalf("%s: strace printed %v, natively %v; %s", what, got, want, describe(r))
 		}
 	})
-	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, argv)
-	if d := firstDiff(first, guestStderr(rec.Stderr)); d != "" || rec.Exit != 0 {
-		t.Fatalf("hermit record: strace's output differs from hermit run's at %s; %s", d, describe(rec))
-	}
-	rec.Stderr = guestStderr(rec.Stderr)
-	rep := replay(t, dir)
-	rep.Stderr = guestStderr(rep.Stderr)
-	sameRun(t, "replay", rec, rep)
+	straceRecordReplay(t, argv, first)
 }
 
 // TestStraceThreadsInGuest: `strace -f` of a Go program, whose threads
@@ -73,6 +65,13 @@ func TestStraceThreadsInGuest(t *testing.T) {
 			t.Fatalf("%s: want exit 0 and an exit line for each of the %d threads started, got %d; %s", what, c, n, describe(r))
 		}
 	})
+	straceRecordReplay(t, argv, first)
+}
+
+// straceRecordReplay records argv, an strace, whose stderr must be first
+// (hermit run's), and replays it: the replay must show what it showed.
+func straceRecordReplay(t *testing.T, argv []string, first []byte) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "trace")
 	rec := record(t, dir, nil, argv)
 	if d := firstDiff(first, guestStderr(rec.Stderr)); d != "" || rec.Exit != 0 {

@@ -318,34 +318,28 @@ func TestReplayPreload(t *testing.T) {
 	}
 }
 
-// TestReplayMmsg: sendmmsg and recvmmsg over UDP (outside the guest, for
-// a recording) replay what the recording saw: the msg_len values and
-// the bytes received (replay made recvmmsg for real, and it waited for
-// ever; sendmmsg's msg_len read 0).
-func TestReplayMmsg(t *testing.T) {
+// TestReplayOutsideDescriptors: calls on descriptors a recording keeps
+// as outside the guest replay what the recording saw. sendmmsg and
+// recvmmsg over UDP: the msg_len values and the bytes received (replay
+// made recvmmsg for real, and it waited for ever; sendmmsg's msg_len read
+// 0). FIONBIO, FIOCLEX and FIONCLEX on a pty master: what fcntl reads
+// back (replay faked them, and its stand-in's flags never changed:
+// Python's pty.spawn and tmux diverged).
+func TestReplayOutsideDescriptors(t *testing.T) {
 	t.Parallel()
-	argv := cGuest("mmsg.c")(t)
-	want := "sendmmsg: 2, msg_len 5 and 7\nrecvmmsg: 2, msg_len 5 and 7: hello world!!\n"
-	if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != want {
-		t.Fatalf("native: want %q; %s", want, describe(nat))
-	}
-	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
-		t.Errorf("hermit record: want %q; %s", want, describe(rec))
-	}
-}
-
-// TestReplayFdFlagIoctls: FIONBIO, FIOCLEX and FIONCLEX on a pty master
-// (outside the guest, for a recording) change what fcntl reads in replay
-// as in the recording (replay faked them, and its stand-in's flags never
-// changed: Python's pty.spawn and tmux diverged).
-func TestReplayFdFlagIoctls(t *testing.T) {
-	t.Parallel()
-	argv := cGuest("pty_flags.c")(t)
-	want := "nonblocking: 1 then 0; close-on-exec: 1 then 0\n"
-	if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != want {
-		t.Fatalf("native: want %q; %s", want, describe(nat))
-	}
-	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
-		t.Errorf("hermit record: want %q; %s", want, describe(rec))
+	for _, c := range []struct{ name, src, want string }{
+		{"sendmmsg and recvmmsg", "mmsg.c", "sendmmsg: 2, msg_len 5 and 7\nrecvmmsg: 2, msg_len 5 and 7: hello world!!\n"},
+		{"descriptor flag ioctls", "pty_flags.c", "nonblocking: 1 then 0; close-on-exec: 1 then 0\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := cGuest(c.src)(t)
+			if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != c.want {
+				t.Fatalf("native: want %q; %s", c.want, describe(nat))
+			}
+			if rec := recordReplay(t, nil, argv); string(rec.Stdout) != c.want {
+				t.Errorf("hermit record: want %q; %s", c.want, describe(rec))
+			}
+		})
 	}
 }
