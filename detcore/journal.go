@@ -43,7 +43,19 @@ type Outcome struct {
 	// process group as the recorded call ran (SIGTTOU or SIGTTIN from a
 	// terminal), which interrupted it: the engine sends it first.
 	Raise int
+	// Stack, with Exit and Args, is written below the red zone of the
+	// thread's stack for the native run (a path the call opens), and an
+	// argument StackArg becomes its address. The bytes it covered are put
+	// back at the call's exit.
+	Stack []byte
 }
+
+// StackArg, in Outcome.Args, stands for the address of Outcome.Stack.
+const StackArg = 0x5ac0_0000_0000_57ac
+
+// redZone is the x86-64 ABI's red zone: the 128 bytes below the stack
+// pointer that a function may use without moving it.
+const redZone = 128
 
 // A Journal records or replays what the outside world decided in a run.
 // The engine calls it at fixed, deterministic points, from the Run
@@ -174,7 +186,11 @@ func (e *Engine) journalNative(t *thread) {
 		}
 		if o.Args != nil {
 			saved := t.regs
-			t.regs.SetArgs(*o.Args)
+			args := *o.Args
+			if len(o.Stack) > 0 {
+				e.onStack(t, o.Stack, &args)
+			}
+			t.regs.SetArgs(args)
 			if o.Nr != 0 {
 				t.regs.OrigRax = uint64(o.Nr)
 			}
@@ -185,6 +201,24 @@ func (e *Engine) journalNative(t *thread) {
 			t.savedArgs = &saved
 		}
 	}
+}
+
+// onStack writes data below the red zone of t's stack, for its call's
+// native run, and puts its address in the arguments that are StackArg;
+// the bytes it covered are written back at the exit. (If it cannot, the
+// call sees StackArg, an address the kernel fails with EFAULT.)
+func (e *Engine) onStack(t *thread, data []byte, args *[6]uint64) {
+	addr := (t.regs.Rsp - redZone - uint64(len(data))) &^ 15
+	old := make([]byte, len(data))
+	if e.t.ReadMem(t.tid, addr, old) != nil || e.t.WriteMem(t.tid, addr, data) != nil {
+		return
+	}
+	for i, a := range args {
+		if a == StackArg {
+			args[i] = addr
+		}
+	}
+	t.exitMem = append([]MemWrite{{Addr: addr, Data: old}}, t.exitMem...)
 }
 
 // journalExit reports the exit of t's call to the journal.

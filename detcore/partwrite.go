@@ -12,7 +12,8 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 //     the guest may read), is made in parts. Each part runs
 //     with O_NONBLOCK and takes what fits; the call is made again for the
 //     rest once there is room, until all of it is written, as the
-//     kernel's blocking write does. The guest sees one call that returns
+//     kernel's blocking write does. A write to a pty (WriteTerminal)
+//     is made in parts however small. The guest sees one call that returns
 //     the whole count (or, if a signal comes between the parts, the
 //     count written: the kernel's answer then).
 //   - WriteOutside: the reader is outside the guest (hermit's own stdout
@@ -28,7 +29,17 @@ const (
 	WriteUnknown WriteEnd = iota // neither of the below, or not known
 	WriteOutside                 // to a reader outside the guest
 	WriteInside                  // a pipe, FIFO or Unix stream socket within the guest
+	// WriteTerminal: a pty other than hermit's own terminal, whose other
+	// side the guest may read. Unlike a pipe's, a pty's room is not a
+	// page once it polls writable (the reader's line discipline may be
+	// full, and output processing turns a newline into two bytes): a
+	// write of any size is made in parts.
+	WriteTerminal
 )
+
+// inside reports whether a write to a descriptor of end w is made in
+// parts.
+func (w WriteEnd) inside() bool { return w == WriteInside || w == WriteTerminal }
 
 // PartWriteTracer is implemented by tracers that can make a write to a
 // pipe or socket non-blocking for one call (partWrite).
@@ -91,7 +102,7 @@ func cutWrite(e *Engine, t *thread) {
 	if p := t.part; p != nil {
 		// The rest of a write made in parts.
 		t.part = nil
-		if pw != nil && pw.WriteEnd(t.tid, fd) == WriteInside {
+		if pw != nil && pw.WriteEnd(t.tid, fd).inside() {
 			e.partStart(t, fd, pw, p)
 			return
 		}
@@ -110,9 +121,10 @@ func cutWrite(e *Engine, t *thread) {
 	if !ok {
 		return
 	}
-	if p.total > pageSize && pw != nil {
+	big := p.total > pageSize
+	if big && pw != nil {
 		switch pw.WriteEnd(t.tid, fd) {
-		case WriteInside:
+		case WriteInside, WriteTerminal:
 			e.partStart(t, fd, pw, p)
 			return
 		case WriteOutside:
@@ -123,6 +135,12 @@ func cutWrite(e *Engine, t *thread) {
 		return
 	}
 	space := e.t.PipeSpace(t.tid, fd)
+	if space < 0 && !big && pw != nil && pw.WriteEnd(t.tid, fd) == WriteTerminal {
+		// Not a pipe nor a Unix socket: a pty may take less than a
+		// page.
+		e.partStart(t, fd, pw, p)
+		return
+	}
 	if space <= 0 || p.total <= uint64(space) {
 		return
 	}

@@ -19,10 +19,11 @@ func sysSplice(e *Engine, t *thread) {
 	var in, out int
 	switch t.nr {
 	case abi.SYS_SPLICE:
+		in, out = int(int32(r.Rdi)), int(int32(r.Rdx))
 		if r.R9&spliceNonblock != 0 {
+			e.spliceToTerminal(t, in, out)
 			return
 		}
-		in, out = int(int32(r.Rdi)), int(int32(r.Rdx))
 	case abi.SYS_TEE:
 		if r.R10&spliceNonblock != 0 {
 			return
@@ -40,26 +41,46 @@ func sysSplice(e *Engine, t *thread) {
 			in, out = out, -1
 		}
 	}
-	for _, w := range []struct {
-		fd     int
-		events int16
-	}{{in, POLLIN}, {out, POLLOUT}} {
-		if w.fd < 0 {
-			continue
-		}
-		e.ioWaitKind(t, w.fd, w.events, e.t.FdKind(t.tid, w.fd))
-		if t.state == tsBlocked {
-			if t.block != nil && t.block.kind == bkFd {
-				e.retryWhenReady(t)
-			}
-			return
-		}
-		if t.state != tsReady || t.act != actCont {
-			return
-		}
+	if !e.spliceWait(t, in, POLLIN) || !e.spliceWait(t, out, POLLOUT) || out < 0 {
+		return
 	}
-	if out >= 0 {
-		e.spliceNonblock(t, out)
+	if pw, ok := e.t.(PartWriteTracer); ok && pw.WriteEnd(t.tid, out).inside() {
+		e.spliceNonblock(t, out, pw)
+	}
+}
+
+// spliceWait waits until t's descriptor fd (none if negative) is ready
+// for events, and reports whether the call may go on now.
+func (e *Engine) spliceWait(t *thread, fd int, events int16) bool {
+	if fd < 0 {
+		return true
+	}
+	e.ioWaitKind(t, fd, events, e.t.FdKind(t.tid, fd))
+	if t.state == tsBlocked {
+		if t.block != nil && t.block.kind == bkFd {
+			e.retryWhenReady(t)
+		}
+		return false
+	}
+	return t.state == tsReady && t.act == actCont
+}
+
+// spliceToTerminal handles a splice with SPLICE_F_NONBLOCK into a pty:
+// the flag makes only its pipe end non-blocking, and its write into the
+// terminal waits for the reader (Go's os.File.ReadFrom into a tty). If
+// the pipe it reads has data, it waits in hermit until the pty is
+// writable and then takes only what fits; otherwise the kernel fails it
+// at once (EAGAIN), as natively.
+func (e *Engine) spliceToTerminal(t *thread, in, out int) {
+	pw, ok := e.t.(PartWriteTracer)
+	if !ok || e.t.FdKind(t.tid, out) != FdPollable || pw.WriteEnd(t.tid, out) != WriteTerminal {
+		return
+	}
+	if ready, err := e.t.Poll([]FdWait{{Tid: t.tid, Fd: in, Events: POLLIN, Read: true}}, 0); err != nil || !ready[0] {
+		return
+	}
+	if e.spliceWait(t, out, POLLOUT) {
+		e.spliceNonblock(t, out, pw)
 	}
 }
 
@@ -68,10 +89,9 @@ func sysSplice(e *Engine, t *thread) {
 // into a terminal writes all it has before it returns, waiting for the
 // reader): it runs with O_NONBLOCK, and is made again, to wait in hermit,
 // if nothing fits.
-func (e *Engine) spliceNonblock(t *thread, out int) {
-	pw, ok := e.t.(PartWriteTracer)
-	if !ok || pw.WriteEnd(t.tid, out) != WriteInside {
-		return
+func (e *Engine) spliceNonblock(t *thread, out int, pw PartWriteTracer) {
+	if t.ioKind != FdPollable || t.ioKindFd != out {
+		return // O_NONBLOCK already: the guest's own EAGAIN
 	}
 	_ = pw.SetNonblock(t.tid, out, true)
 	orig := t.regs

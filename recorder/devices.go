@@ -19,8 +19,11 @@ import (
 // /dev/pts/N, /proc/self/fd/0 when that is a terminal) is external: its
 // reads, writes and ioctls are recorded. Replay must not open it again: it
 // may have no controlling terminal, or the pty may be another user's. The
-// trace keeps the descriptor (ResultStandIn) and replay opens a socket in
-// its place, at the same number, as for an accepted connection.
+// trace keeps the descriptor (ResultStandIn) and replay opens a pty of its
+// own (a master, not its controlling terminal) in its place, at the same
+// number and with the same access mode, so that fcntl's F_GETFL and poll
+// there behave as a terminal's; a socket where it has no /dev/ptmx, and
+// for the namespace SIOCGSKNS returns.
 //
 // /proc/PID/mem of a guest process is in a proc filesystem, so it would
 // count as external, but reading or writing it is the guest touching its
@@ -57,15 +60,25 @@ func (r *Recorder) terminal(tid, fd int) bool {
 	return syscall.Fstat(int(f.Fd()), &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFCHR && isTerminalDev(st.Rdev)
 }
 
-// standIn logs the terminal the guest opened as fd, for replay to stand in
-// for: Mem[0] holds the socket flags the stand-in takes (the open's
-// O_NONBLOCK and O_CLOEXEC, which are SOCK_NONBLOCK and SOCK_CLOEXEC).
-func (r *Recorder) standIn(c *detcore.Call, flags uint64) {
+// StandInTerminal, in a stand-in's flags, says it stands in for a
+// terminal (a pty in replay).
+const StandInTerminal = 1 << 40
+
+// standIn logs the descriptor, a terminal or a namespace, that the guest
+// opened as c's result, for replay to stand in for: Mem[0] holds the
+// flags the stand-in takes (the open's access mode, O_NONBLOCK and
+// O_CLOEXEC; O_NONBLOCK and O_CLOEXEC are also SOCK_NONBLOCK and
+// SOCK_CLOEXEC), with StandInTerminal for a terminal.
+func (r *Recorder) standIn(c *detcore.Call, flags uint64, terminal bool) {
 	if r.host.FdClass(c.Tid, int(c.Result)) == ptrace.FdStdio {
 		r.warn("reopen:"+abi.SyscallName(c.Nr), abi.SyscallName(c.Nr)+" opens hermit's own terminal by its name: a replay gives the program a stand-in for it, and writes to it will not reach the replay's output")
 	}
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], flags&(abi.O_NONBLOCK|abi.O_CLOEXEC))
+	flags &= abi.O_ACCMODE | abi.O_NONBLOCK | abi.O_CLOEXEC
+	if terminal {
+		flags |= StandInTerminal
+	}
+	binary.LittleEndian.PutUint64(b[:], flags)
 	r.append(&trace.Event{Kind: trace.KindSyscall, External: true, Tid: int32(c.Vtid), Sysno: int32(c.Nr),
 		Result: c.Result, Digest: ResultStandIn, Mem: []trace.MemWrite{{Data: b[:]}}})
 }

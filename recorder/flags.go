@@ -63,7 +63,11 @@ const StdinPath = "/.hermit-stdin"
 // goes (the write-end query, which replaces stdio-pipe and internal-pipe
 // there).
 // Version 13: the argument digest covers only the arguments a call takes.
-const JournalVersion = "13"
+// Version 14: a write of a page or less to a descriptor that is neither
+// a pipe nor a Unix socket asks where its data goes (a pty's is made in
+// parts), as does a splice with SPLICE_F_NONBLOCK; a terminal's stand-in
+// keeps the open's access mode.
+const JournalVersion = "14"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

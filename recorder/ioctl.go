@@ -136,12 +136,15 @@ var fdFlagIoctls = map[uint32]bool{
 	0x5452: true, // FIOASYNC
 }
 
+// tiocgptpeer is TIOCGPTPEER, which opens the slave of a pty master.
+const tiocgptpeer = 0x5441
+
 // Requests that return a new descriptor: replay stands in for it
 // (ResultStandIn), as for a terminal the guest opens. arg holds the new
 // descriptor's open flags.
 var fdIoctls = map[uint32]bool{
-	0x5441: true, // TIOCGPTPEER: the slave of a pty master
-	0x894c: true, // SIOCGSKNS: the network namespace of a socket
+	tiocgptpeer: true, // the slave of a pty master
+	0x894c:      true, // SIOCGSKNS: the network namespace of a socket
 }
 
 // ioctlSize returns how many bytes ioctl request req writes at its

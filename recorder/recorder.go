@@ -328,7 +328,7 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		if c.Result >= 0 {
 			switch {
 			case mayOpenTerminal(p.path) && r.terminal(c.Tid, int(c.Result)):
-				r.standIn(c, p.flags)
+				r.standIn(c, p.flags, true)
 			case !p.excl && p.captured && !r.guestMounted(p.path) && !r.underMade(p.path):
 				// (Made by the guest in a directory it made, a file is
 				// made again by the replay: a copy would be in the
@@ -373,7 +373,7 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clIoctl:
 		if c.Result >= 0 && fdIoctls[uint32(c.Args[1])] {
-			r.standIn(c, c.Args[2])
+			r.standIn(c, c.Args[2], uint32(c.Args[1]) == tiocgptpeer)
 			return false, 0, r.failed()
 		}
 	}

@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -222,13 +225,17 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		o.Mem, _ = p.mem(ev.Mem)
 		return o
 	case ev.Digest == recorder.ResultStandIn && ev.Result >= 0:
-		// A terminal the guest opened: a socket in its place, as for an
-		// accepted connection (its calls were recorded as external).
+		// A terminal the guest opened: a pty of replay's own in its
+		// place (its calls were recorded as external), or a socket, as
+		// for an accepted connection.
 		flags := uint64(0)
 		if len(ev.Mem) == 1 && len(ev.Mem[0].Data) == 8 {
-			flags = binary.LittleEndian.Uint64(ev.Mem[0].Data) & (abi.O_NONBLOCK | abi.O_CLOEXEC)
+			flags = binary.LittleEndian.Uint64(ev.Mem[0].Data)
 		}
-		return p.standIn(c, ev.Result, flags)
+		if flags&recorder.StandInTerminal != 0 && ptmxOpens() {
+			return p.ptyStandIn(c, ev.Result, flags)
+		}
+		return p.standIn(c, ev.Result, flags&(abi.O_NONBLOCK|abi.O_CLOEXEC))
 	case ev.Digest == recorder.ResultRefused:
 		msg := "a call hermit cannot replay"
 		if len(ev.Mem) == 1 {
@@ -252,6 +259,12 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		// signal is sent again).
 		p.force[c.Tid] = ev.Result
 		return detcore.Outcome{Exit: true, Interrupt: true, Raise: recorder.RaisedSignal(ev.Mem)}
+	}
+	if c.Nr == abi.SYS_IOCTL && uint32(c.Args[1]) == tiocsptlck && ptmxOpens() {
+		// (Un)locking a pty master: made on replay's own pty too
+		// (ptyStandIn), whose TIOCGPTPEER fails while it is locked.
+		p.force[c.Tid] = ev.Result
+		return detcore.Outcome{Exit: true}
 	}
 	o := detcore.Outcome{Emulate: true, Result: ev.Result}
 	if o.Mem, err = p.mem(ev.Mem); err != nil {
@@ -303,6 +316,38 @@ func (p *player) standIn(c *detcore.Call, fd int64, flags uint64) detcore.Outcom
 	p.place[c.Tid] = fd
 	return detcore.Outcome{Exit: true, Nr: abi.SYS_SOCKET, Args: &args}
 }
+
+// ptyStandIn opens a pty master, not as a controlling terminal, in place
+// of the terminal the guest opened as descriptor fd, with the open's
+// access mode, O_NONBLOCK and O_CLOEXEC: F_GETFL there says what it said
+// in the recording (O_LARGEFILE, which a socket lacks, included), and
+// poll and epoll take it. A TIOCGPTPEER runs for real, on the master's
+// stand-in: its slave has the flags the recorded one had.
+func (p *player) ptyStandIn(c *detcore.Call, fd int64, flags uint64) detcore.Outcome {
+	p.place[c.Tid] = fd
+	if c.Nr == abi.SYS_IOCTL {
+		return detcore.Outcome{Exit: true}
+	}
+	flags &= abi.O_ACCMODE | abi.O_NONBLOCK | abi.O_CLOEXEC
+	atFdcwd := int64(abi.AT_FDCWD)
+	args := [6]uint64{uint64(atFdcwd), detcore.StackArg, flags | abi.O_NOCTTY}
+	return detcore.Outcome{Exit: true, Nr: abi.SYS_OPENAT, Args: &args, Stack: []byte(ptmx + "\x00")}
+}
+
+const (
+	ptmx       = "/dev/ptmx"
+	tiocsptlck = 0x40045431 // TIOCSPTLCK
+)
+
+// ptmxOpens reports whether replay can open ptys (ptyStandIn).
+var ptmxOpens = sync.OnceValue(func() bool {
+	f, err := os.OpenFile(ptmx, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+})
 
 // mem copies an event's memory writes, loading those stored as blobs.
 func (p *player) mem(ms []trace.MemWrite) ([]detcore.MemWrite, error) {

@@ -390,7 +390,8 @@ func TestSpliceWaits(t *testing.T) {
 		cases = append(cases, compatCase{mode, cGuest("splice_pipes.c", mode), mode + ": moved 1048576, the reader got 1048576\n"})
 	}
 	cases = append(cases, compatCase{"splicein", cGuest("splice_pipes.c", "splicein"), "splicein: moved 65536\n"},
-		compatCase{"splicetty", cGuest("splice_pipes.c", "splicetty"), "splicetty: moved 65536, the reader got 65536\n"})
+		compatCase{"splicetty", cGuest("splice_pipes.c", "splicetty"), "splicetty: moved 65536, the reader got 65536\n"},
+		compatCase{"splicettynb", cGuest("splice_pipes.c", "splicettynb"), "splicettynb: moved 65536, the reader got 65536\n"})
 	checkCompat(t, cases)
 }
 
@@ -411,14 +412,16 @@ func TestStopThreadedChild(t *testing.T) {
 }
 
 // TestPtyWritesWhole: 1 MiB written to a pty's slave that the parent
-// reads from the master, and 200 KiB written to the master that the
-// child reads from the slave, arrive whole (the writes waited in the
-// kernel for the reader hermit kept parked: a hang).
+// reads from the master, 200 KiB written to the master that the child
+// reads from the slave, and page-sized writes of short lines that the
+// slave's output processing makes larger, arrive whole (the writes
+// waited in the kernel for the reader hermit kept parked: a hang).
 func TestPtyWritesWhole(t *testing.T) {
 	t.Parallel()
 	checkCompat(t, []compatCase{
 		{"slave to master", cGuest("pty_big.c", "out"), "the parent read 1048576\n"},
 		{"master to slave", cGuest("pty_big.c", "in"), "the child read 204800\n"},
+		{"lines of a page", cGuest("pty_big.c", "lines"), "the parent read 393216\n"},
 	})
 }
 

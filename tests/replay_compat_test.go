@@ -324,12 +324,14 @@ func TestReplayPreload(t *testing.T) {
 // made recvmmsg for real, and it waited for ever; sendmmsg's msg_len read
 // 0). FIONBIO, FIOCLEX and FIONCLEX on a pty master: what fcntl reads
 // back (replay faked them, and its stand-in's flags never changed:
-// Python's pty.spawn and tmux diverged).
+// Python's pty.spawn and tmux diverged), and F_GETFL of a master and of
+// slaves opened write-only and by TIOCGPTPEER (replay's socket stand-in
+// lacked O_LARGEFILE and the access mode).
 func TestReplayOutsideDescriptors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ name, src, want string }{
 		{"sendmmsg and recvmmsg", "mmsg.c", "sendmmsg: 2, msg_len 5 and 7\nrecvmmsg: 2, msg_len 5 and 7: hello world!!\n"},
-		{"descriptor flag ioctls", "pty_flags.c", "nonblocking: 1 then 0; close-on-exec: 1 then 0\n"},
+		{"descriptor flag ioctls", "pty_flags.c", "nonblocking: 1 then 0; close-on-exec: 1 then 0\nF_GETFL: master 100002, slave 100001, peer 4000\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

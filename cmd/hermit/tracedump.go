@@ -95,7 +95,7 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 			case recorder.ResultSocket:
 				b = append(b, " [accepted: replay stands in a socket]"...)
 			case recorder.ResultStandIn:
-				b = append(b, " [terminal: replay stands in a socket]"...)
+				b = append(b, " [terminal: replay stands in a pty of its own]"...)
 			case recorder.ResultRefused:
 				b = append(b, " [refused: replay stops here]"...)
 			case recorder.ResultSplice:

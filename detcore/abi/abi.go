@@ -236,8 +236,10 @@ const (
 	O_RDONLY   = 0
 	O_WRONLY   = 0o1
 	O_RDWR     = 0o2
+	O_ACCMODE  = 0o3
 	O_CREAT    = 0o100
 	O_EXCL     = 0o200
+	O_NOCTTY   = 0o400
 	O_TRUNC    = 0o1000
 	O_NONBLOCK = 0o4000
 	O_CLOEXEC  = 0o2000000

@@ -193,7 +193,7 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 
 // WriteEnd implements detcore.PartWriteTracer: hermit's stdio and what
 // FdClass calls external are outside; a pipe, FIFO or Unix stream socket
-// it calls internal, and a pty, are inside.
+// it calls internal are inside, and a pty is a terminal.
 func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 	_, c := t.FdKindClass(tid, fd, true)
 	h, err := t.heldFd(tid, fd)
@@ -206,7 +206,7 @@ func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 		// A pty other than hermit's own terminal: the guest may well
 		// read its other side (pty.spawn, script, expect), and its parts
 		// wait as well for a reader outside.
-		return detcore.WriteInside
+		return detcore.WriteTerminal
 	case c == FdExternal:
 		return detcore.WriteOutside
 	case c == FdInternal && (h.st.Mode&unix.S_IFMT == unix.S_IFIFO || unixStream(h.fd)):
