@@ -199,7 +199,7 @@ func TestReplayTerminalIoctls(t *testing.T) {
 	sameRun(t, "replay without a terminal", rec, rep)
 	// trace dump tells which opens replay stands in for.
 	dump := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "trace", "dump", dir)
-	if dump.Exit != 0 || !strings.Contains(string(dump.Stdout), "[terminal: replay stands in a socket]") {
+	if dump.Exit != 0 || !strings.Contains(string(dump.Stdout), "[terminal: replay stands in a pty of its own]") {
 		t.Fatalf("hermit trace dump: want the /dev/tty open marked as a stand-in; %s", describe(dump))
 	}
 }
