@@ -104,9 +104,55 @@ func (t *Tracer) lookup(tid, dirfd int, path string, nofollow bool) (int, error)
 	defer unix.Close(root)
 	base, err := guestPath(tid, root, dir)
 	if err != nil {
-		return -1, err
+		return climb(root, dir, path, how)
 	}
 	return resolve(root, base+"/"+path, how, unix.RESOLVE_IN_ROOT)
+}
+
+// climb resolves path, which leaves dir by its leading ".." components,
+// when dir's own path cannot be read (a directory more than 4096 bytes
+// deep: Go's os.Getwd walks up from one with ../../name): it goes up a
+// directory at a time, staying at the guest's root, open as root, as the
+// kernel does, and resolves the rest beneath where it got.
+func climb(root, dir int, path string, how unix.OpenHow) (int, error) {
+	var rootSt [256]byte
+	if statx(root, "", unix.AT_EMPTY_PATH, unix.STATX_INO, &rootSt) != nil {
+		return -1, detcore.ErrNotEmulated
+	}
+	cur, err := unix.Openat(dir, ".", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, detcore.ErrNotEmulated
+	}
+	defer func() { unix.Close(cur) }()
+	rest := path
+	for {
+		rest = strings.TrimLeft(rest, "/")
+		if rest != ".." && !strings.HasPrefix(rest, "../") {
+			break
+		}
+		rest = rest[2:]
+		var st [256]byte
+		if statx(cur, "", unix.AT_EMPTY_PATH, unix.STATX_INO, &st) != nil {
+			return -1, detcore.ErrNotEmulated
+		}
+		if fileID(&st) == fileID(&rootSt) {
+			continue
+		}
+		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return -1, detcore.ErrNotEmulated
+		}
+		unix.Close(cur)
+		cur = up
+	}
+	if rest == "" {
+		rest = "."
+	}
+	fd, err := resolve(cur, rest, how, unix.RESOLVE_BENEATH)
+	if err == unix.EXDEV {
+		return -1, detcore.ErrNotEmulated
+	}
+	return fd, err
 }
 
 // resolve opens path under dirfd with openat2 and the given RESOLVE_*
