@@ -66,10 +66,10 @@ const (
 	// ResultSocket: an accepted connection (Result is its descriptor, Mem
 	// the peer's address), which replay stands in for with a new socket.
 	ResultSocket = 3
-	// ResultStandIn: a terminal the guest opened (Result is its
-	// descriptor), which replay stands in for with a new socket; Mem[0]
-	// holds the socket's flags (SOCK_NONBLOCK, SOCK_CLOEXEC) as a
-	// little-endian uint64.
+	// ResultStandIn: a terminal (or a namespace) the guest opened
+	// (Result is its descriptor), which replay stands in for with a pty
+	// of its own (or a socket); Mem[0] holds its flags as a
+	// little-endian uint64 (devices.go).
 	ResultStandIn = 4
 	// ResultRefused: a call hermit cannot replay (Mem[0] says why, on one
 	// line). The recording warned of it; replay stops there.
