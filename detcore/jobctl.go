@@ -275,14 +275,17 @@ func (e *Engine) raiseForGroup(t *thread, sig int) {
 	if sig == 0 {
 		return
 	}
-	sel, ok := e.groupSel(t.tid)
-	if !ok {
-		return
+	if sel, ok := e.groupSel(t.tid); ok {
+		e.signalSel(sel, sig)
+		e.sigEpoch++
 	}
+}
+
+// signalSel sends sig to each guest process sel selects.
+func (e *Engine) signalSel(sel childSel, sig int) {
 	for _, p := range e.procsWhere(func(p *process) bool { return e.matches(p, sel) }) {
 		_ = e.t.Signal(p.pid, 0, sig, nil)
 	}
-	e.sigEpoch++
 }
 
 // killOwnGroup handles kill(0, sig) from a guest process that is in

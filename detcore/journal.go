@@ -48,7 +48,15 @@ type Outcome struct {
 	// argument StackArg becomes its address. The bytes it covered are put
 	// back at the call's exit.
 	Stack []byte
+	// GroupSignals, with Emulate, are signals the kernel sent guest
+	// process groups as the recorded call ran (a ^C written to a pty
+	// master): the engine sends them once the call is skipped.
+	GroupSignals []GroupSignal
 }
+
+// GroupSignal is signal Sig sent to each process of the process group
+// whose leader has guest pid Group.
+type GroupSignal struct{ Group, Sig int }
 
 // StackArg, in Outcome.Args, stands for the address of Outcome.Stack.
 const StackArg = 0x5ac0_0000_0000_57ac
@@ -159,6 +167,11 @@ func (e *Engine) journalNative(t *thread) {
 		if e.t.SetRegs(t.tid, &t.regs) != nil {
 			t.regs = saved
 			return
+		}
+		for _, g := range o.GroupSignals {
+			if sel, ok := e.guestGroupSel(g.Group); ok {
+				e.signalSel(sel, g.Sig)
+			}
 		}
 		// Nor does it enter a fast descriptor (fastio.go): the journal
 		// answers its calls.

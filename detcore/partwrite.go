@@ -102,9 +102,12 @@ func cutWrite(e *Engine, t *thread) {
 	if p := t.part; p != nil {
 		// The rest of a write made in parts.
 		t.part = nil
-		if pw != nil && pw.WriteEnd(t.tid, fd).inside() {
-			e.partStart(t, fd, pw, p)
-			return
+		if pw != nil {
+			if end := pw.WriteEnd(t.tid, fd); end.inside() {
+				e.sigAfter = e.sigAfter || end == WriteTerminal
+				e.partStart(t, fd, pw, p)
+				return
+			}
 		}
 		// The descriptor is no longer the guest's alone: the rest is
 		// written as the kernel writes it, and the call returns the
@@ -124,7 +127,11 @@ func cutWrite(e *Engine, t *thread) {
 	big := p.total > pageSize
 	if big && pw != nil {
 		switch pw.WriteEnd(t.tid, fd) {
-		case WriteInside, WriteTerminal:
+		case WriteTerminal:
+			e.sigAfter = true
+			e.partStart(t, fd, pw, p)
+			return
+		case WriteInside:
 			e.partStart(t, fd, pw, p)
 			return
 		case WriteOutside:
@@ -137,7 +144,10 @@ func cutWrite(e *Engine, t *thread) {
 	space := e.t.PipeSpace(t.tid, fd)
 	if space < 0 && !big && pw != nil && pw.WriteEnd(t.tid, fd) == WriteTerminal {
 		// Not a pipe nor a Unix socket: a pty may take less than a
-		// page.
+		// page. (And what is written to a master may be a ^C, which
+		// signals the slave's foreground process group: blocked threads
+		// look at their signals again.)
+		e.sigAfter = true
 		e.partStart(t, fd, pw, p)
 		return
 	}

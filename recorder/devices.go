@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -101,4 +102,70 @@ func (r *Recorder) procMem(tid, fd int, write bool) bool {
 	}
 	p, err := r.host.FdPath(tid, fd)
 	return err == nil && (procMemPath.MatchString(p) || write && procStatePath.MatchString(p))
+}
+
+// termSignalsTag starts the output at address 0 of a kept write to a pty
+// master whose INTR, QUIT or SUSP characters signalled the slave's
+// foreground process group: the guest pid of the group's leader follows
+// (4 bytes, little-endian), then the signals, a byte each. Replay skips
+// the write, so it sends them itself.
+const termSignalsTag = 0xfe
+
+// TermSignals takes from mem, a kept call's outputs, the signals it sent
+// through a terminal (termSignals); rest is the other outputs.
+func TermSignals(mem []trace.MemWrite) (sigs []detcore.GroupSignal, rest []trace.MemWrite) {
+	for _, m := range mem {
+		if m.Addr != 0 || len(m.Data) < 6 || m.Data[0] != termSignalsTag {
+			rest = append(rest, m)
+			continue
+		}
+		group := int(binary.LittleEndian.Uint32(m.Data[1:]))
+		for _, sig := range m.Data[5:] {
+			sigs = append(sigs, detcore.GroupSignal{Group: group, Sig: int(sig)})
+		}
+	}
+	return sigs, rest
+}
+
+// TerminalTracer is implemented by tracers that tell what a write to a
+// pty master does to its slave (detcore/ptrace).
+type TerminalTracer interface {
+	TerminalInput(tid, fd int) (ptrace.TermInput, bool)
+}
+
+// termSignals returns, as an output for the kept write c, the signals
+// its bytes sent the foreground process group of the slave of the pty
+// master it wrote, once they are pending there: the kernel sends them
+// from a worker, after the write returned, and the engine looks at
+// signals at its next stop.
+func (r *Recorder) termSignals(c *detcore.Call) []trace.MemWrite {
+	tt, ok := r.host.(TerminalTracer)
+	if c.Nr != abi.SYS_WRITE || c.Result <= 0 || !ok {
+		return nil
+	}
+	in, ok := tt.TerminalInput(c.Tid, int(int32(c.Args[0])))
+	if !ok || !in.ISIG || in.Group <= 0 {
+		return nil
+	}
+	data := make([]byte, c.Result)
+	if r.host.ReadMem(c.Tid, c.Args[1], data) != nil {
+		return nil
+	}
+	sigs := in.Signals(data)
+	if len(sigs) == 0 {
+		return nil
+	}
+	out := binary.LittleEndian.AppendUint32([]byte{termSignalsTag}, uint32(in.Group))
+	var want uint64
+	for _, sig := range sigs {
+		out = append(out, byte(sig))
+		want |= 1 << (sig - 1)
+	}
+	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		own, shared, _, err := r.host.Signals(in.HostGroup)
+		if err != nil || (own|shared)&want == want {
+			break
+		}
+	}
+	return []trace.MemWrite{{Data: out}}
 }

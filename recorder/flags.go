@@ -66,7 +66,9 @@ const StdinPath = "/.hermit-stdin"
 // Version 14: a write of a page or less to a descriptor that is neither
 // a pipe nor a Unix socket asks where its data goes (a pty's is made in
 // parts), as does a splice with SPLICE_F_NONBLOCK; a terminal's stand-in
-// keeps the open's access mode.
+// keeps the open's access mode; a write to a pty master keeps the signals
+// its ^C, ^\ or ^Z sent (replay sends them), and blocked threads look at
+// their signals after any pty write.
 const JournalVersion = "14"
 
 // replayable are the journal versions this hermit replays.

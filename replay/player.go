@@ -267,7 +267,9 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{Exit: true}
 	}
 	o := detcore.Outcome{Emulate: true, Result: ev.Result}
-	if o.Mem, err = p.mem(ev.Mem); err != nil {
+	var mem []trace.MemWrite
+	o.GroupSignals, mem = recorder.TermSignals(ev.Mem)
+	if o.Mem, err = p.mem(mem); err != nil {
 		p.err = err
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	}

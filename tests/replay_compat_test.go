@@ -326,16 +326,26 @@ func TestReplayPreload(t *testing.T) {
 // back (replay faked them, and its stand-in's flags never changed:
 // Python's pty.spawn and tmux diverged), and F_GETFL of a master and of
 // slaves opened write-only and by TIOCGPTPEER (replay's socket stand-in
-// lacked O_LARGEFILE and the access mode).
+// lacked O_LARGEFILE and the access mode). ^C and ^\ written to a pty
+// master, which signal the slave's foreground process group: replay
+// skips the write, and no terminal signalled the child's read there (it
+// waited for ever, or diverged).
 func TestReplayOutsideDescriptors(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ name, src, want string }{
-		{"sendmmsg and recvmmsg", "mmsg.c", "sendmmsg: 2, msg_len 5 and 7\nrecvmmsg: 2, msg_len 5 and 7: hello world!!\n"},
-		{"descriptor flag ioctls", "pty_flags.c", "nonblocking: 1 then 0; close-on-exec: 1 then 0\nF_GETFL: master 100002, slave 100001, peer 4000\n"},
+	for _, c := range []struct {
+		name string
+		argv argvFunc
+		want string
+	}{
+		{"sendmmsg and recvmmsg", cGuest("mmsg.c"), "sendmmsg: 2, msg_len 5 and 7\nrecvmmsg: 2, msg_len 5 and 7: hello world!!\n"},
+		{"^C to a pty", cGuest("pty_signal.c", "intr"), "the child was killed by Interrupt\n"},
+		{"^\\ to a pty", cGuest("pty_signal.c", "quit"), "the child was killed by Quit\n"},
+		{"^C caught", cGuest("pty_signal.c", "caught"), "the child's handler ran\nthe child's read returned -1 (Interrupted system call)\nthe child exited with 0\n"},
+		{"descriptor flag ioctls", cGuest("pty_flags.c"), "nonblocking: 1 then 0; close-on-exec: 1 then 0\nF_GETFL: master 100002, slave 100001, peer 4000\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			argv := cGuest(c.src)(t)
+			argv := c.argv(t)
 			if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != c.want {
 				t.Fatalf("native: want %q; %s", c.want, describe(nat))
 			}
