@@ -10,6 +10,11 @@ type Call struct {
 	Args [6]uint64
 	// Result is the raw return value, at Exit.
 	Result int64
+	// Preempted, at Exit: the call was interrupted, before it did
+	// anything, by the watchdog's stop (Result is a restart code and no
+	// signal of the guest's is pending): the kernel makes it again once
+	// the stop is taken. Spin says the stop was for a spin examination.
+	Preempted, Spin bool
 }
 
 // MemWrite is guest memory an emulated call writes.
@@ -48,6 +53,12 @@ type Outcome struct {
 	// argument StackArg becomes its address. The bytes it covered are put
 	// back at the call's exit.
 	Stack []byte
+	// Preempt, with Exit, has the watchdog stop the thread as the call
+	// returns (a recorded Call.Preempted, with Spin as it said): run in
+	// place of the call, one that does nothing, whose result the journal
+	// forces to the restart code, makes the kernel make the call again
+	// after the stop, as in the recording.
+	Preempt, PreemptSpin bool
 	// GroupSignals, with Emulate, are signals the kernel sent guest
 	// process groups as the recorded call ran (a ^C written to a pty
 	// master): the engine sends them once the call is skipped.
@@ -190,6 +201,9 @@ func (e *Engine) journalNative(t *thread) {
 		t.act = actExitStop
 		t.journalExit = true
 		t.exitMem = o.Mem
+		if o.Preempt {
+			e.preempt(t.tid, o.PreemptSpin)
+		}
 		if o.Interrupt {
 			e.raiseForGroup(t, o.Raise)
 			o.Nr, o.Args = e.signalWait(t)
@@ -239,6 +253,13 @@ func (e *Engine) journalExit(t *thread) error {
 	t.journalExit = false
 	c := t.call()
 	c.Result = int64(t.regs.Rax)
+	if c.Result <= -abi.ERESTARTSYS && c.Result >= -abi.ERESTARTNOHAND {
+		c.Spin, c.Preempted = e.watchdogStop(t.tid)
+		if c.Preempted {
+			own, shared, _, err := e.signals(t.tid)
+			c.Preempted = err == nil && own|shared == 0
+		}
+	}
 	if saved := t.savedArgs; saved != nil {
 		t.savedArgs = nil
 		saved.Rax = t.regs.Rax

@@ -232,6 +232,15 @@ func (e *Engine) stopOnItsWay(tid int) bool {
 	return ok || e.kwaitTid.Load() == int64(tid)
 }
 
+// watchdogStop reports whether the watchdog's SIGSTOP for a preemption
+// is on its way to tid, and whether it is for a spin examination.
+func (e *Engine) watchdogStop(tid int) (spin, ok bool) {
+	e.preemptMu.Lock()
+	defer e.preemptMu.Unlock()
+	spin, ok = e.preempts[tid]
+	return spin, ok
+}
+
 // sleepsInKernel reports whether tid sleeps in a syscall, where the
 // tracer can tell. It is called from the watchdog's goroutine.
 func (e *Engine) sleepsInKernel(tid int) bool {

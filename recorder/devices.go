@@ -155,10 +155,8 @@ func (r *Recorder) termSignals(c *detcore.Call) []trace.MemWrite {
 	if len(sigs) == 0 {
 		return nil
 	}
-	out := binary.LittleEndian.AppendUint32([]byte{termSignalsTag}, uint32(in.Group))
 	var want uint64
 	for _, sig := range sigs {
-		out = append(out, byte(sig))
 		want |= 1 << (sig - 1)
 	}
 	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
@@ -167,5 +165,15 @@ func (r *Recorder) termSignals(c *detcore.Call) []trace.MemWrite {
 			break
 		}
 	}
-	return []trace.MemWrite{{Data: out}}
+	return []trace.MemWrite{EncodeTermSignals(in.Group, sigs)}
+}
+
+// EncodeTermSignals encodes signals sigs, sent to the process group whose
+// leader has guest pid group, as TermSignals decodes them.
+func EncodeTermSignals(group int, sigs []int) trace.MemWrite {
+	out := binary.LittleEndian.AppendUint32([]byte{termSignalsTag}, uint32(group))
+	for _, sig := range sigs {
+		out = append(out, byte(sig))
+	}
+	return trace.MemWrite{Data: out}
 }

@@ -68,7 +68,8 @@ const StdinPath = "/.hermit-stdin"
 // parts), as does a splice with SPLICE_F_NONBLOCK; a terminal's stand-in
 // keeps the open's access mode; a write to a pty master keeps the signals
 // its ^C, ^\ or ^Z sent (replay sends them), and blocked threads look at
-// their signals after any pty write.
+// their signals after any pty write; a kept call the watchdog's stop
+// interrupted is ResultPreempted.
 const JournalVersion = "14"
 
 // replayable are the journal versions this hermit replays.

@@ -322,6 +322,16 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		return false, 0, nil
 	}
 	ev := trace.Event{Kind: trace.KindSyscall, External: true, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Result: c.Result}
+	if c.Preempted {
+		// It did nothing, and is made again: replay has the watchdog
+		// stop it there too.
+		ev.Digest = ResultPreempted
+		if c.Spin {
+			ev.Mem = []trace.MemWrite{{Data: []byte{1}}}
+		}
+		r.append(&ev)
+		return false, 0, r.failed()
+	}
 	switch p.cl {
 	case clOpen:
 		r.seen[p.path] = true
@@ -382,6 +392,9 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 	}
 	if Restarted(c.Result) {
 		ev.Mem = r.raised(c.Tid)
+	}
+	if p.cl == clSend {
+		ev.Mem = append(ev.Mem, r.termSignals(c)...)
 	}
 	r.spill(ev.Mem)
 	r.append(&ev)

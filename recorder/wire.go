@@ -79,6 +79,12 @@ const (
 	// offsets it updated and, at address 0, what to do to the internal
 	// end (SpliceNone, SpliceFill and the bytes, SpliceSkip).
 	ResultSplice = 6
+	// ResultPreempted: a call the watchdog's stop interrupted before it
+	// did anything (Result is the restart code; Mem[0], if there, says
+	// the stop was for a spin examination), which the kernel made again:
+	// replay runs a call that does nothing in its place, with the
+	// watchdog's stop on its way.
+	ResultPreempted = 7
 )
 
 // Error codes in an answer's Result, below every errno.

@@ -245,6 +245,10 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	case ev.Digest == recorder.ResultSplice && ev.Result > 0:
 		return p.splice(c, ev)
+	case ev.Digest == recorder.ResultPreempted:
+		p.force[c.Tid] = ev.Result
+		spin := len(ev.Mem) == 1 && len(ev.Mem[0].Data) == 1 && ev.Mem[0].Data[0] == 1
+		return detcore.Outcome{Exit: true, Nr: abi.SYS_GETPID, Args: &[6]uint64{}, Preempt: true, PreemptSpin: spin}
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0 && c.Nr == abi.SYS_MREMAP:
 		return p.remap(c, ev.Result)
 	case ev.Digest == recorder.ResultPlace && ev.Result >= 0:

@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -202,5 +203,42 @@ func TestPlayerKilledFromOutside(t *testing.T) {
 	var de *DivergenceError
 	if err := p.Enter(&detcore.Call{Vtid: 2, Nr: abi.SYS_READ}); !errors.As(err, &de) {
 		t.Errorf("past the end of a normal recording: %v, want a divergence", err)
+	}
+}
+
+// TestPlayerPreemptedAndTerminal: a kept write that the watchdog's stop
+// interrupted is replaced by a call that does nothing, with the stop on
+// its way and the restart code forced (replay waited for ever for a
+// signal); the write made again sends the signals its ^C sent through
+// the terminal, and writes no memory at address 0.
+func TestPlayerPreemptedAndTerminal(t *testing.T) {
+	args := [6]uint64{3, 0x1000, 1}
+	evs := []trace.Event{
+		enter(2, abi.SYS_WRITE, args),
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: abi.SYS_WRITE, Digest: recorder.ResultPreempted, Result: -abi.ERESTARTSYS,
+			Mem: []trace.MemWrite{{Data: []byte{1}}}},
+		enter(2, abi.SYS_WRITE, args),
+		{Kind: trace.KindSyscall, External: true, Tid: 2, Sysno: abi.SYS_WRITE, Result: 1,
+			Mem: []trace.MemWrite{recorder.EncodeTermSignals(43, []int{abi.SIGINT, abi.SIGQUIT})}},
+	}
+	p := newPlayer(writeTrace(t, evs, true), nil)
+	call := &detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_WRITE, Args: args}
+	if err := p.Enter(call); err != nil {
+		t.Fatal(err)
+	}
+	out := p.Native(call)
+	if !out.Exit || out.Nr != abi.SYS_GETPID || out.Args == nil || !out.Preempt || !out.PreemptSpin {
+		t.Errorf("preempted write: outcome %+v; want a getpid in its place, with the watchdog's stop for a spin examination", out)
+	}
+	if force, res, err := p.Exit(&detcore.Call{Tid: 7, Vtid: 2, Nr: abi.SYS_WRITE, Result: 2}); !force || res != -abi.ERESTARTSYS || err != nil {
+		t.Errorf("preempted write's exit: force %v result %d err %v; want ERESTARTSYS", force, res, err)
+	}
+	if err := p.Enter(call); err != nil {
+		t.Fatal(err)
+	}
+	out = p.Native(call)
+	want := []detcore.GroupSignal{{Group: 43, Sig: abi.SIGINT}, {Group: 43, Sig: abi.SIGQUIT}}
+	if !out.Emulate || out.Result != 1 || len(out.Mem) != 0 || !reflect.DeepEqual(out.GroupSignals, want) {
+		t.Errorf("write of ^C and ^\\ to a pty master: outcome %+v; want 1, no memory, and signals %v", out, want)
 	}
 }

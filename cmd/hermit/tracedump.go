@@ -100,6 +100,8 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 				b = append(b, " [refused: replay stops here]"...)
 			case recorder.ResultSplice:
 				b = append(b, " [spliced: replay redoes the guest's end]"...)
+			case recorder.ResultPreempted:
+				b = append(b, " [interrupted by the watchdog's stop: made again]"...)
 			}
 		}
 		for _, m := range mem {
