@@ -371,6 +371,16 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	}
 	over, ourStep, sigStep, inSys := th.over, th.ourStep, th.sigStep, th.inSyscall
 	th.over, th.ourStep, th.sigStep = 0, false, false
+	if over != 0 && (st.Kind != detcore.StopSignal || st.Sig != abi.SIGTRAP) {
+		// Another stop came before the step over the breakpoint (the
+		// watchdog's SIGSTOP, a signal of the guest's): if the thread
+		// has not moved, the step is made when it next runs, or it
+		// would meet the int3 again and report the hit twice.
+		var r abi.Regs
+		if l.inner.GetRegs(th.tid, &r) == nil && r.Rip == over {
+			th.needOver = over
+		}
+	}
 	switch {
 	case st.Kind == detcore.StopSyscallExit && th.exitForResult:
 		// The exit the layer asked for (resume): the call's result.

@@ -45,6 +45,9 @@ type fthread struct {
 	dr        [8]uint64
 	inSyscall bool // at a seccomp stop
 	gone      bool
+	// stopNext: the next resume stops at once for a SIGSTOP (the
+	// watchdog's, sent before it), before any instruction runs.
+	stopNext bool
 }
 
 func newFakeCPU(base uint64, code ...byte) *fakeCPU {
@@ -96,6 +99,11 @@ func (f *fakeCPU) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 		return err
 	}
 	f.log = append(f.log, fmt.Sprintf("%d:%s", tid, modeNames[mode]))
+	if th.stopNext {
+		th.stopNext = false
+		f.queue = append(f.queue, detcore.Stop{Tid: tid, Kind: detcore.StopSignal, Sig: abi.SIGSTOP})
+		return nil
+	}
 	step := mode == detcore.ResumeStep
 	trap := func() { f.queue = append(f.queue, detcore.Stop{Tid: tid, Kind: detcore.StopSignal, Sig: abi.SIGTRAP}) }
 	if th.inSyscall {
@@ -405,6 +413,42 @@ func TestBreakpointStepOver(t *testing.T) {
 	}
 	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopExited {
 		t.Errorf("engine saw %+v, want the exit", st)
+	}
+}
+
+// TestBreakpointStepOverStopped: a SIGSTOP that stops the thread before
+// its step over a breakpoint (the watchdog's, in a busy replay) leaves
+// the step to be made when it next runs: the hit is reported once (it was
+// reported twice, and Delve's rev next and rev step went astray).
+func TestBreakpointStepOverStopped(t *testing.T) {
+	// nop nop [nop: breakpoint] nop syscall(intercepted) exit
+	f := newFakeCPU(0x1000, 0x90, 0x90, 0x90, 0x90, 0x0f, 0x05, 0xf4)
+	f.setIntercepted(0x1004)
+	h := newHarness(t, f)
+	if err := h.l.insert(0x1002); err != nil {
+		t.Fatal(err)
+	}
+	h.onPause = func(st Stop) goal {
+		f.threads[1].stopNext = true
+		return goal{breaks: true}
+	}
+	h.l.setGoal(goal{breaks: true})
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopSignal || st.Sig != abi.SIGSTOP {
+		t.Fatalf("engine saw %+v, want the SIGSTOP", st)
+	}
+	if got := f.regs(t, 1).Rip; got != 0x1002 {
+		t.Fatalf("after the SIGSTOP, rip %#x, want 0x1002 (the step not made)", got)
+	}
+	h.onPause = nil
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopSeccomp || f.regs(t, 1).Rip != 0x1006 {
+		t.Fatalf("engine saw %+v at %#x, want the seccomp stop at 0x1006", st, f.regs(t, 1).Rip)
+	}
+	want := []Stop{{Reason: ReasonBreakpoint, Tid: 1, Addr: 0x1002}}
+	if !reflect.DeepEqual(h.stops, want) {
+		t.Errorf("stops %+v, want the one hit %+v", h.stops, want)
+	}
+	if f.byteAt(0x1002) != int3 {
+		t.Errorf("byte at the breakpoint %#x after the step, want cc", f.byteAt(0x1002))
 	}
 }
 
