@@ -121,6 +121,13 @@ func (r *Recorder) captureParents(tid int, abs string) {
 	for i := len(missing) - 1; i >= 0; i-- {
 		d := missing[i]
 		r.seen[d] = true
+		if r.underMade(d) {
+			// Made by the guest, or a symlink it made there: replay
+			// makes it as the run did (a directory copied in from the
+			// start, in place of the guest's symlink, made its symlinkat
+			// and mkdirat fail there: Go's os.Root MkdirAll tests).
+			continue
+		}
 		f, err := r.host.OpenGuestPath(tid, d)
 		if _, ok := r.keep(f, err, d); ok {
 			f.Close()
