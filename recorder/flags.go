@@ -69,7 +69,8 @@ const StdinPath = "/.hermit-stdin"
 // keeps the open's access mode; a write to a pty master keeps the signals
 // its ^C, ^\ or ^Z sent (replay sends them), and blocked threads look at
 // their signals after any pty write; a kept call the watchdog's stop
-// interrupted is ResultPreempted.
+// interrupted is ResultPreempted; a pipe a kept splice filled is written
+// again (ptrace.PipeRewrite), in recording and replay alike.
 const JournalVersion = "14"
 
 // replayable are the journal versions this hermit replays.

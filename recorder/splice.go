@@ -27,6 +27,9 @@ type Pipes interface {
 	PipeTail(tid, fd, n int) ([]byte, error)
 	// PipeFill writes b into pipe fd.
 	PipeFill(tid, fd int, b []byte) error
+	// PipeRewrite takes all of pipe fd's bytes and writes them back,
+	// which lays them out in whole pages as PipeFill's.
+	PipeRewrite(tid, fd int) error
 	// FdSkip takes n bytes from fd as a read would: a pipe's are dropped,
 	// a file's offset moves on.
 	FdSkip(tid, fd int, n int64) error
@@ -105,6 +108,12 @@ func (r *Recorder) spliceExit(c *detcore.Call, p *pend, ev *trace.Event) bool {
 			return false
 		}
 		act = append([]byte{SpliceFill}, b...)
+		// As replay's pipe will hold them, so that a splice out of it
+		// into a socket takes as much in both.
+		if err := pipes.PipeRewrite(c.Tid, s.Out); err != nil {
+			r.refuse(c, abi.SyscallName(c.Nr), fmt.Sprintf("what it brought from outside the guest cannot be laid out as replay will (%v)", err))
+			return false
+		}
 	case !p.inExt && p.outExt && s.Takes && s.InOff == 0:
 		act = []byte{SpliceSkip}
 	}

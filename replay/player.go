@@ -301,7 +301,10 @@ func (p *player) splice(c *detcore.Call, ev *trace.Event) detcore.Outcome {
 		case p.pipes == nil:
 			err = errors.New("this tracer cannot reach the guest's pipes")
 		case m.Data[0] == recorder.SpliceFill:
-			err = p.pipes.PipeFill(c.Tid, s.Out, m.Data[1:])
+			// Laid out as the recording's pipe was (recorder/splice.go).
+			if err = p.pipes.PipeFill(c.Tid, s.Out, m.Data[1:]); err == nil {
+				err = p.pipes.PipeRewrite(c.Tid, s.Out)
+			}
 		case m.Data[0] == recorder.SpliceSkip:
 			err = p.pipes.FdSkip(c.Tid, s.In, ev.Result)
 		}

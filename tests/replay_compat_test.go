@@ -329,7 +329,9 @@ func TestReplayPreload(t *testing.T) {
 // lacked O_LARGEFILE and the access mode). ^C and ^\ written to a pty
 // master, which signal the slave's foreground process group: replay
 // skips the write, and no terminal signalled the child's read there (it
-// waited for ever, or diverged).
+// waited for ever, or diverged). TCP spliced into a pipe and the pipe
+// into a Unix socket (replay's pipe held the recorded bytes in other
+// pages, and its splices into the socket took other amounts).
 func TestReplayOutsideDescriptors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -341,6 +343,7 @@ func TestReplayOutsideDescriptors(t *testing.T) {
 		{"^C to a pty", cGuest("pty_signal.c", "intr"), "the child was killed by Interrupt\n"},
 		{"^\\ to a pty", cGuest("pty_signal.c", "quit"), "the child was killed by Quit\n"},
 		{"^C caught", cGuest("pty_signal.c", "caught"), "the child's handler ran\nthe child's read returned -1 (Interrupted system call)\nthe child exited with 0\n"},
+		{"splice from TCP into a Unix socket", cGuest("splice_tcp_unix.c"), "moved 4194304, the reader got 4194304\n"},
 		{"descriptor flag ioctls", cGuest("pty_flags.c"), "nonblocking: 1 then 0; close-on-exec: 1 then 0\nF_GETFL: master 100002, slave 100001, peer 4000\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

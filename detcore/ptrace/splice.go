@@ -76,6 +76,40 @@ func (t *Tracer) PipeFill(tid, fd int, b []byte) error {
 	return nil
 }
 
+// PipeRewrite takes all the bytes pipe fd of tid's process holds and
+// writes them back with one write: the pipe then holds them in whole
+// pages from its first, however they came (a splice from a TCP socket
+// leaves the socket's pages, whose sizes decide how much a later splice
+// into a socket takes). fd may be the pipe's write end. A pipe in packet
+// mode (O_DIRECT), whose writes are its packets, is left as it is.
+func (t *Tracer) PipeRewrite(tid, fd int) error {
+	h, err := t.heldFd(tid, fd)
+	if err != nil {
+		return err
+	}
+	if fl, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETFL, 0); err == nil && fl&unix.O_DIRECT != 0 {
+		return nil
+	}
+	r, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", tid, fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return gone(err)
+	}
+	defer unix.Close(r)
+	n, err := unix.IoctlGetInt(r, unix.TIOCINQ) // FIONREAD
+	if err != nil {
+		return errNotPipe
+	}
+	b := make([]byte, n)
+	for got := 0; got < n; {
+		k, err := unix.Read(r, b[got:])
+		if err != nil || k == 0 {
+			return fmt.Errorf("reading a guest pipe to write it again: %v", err)
+		}
+		got += k
+	}
+	return t.PipeFill(tid, fd, b)
+}
+
 // FdSkip takes n bytes from descriptor fd of tid's process as a read
 // would: a pipe's are read and dropped, a file's offset moves on by n.
 func (t *Tracer) FdSkip(tid, fd int, n int64) error {
