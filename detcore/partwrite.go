@@ -35,7 +35,15 @@ const (
 	// full, and output processing turns a newline into two bytes): a
 	// write of any size is made in parts.
 	WriteTerminal
+	// WriteDatagrams: a Unix datagram or seqpacket socket whose reader
+	// the guest holds. A write is one message and is never cut; a
+	// sendmmsg is made in parts of whole messages (sendmmsg.go).
+	WriteDatagrams
 )
+
+// partsOfMessages reports whether a sendmmsg to a descriptor of end w is
+// made in parts.
+func (w WriteEnd) partsOfMessages() bool { return w == WriteInside || w == WriteDatagrams }
 
 // inside reports whether a write to a descriptor of end w is made in
 // parts.

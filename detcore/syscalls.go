@@ -81,7 +81,7 @@ var policy = map[int]handler{
 	abi.SYS_WRITEV:       sysWrite,
 	abi.SYS_SENDTO:       sysWrite,
 	abi.SYS_SENDMSG:      sysWrite,
-	abi.SYS_SENDMMSG:     ioOut,
+	abi.SYS_SENDMMSG:     sysSendmmsg,
 	abi.SYS_POLL:         sysPoll,
 	abi.SYS_PPOLL:        sysPoll,
 	abi.SYS_SELECT:       sysSelect,

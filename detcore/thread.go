@@ -66,6 +66,8 @@ type thread struct {
 	// part is the blocking write t makes in parts (io.go), while the call
 	// is made again for its rest.
 	part *partWrite
+	// mmsg is the blocking sendmmsg t makes in parts (sendmmsg.go).
+	mmsg *mmsgPart
 	// inPart: t's call is one part of a write made in parts (partwrite.go),
 	// whose exit partEnd handles.
 	inPart bool

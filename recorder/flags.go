@@ -70,7 +70,9 @@ const StdinPath = "/.hermit-stdin"
 // its ^C, ^\ or ^Z sent (replay sends them), and blocked threads look at
 // their signals after any pty write; a kept call the watchdog's stop
 // interrupted is ResultPreempted; a pipe a kept splice filled is written
-// again (ptrace.PipeRewrite), in recording and replay alike.
+// again (ptrace.PipeRewrite), in recording and replay alike; a blocking
+// sendmmsg to a Unix socket the guest holds is made in parts, and the
+// write-end query answers WriteDatagrams for its datagram sockets.
 const JournalVersion = "14"
 
 // replayable are the journal versions this hermit replays.

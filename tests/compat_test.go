@@ -443,3 +443,16 @@ func TestPipeWrongEnd(t *testing.T) {
 		{"both ends", cGuest("wrong_end.c"), "write to the read end: -1 EBADF\nread of the write end: -1 EBADF\n"},
 	})
 }
+
+// TestSendmmsgWhole: one blocking sendmmsg of 200 messages to a Unix
+// datagram, seqpacket or stream socketpair whose reader is a thread
+// sends them all and returns 200 (it blocked in the kernel once the
+// reader's queue was full, with the reader parked: a hang).
+func TestSendmmsgWhole(t *testing.T) {
+	t.Parallel()
+	var cases []compatCase
+	for _, typ := range []string{"dgram", "seqpacket", "stream"} {
+		cases = append(cases, compatCase{typ, cGuest("sendmmsg_full.c", typ), typ + ": sendmmsg returned 200, every msg_len 1024, the reader got 204800\n"})
+	}
+	checkCompat(t, cases)
+}

@@ -193,7 +193,8 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 
 // WriteEnd implements detcore.PartWriteTracer: hermit's stdio and what
 // FdClass calls external are outside; a pipe, FIFO or Unix stream socket
-// it calls internal are inside, and a pty is a terminal.
+// it calls internal are inside, a Unix datagram or seqpacket socket it
+// calls internal takes datagrams, and a pty is a terminal.
 func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 	_, c := t.FdKindClass(tid, fd, true)
 	h, err := t.heldFd(tid, fd)
@@ -211,6 +212,8 @@ func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 		return detcore.WriteOutside
 	case c == FdInternal && (h.st.Mode&unix.S_IFMT == unix.S_IFIFO || unixStream(h.fd)):
 		return detcore.WriteInside
+	case c == FdInternal && unixMessages(h.fd):
+		return detcore.WriteDatagrams
 	}
 	return detcore.WriteUnknown
 }

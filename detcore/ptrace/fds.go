@@ -171,6 +171,13 @@ func unixStreamSpace(c int) int {
 	return max(1, min(buf/2-64, 32<<10))
 }
 
+// unixMessages reports whether c is a Unix datagram or seqpacket socket.
+func unixMessages(c int) bool {
+	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	typ, err2 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_TYPE)
+	return err1 == nil && err2 == nil && dom == unix.AF_UNIX && (typ == unix.SOCK_DGRAM || typ == unix.SOCK_SEQPACKET)
+}
+
 // unixStream reports whether c is a Unix stream socket.
 func unixStream(c int) bool {
 	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
