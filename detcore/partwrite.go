@@ -86,19 +86,30 @@ func sysWrite(e *Engine, t *thread) {
 	if t.nr == abi.SYS_SENDTO && t.regs.R10&msgDontwait != 0 || t.nr == abi.SYS_SENDMSG && t.regs.Rdx&msgDontwait != 0 {
 		return
 	}
+	// Once writable, it takes what fits then.
+	var end func(*Engine, *thread)
+	if t.part != nil {
+		end = endPartWrite
+	}
+	e.whenWritable(t, cutWrite, end)
+}
+
+// whenWritable runs part for t's call once its descriptor is writable:
+// now, or when its wait in the engine ends. A signal ends that wait with
+// end, if t has made parts of the call already (nil: none).
+func (e *Engine) whenWritable(t *thread, part, end func(*Engine, *thread)) {
 	e.ioWait(t, POLLOUT)
 	switch {
 	case t.state == tsBlocked:
-		// Once writable, it takes what fits then.
-		t.block.onReady = cutWrite
-		if t.part != nil {
-			t.block.onSignal = endPartWrite
+		t.block.onReady = part
+		if end != nil {
+			t.block.onSignal = end
 		}
 		return
 	case t.state != tsReady || t.act != actCont:
 		return
 	}
-	cutWrite(e, t)
+	part(e, t)
 }
 
 // cutWrite makes t's write, to a descriptor that is writable now, a part

@@ -23,18 +23,11 @@ func sysSendmmsg(e *Engine, t *thread) {
 		t.mmsg = nil
 		return
 	}
-	e.ioWait(t, POLLOUT)
-	switch {
-	case t.state == tsBlocked:
-		t.block.onReady = sendmmsgPart
-		if t.mmsg != nil {
-			t.block.onSignal = endSendmmsg
-		}
-		return
-	case t.state != tsReady || t.act != actCont:
-		return
+	var end func(*Engine, *thread)
+	if t.mmsg != nil {
+		end = endSendmmsg
 	}
-	sendmmsgPart(e, t)
+	e.whenWritable(t, sendmmsgPart, end)
 }
 
 // sendmmsgPart makes t's sendmmsg, to a descriptor that is writable now,
