@@ -173,16 +173,22 @@ func unixStreamSpace(c int) int {
 
 // unixMessages reports whether c is a Unix datagram or seqpacket socket.
 func unixMessages(c int) bool {
-	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	typ, err2 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_TYPE)
-	return err1 == nil && err2 == nil && dom == unix.AF_UNIX && (typ == unix.SOCK_DGRAM || typ == unix.SOCK_SEQPACKET)
+	typ, ok := unixType(c)
+	return ok && (typ == unix.SOCK_DGRAM || typ == unix.SOCK_SEQPACKET)
 }
 
 // unixStream reports whether c is a Unix stream socket.
 func unixStream(c int) bool {
+	typ, ok := unixType(c)
+	return ok && typ == unix.SOCK_STREAM
+}
+
+// unixType returns the type of c (SOCK_STREAM, ...) if it is a Unix
+// socket.
+func unixType(c int) (int, bool) {
 	dom, err1 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	typ, err2 := unix.GetsockoptInt(c, unix.SOL_SOCKET, unix.SO_TYPE)
-	return err1 == nil && err2 == nil && dom == unix.AF_UNIX && typ == unix.SOCK_STREAM
+	return typ, err1 == nil && err2 == nil && dom == unix.AF_UNIX
 }
 
 // Poll implements detcore.Tracer.Poll. A descriptor that cannot be copied

@@ -1,14 +1,6 @@
 package ptrace
 
-import (
-	"bufio"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // TermInput is what a write to a pty master asks of the slave's line
 // discipline: with ISIG, its INTR, QUIT and SUSP characters send SIGINT,
@@ -66,7 +58,9 @@ func (t *Tracer) TerminalInput(tid, fd int) (TermInput, bool) {
 	}
 	if pg, err := unix.IoctlGetInt(h.fd, unix.TIOCGPGRP); err == nil && pg > 0 {
 		in.HostGroup = pg
-		in.Group = guestPid(pg)
+		if g, err := t.GuestTid(pg); err == nil {
+			in.Group = g
+		}
 	}
 	return in, true
 }
@@ -74,26 +68,4 @@ func (t *Tracer) TerminalInput(tid, fd int) (TermInput, bool) {
 // isPtyMaster reports whether st is a pty master (/dev/ptmx, 5:2).
 func isPtyMaster(st *unix.Stat_t) bool {
 	return st.Mode&unix.S_IFMT == unix.S_IFCHR && unix.Major(st.Rdev) == 5 && unix.Minor(st.Rdev) == 2
-}
-
-// guestPid returns host process pid's pid in its innermost pid namespace
-// (the guest's), or 0.
-func guestPid(pid int) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "NSpid:"); ok {
-			f := strings.Fields(v)
-			if len(f) == 0 {
-				return 0
-			}
-			n, _ := strconv.Atoi(f[len(f)-1])
-			return n
-		}
-	}
-	return 0
 }
