@@ -213,7 +213,8 @@ type Config struct {
 	// NoSpinCheck turns off spin detection (spin.go), leaving the plain
 	// watchdog.
 	NoSpinCheck bool
-	// NoFastIO makes every read and write take its stop (fastio.go):
+	// NoFastIO makes every read, write and futex wake take its stop
+	// (fastio.go, fastfutex.go):
 	// the schedule of a hermit without fast calls.
 	NoFastIO bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
@@ -301,6 +302,9 @@ type Stats struct {
 	// FastWrites and FastReads count the writes and reads made without
 	// a stop, FastSites the libc sites patched to make them (fastio.go).
 	FastWrites, FastReads, FastSites int64
+	// FastWakes counts the FUTEX_WAKE_PRIVATE calls answered without a
+	// stop (fastfutex.go).
+	FastWakes int64
 	// TrappedClockWhy says why the first program without a clock page
 	// has none.
 	TrappedClockWhy string

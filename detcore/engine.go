@@ -104,9 +104,12 @@ type Engine struct {
 	// wakeable, how many an examination found the running one freed;
 	// starved, a new thread that waited behind a computation (spin.go).
 	blockedOthers atomic.Bool
-	wakeable      int
-	starved       string
-	late          string // lateTimer's note (timers.go)
+	// wakePage is the running thread's clock page while it may wake
+	// threads from it (fastfutex.go), or nil.
+	wakePage atomic.Pointer[ClockPage]
+	wakeable int
+	starved  string
+	late     string // lateTimer's note (timers.go)
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
@@ -245,6 +248,10 @@ func (e *Engine) Run() (Result, error) {
 				// A thread in a spin wait may be waiting for this one.
 				e.others.Store(int64(n + e.countSpinning() + e.wakeable))
 				e.blockedOthers.Store(len(e.threads) > 1+n && e.lazilyBlocked())
+				e.wakePage.Store(nil)
+				if e.fastWaiters() {
+					e.wakePage.Store(e.running.proc.clock)
+				}
 				timed := false
 				if n == 0 {
 					// Only then does the watchdog ask.
@@ -278,6 +285,11 @@ func (e *Engine) Run() (Result, error) {
 			continue
 		}
 		e.stopNow()
+		if e.lastClock != nil {
+			// Whatever the last thread left in its page (fastfutex.go)
+			// counts before the next turn.
+			e.foldFutexes(e.lastClock)
+		}
 		next := e.pick()
 		if e.cfg.Debug != nil {
 			if next != nil {
@@ -451,6 +463,9 @@ func (e *Engine) noteFirstStop(t *thread, st Stop) {
 
 // handleStop updates the thread table for one stop report.
 func (e *Engine) handleStop(st Stop) error {
+	if e.foldsAt(st) {
+		e.foldWakes(st.Tid)
+	}
 	t := e.threads[st.Tid]
 	if t == nil {
 		if st.Kind == StopExec {

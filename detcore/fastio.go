@@ -74,6 +74,9 @@ type FastWrites struct {
 	// ready in the page); ok is false for code that is no site it knows,
 	// or one it cannot reach.
 	Site func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
+	// FutexSite is Site for a FUTEX_WAKE_PRIVATE's site, which enters
+	// the page's futex code (fastfutex.go); nil if the page has none.
+	FutexSite func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
 	// Unmark takes hermit's mark off the open file description of
 	// descriptor fd of thread tid, and reports whether it had one.
 	Unmark func(tid, fd int) bool
@@ -146,6 +149,7 @@ func (e *Engine) armFast(t *thread, mode ResumeMode) {
 		}
 	}
 	c.put(vcFast, on)
+	e.armFutexes(t, on != 0)
 }
 
 // fastCandidate notes, at a write of t's to descriptor fd (a regular

@@ -81,6 +81,7 @@ func sysFutex(e *Engine, t *thread) {
 		e.blockOn(t, &blocker{kind: bkFutex, key: key, bitset: bitset, deadline: deadline,
 			onTimeout: emulateResult(-abi.ETIMEDOUT)})
 	case abi.FUTEX_WAKE:
+		e.futexSite(t)
 		t.emulate(int64(e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY)))
 	case abi.FUTEX_WAKE_BITSET:
 		if uint32(r.R9) == 0 {
@@ -146,6 +147,12 @@ func (e *Engine) futexRequeue(key, key2 futexKey, n int) int {
 		return 0
 	}
 	moved := ws[:n]
+	if key == key2 {
+		// Onto the same word: they go to the end of its queue, as
+		// in the kernel.
+		e.setWaiters(key, append(append([]*thread(nil), ws[n:]...), moved...))
+		return n
+	}
 	for _, w := range moved {
 		w.block.key = key2
 	}

@@ -310,7 +310,10 @@ func (e *Engine) startWatchdog() func() {
 				looked = true
 				e.watchKernelWait(int(tid))
 			}
-			if e.others.Load() == 0 && !e.timed.Load() && !e.blockedOthers.Load() {
+			// A wake the thread left in its page (fastfutex.go) has
+			// made a thread ready, as far as the watchdog is concerned.
+			woke := e.wokeFromPage()
+			if e.others.Load() == 0 && !woke && !e.timed.Load() && !e.blockedOthers.Load() {
 				continue
 			}
 			// First an examination for a spin (spin.go), then, if the
@@ -322,7 +325,7 @@ func (e *Engine) startWatchdog() func() {
 				// Quiet, but not running: it sleeps in a syscall.
 				spin, examined = false, true
 			}
-			if !spin && (e.cfg.Watchdog <= 0 || ran < e.cfg.Watchdog || e.others.Load() == 0 && !e.timed.Load()) {
+			if !spin && (e.cfg.Watchdog <= 0 || ran < e.cfg.Watchdog || e.others.Load() == 0 && !woke && !e.timed.Load()) {
 				continue
 			}
 			sent := e.preempt(int(tid), spin)

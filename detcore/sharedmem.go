@@ -122,7 +122,9 @@ func (e *Engine) mayWakeNear(t *thread) bool {
 // examines it.
 func (e *Engine) spinBudgetOf(t *thread) time.Duration {
 	b := t.budget()
-	if e.nearWaiting(t) == 0 {
+	// A thread that may wake another from its page (fastfutex.go) is
+	// as near to it as if the other were ready.
+	if e.nearWaiting(t) == 0 && !e.fastWaiters() {
 		b = max(b, spinBudgetFar)
 	}
 	return b

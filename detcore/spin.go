@@ -101,6 +101,9 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 	if err != nil {
 		return e.gone(t, err)
 	}
+	if res != examRuns {
+		e.foldWakes(t.tid)
+	}
 	switch res {
 	case examSpin:
 		return nil

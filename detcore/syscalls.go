@@ -129,6 +129,11 @@ func (e *Engine) syscall(t *thread) error {
 	if e.cfg.Debug != nil {
 		e.cfg.Debug("syscall tid=%d %s(%#x, %#x, %#x)", t.tid, abi.SyscallName(t.nr), t.regs.Rdi, t.regs.Rsi, t.regs.Rdx)
 	}
+	if runStops(t) {
+		// A stop that a run has too: a wake left in the page comes
+		// first (fastfutex.go).
+		e.foldWakes(t.tid)
+	}
 	e.result.Stats.Syscalls++
 	e.result.Stats.BySyscall[t.nr]++
 	if j := e.cfg.Journal; j != nil {

@@ -60,6 +60,9 @@ type ClockPage struct {
 	// the virtual inodes of its table's entries.
 	fast  *FastWrites
 	vinos []uint64
+	// futex is what the engine last wrote in its futex table
+	// (fastfutex.go).
+	futex futexTable
 }
 
 // NewClockPage returns the clock page backed by mem, hermit's view of a
@@ -184,7 +187,13 @@ func (e *Engine) armClock(t *thread) {
 	}
 	e.foldClock(c)
 	c.put(vcNow, uint64(e.clock))
-	c.put(vcLimit, uint64(t.clockLimit))
+	limit := uint64(t.clockLimit)
+	if c.fast != nil && c.word(fxPend) != 0 {
+		// Its wake waits in the page (fastfutex.go): the limit its
+		// code set stands.
+		limit = min(limit, c.word(vcLimit))
+	}
+	c.put(vcLimit, limit)
 	e.lastClock = c
 }
 

@@ -73,7 +73,9 @@ const StdinPath = "/.hermit-stdin"
 // again (ptrace.PipeRewrite), in recording and replay alike; a blocking
 // sendmmsg to a Unix socket the guest holds is made in parts, and the
 // write-end query answers WriteDatagrams for its datagram sockets.
-const JournalVersion = "14"
+// Version 15: a FUTEX_WAKE_PRIVATE from a patched site is answered in the
+// guest without a scheduling point (detcore/fastfutex.go).
+const JournalVersion = "15"
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}

@@ -10,7 +10,7 @@ import (
 // fastLineRE is --summary's line about fast writes; stopsLineRE its
 // count of ptrace stops.
 var (
-	fastLineRE  = regexp.MustCompile(`(?m)^  fast calls: (\d+) writes and (\d+) reads of files and pipes without a stop \((\d+) libc sites patched\)$`)
+	fastLineRE  = regexp.MustCompile(`(?m)^  fast calls: (\d+) writes and (\d+) reads of files and pipes, (\d+) futex wakes, without a stop \((\d+) libc sites patched\)$`)
 	stopsLineRE = regexp.MustCompile(`(?m)^  ptrace stops: (\d+)$`)
 )
 

@@ -58,7 +58,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.epoch, "epoch", detcore.DefaultEpoch.Format(time.RFC3339), "the guest's wall-clock time at start, RFC3339 (`TIME`); its clocks then advance in virtual time")
 	fs.BoolVar(&f.cpuid, "virtualize-cpuid", false, "make cpuid trap and hide RDRAND, RDSEED and the APIC ids (needs CPUID faulting; in VMs it makes every ptrace stop several times dearer)")
 	fs.StringVar(&f.mtimes, "real-mtimes", strings.Join(detcore.DefaultRealMtimes, ":"), "colon-separated directories whose files keep their real modification times unless the guest writes them (installed software: mtime-keyed caches such as Python's .pyc stay valid); elsewhere mtimes are virtual")
-	fs.BoolVar(&f.noFast, "no-fast-io", false, "stop at every read and write of files and pipes, as hermit did before it made them from the guest (slower; another schedule)")
+	fs.BoolVar(&f.noFast, "no-fast-io", false, "stop at every read and write of files and pipes and every futex wake, as hermit did before it made them in the guest (slower; another schedule)")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.network, "network", "host", "`host`: the guest uses the host's network; local: a network of its own with only loopback, whose TCP is tuned so that a client and server in the guest repeat exactly (nothing outside is reachable)")
@@ -458,8 +458,8 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	}
 	fmt.Fprintf(w, "  clock reads: %d in the guest without a stop, %d trapped (programs: %d read hermit's clock page, %d only the trapped syscalls%s)\n",
 		s.ClockPageReads, trapped, s.ClockPages, s.TrappedClocks, why)
-	if s.FastWrites > 0 || s.FastReads > 0 || s.FastSites > 0 {
-		fmt.Fprintf(w, "  fast calls: %d writes and %d reads of files and pipes without a stop (%d libc sites patched)\n", s.FastWrites, s.FastReads, s.FastSites)
+	if s.FastWrites > 0 || s.FastReads > 0 || s.FastWakes > 0 || s.FastSites > 0 {
+		fmt.Fprintf(w, "  fast calls: %d writes and %d reads of files and pipes, %d futex wakes, without a stop (%d libc sites patched)\n", s.FastWrites, s.FastReads, s.FastWakes, s.FastSites)
 	}
 	fmt.Fprint(w, f.ch.summary(f.seed, res))
 	fmt.Fprintf(w, "  schedule digest: %016x\n", s.Digest)

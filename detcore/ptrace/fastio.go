@@ -107,7 +107,8 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 		return at, true
 	}
 	le := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	return &detcore.FastWrites{
+	var jmpTo func(site uint64, stub []byte, entry uint64, pad []byte) (uint64, []byte, bool)
+	fw := &detcore.FastWrites{
 		FdID: func(tid, fd int) (uint64, uint64, bool) {
 			h, err := t.heldFd(tid, fd)
 			if err != nil || h.stErr != nil {
@@ -161,18 +162,65 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			default:
 				return 0, nil, false
 			}
-			rel := int64(fioBase+fioSlowOff) - int64(site+5)
-			if rel < math.MinInt32 || rel > math.MaxInt32-0x1000 {
+			return jmpTo(site, stub, entry, pad)
+		},
+		FutexSite: func(pc uint64, code []byte) (uint64, []byte, bool) {
+			if pc < 13 || pc >= fioBase && pc < fioBase+fioSize || len(code) != 13 || !isFutexSite(code) {
 				return 0, nil, false
 			}
-			at, ok := stubFor(site, stub, entry)
-			if !ok {
-				return 0, nil, false
-			}
-			jmp := binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(int32(int64(at)-int64(site+5))))
-			return site, append(jmp, pad...), true
+			// The instruction before the syscall, replaced by the jmp,
+			// runs first in the stub.
+			site := pc - 7
+			stub := append(append([]byte(nil), code[6:11]...), bytes.ReplaceAll(fioFutexStub, vclockData, le(pc-2))...)
+			return jmpTo(site, stub, fioFast+fioFutex, nil)
 		},
 	}
+	// jmpTo returns the jmp that takes site to its stub (made if new),
+	// followed by pad.
+	jmpTo = func(site uint64, stub []byte, entry uint64, pad []byte) (uint64, []byte, bool) {
+		rel := int64(fioBase+fioSlowOff) - int64(site+5)
+		if rel < math.MinInt32 || rel > math.MaxInt32-0x1000 {
+			return 0, nil, false
+		}
+		at, ok := stubFor(site, stub, entry)
+		if !ok {
+			return 0, nil, false
+		}
+		jmp := binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(int32(int64(at)-int64(site+5))))
+		return site, append(jmp, pad...), true
+	}
+	return fw
+}
+
+// futexInsns are the instructions a futex wake site may have just before
+// its syscall instruction, which its jmp replaces and its stub makes
+// (none refers to rip): glibc's `mov $202, %eax` (its inline futex
+// calls) and `mov 8(%rsp), %r9` (the end of its syscall()).
+var futexInsns = [][]byte{
+	{0xb8, 0xca, 0x00, 0x00, 0x00},
+	{0x4c, 0x8b, 0x4c, 0x24, 0x08},
+}
+
+// isFutexSite reports whether code, the 13 bytes that end with a futex
+// wake's syscall instruction, ends with one of futexInsns and then the
+// syscall, the byte before being no prefix of it (a REX, operand or
+// address size, lock, repeat or segment prefix would make the
+// instruction another).
+func isFutexSite(code []byte) bool {
+	if code[11] != 0x0f || code[12] != 0x05 {
+		return false
+	}
+	switch p := code[5]; {
+	case p >= 0x40 && p <= 0x4f, p == 0x66, p == 0x67, p == 0xf0, p == 0xf2, p == 0xf3,
+		p == 0x26, p == 0x2e, p == 0x36, p == 0x3e, p == 0x64, p == 0x65:
+		return false
+	}
+	for _, in := range futexInsns {
+		if bytes.Equal(code[6:11], in) {
+			return true
+		}
+	}
+	return false
 }
 
 // Placeholders of fioReadStub (testdata/fastio.S: DATA1, DATA2).

@@ -55,6 +55,10 @@
 	.set FL_PIPE, 8
 	.set STATSZ, 144
 
+/* The code's first byte, at the page's address + 0x3000 (a local label,
+ * so that rip-relative addresses from it are resolved here). */
+fio_code:
+
 /* FIO name, flag: the fast path of a call (its number in eax) on a
  * descriptor whose entry has flag; a write to a file marks its entry.
  * An entry with FL_PIPE (a pipe or FIFO whose data comes only from the
@@ -168,6 +172,87 @@
 
 	FIO fio_fast, FL_WRITE
 	FIO fio_read, FL_READ
+
+/* fio_futex: a futex site's stub (fio_fstub) enters here with r11 = the
+ * address of the site's syscall instruction, every register as the
+ * syscall would find it. A FUTEX_WAKE_PRIVATE of a positive count, when
+ * hermit allows it (FAST, and FX_ON: the table is this process's), the
+ * page's clock is below its limit and no wake waits for hermit yet
+ * (FX_PEND), is answered here: the word's slot in the table gives the
+ * count (128 slots of 16 bytes, the word and its waiters, from (address
+ * >> 2) % 128 on to the first empty one: hermit fills at most half).
+ * With waiters, the wake is left for hermit to make at the next stop
+ * (FX_ADDR, FX_N, then FX_PEND: until that store, nothing is done), and
+ * the thread's fast calls end, with its clock limit at most FX_QUANT
+ * from now, as if it were counted: another thread is ready. The clock
+ * moves on by a step, as a trapped call's turn would.
+ * Otherwise the call is made at the site, as before (eax = 202).
+ * Registers: rax is the result, rcx and r11 are clobbered (as by a
+ * syscall); no stack is used, so a wait at the site stays at the site. */
+	.set FX_ON, 0x100
+	.set FX_PEND, 0x108
+	.set FX_ADDR, 0x110
+	.set FX_N, 0x118
+	.set FX_QUANT, 0x120
+	.set FX_CALLS, 0x128
+	.set FX_TABLE, 0x400
+	.set FX_SLOTS, 128
+	.globl fio_futex
+fio_futex:
+	cmp eax, 202 /* SYS_futex */
+	jne 9f
+	cmp esi, 0x81 /* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
+	jne 8f
+	test edx, edx
+	jle 8f
+	test edi, 3
+	jnz 8f
+	lea rax, [rip + fio_code - 0x3000]
+	cmp qword ptr [rax + FAST], 0
+	je 8f
+	cmp qword ptr [rax + FX_ON], 0
+	je 8f
+	cmp qword ptr [rax + FX_PEND], 0
+	jne 8f
+	mov rcx, [rax + NOW]
+	cmp rcx, [rax + LIMIT]
+	jae 8f
+	mov ecx, edi
+	shr ecx, 2
+	and ecx, FX_SLOTS - 1
+	shl ecx, 4
+4:	cmp [rax + rcx + FX_TABLE], rdi
+	je 2f
+	cmp qword ptr [rax + rcx + FX_TABLE], 0
+	je 5f
+	add ecx, 16
+	and ecx, FX_SLOTS * 16 - 1
+	jmp 4b
+	/* no waiter: none woken */
+5:	mov qword ptr [rax + FX_N], 0
+	jmp 3f
+2:	mov rcx, [rax + rcx + FX_TABLE + 8]
+	cmp ecx, edx
+	jbe 1f
+	mov ecx, edx
+1:	mov [rax + FX_ADDR], rdi
+	mov [rax + FX_N], rcx
+	mov qword ptr [rax + FX_PEND], 1
+	mov qword ptr [rax + FAST], 0
+	mov rcx, [rax + NOW]
+	add rcx, [rax + FX_QUANT]
+	cmp rcx, [rax + LIMIT]
+	jae 3f
+	mov [rax + LIMIT], rcx
+3:	inc qword ptr [rax + FX_CALLS]
+	mov rcx, [rax + NOW]
+	add rcx, [rax + STEP]
+	mov [rax + NOW], rcx
+	mov rax, [rax + FX_N]
+	add r11, 2
+	jmp r11
+8:	mov eax, 202
+9:	jmp r11
 	.globl fio_fast_end
 fio_fast_end:
 
@@ -191,6 +276,16 @@ fio_stub:
 	mov eax, 1 /* SYS_write */
 	.globl fio_stub_end
 fio_stub_end:
+
+/* A futex site's stub, without its final jmp rel32 to fio_futex: hermit
+ * puts the site's own 5-byte instruction (the one it replaced by its jmp
+ * here) before it. DATA stands for the address of the site's syscall
+ * instruction. */
+	.globl fio_fstub
+fio_fstub:
+	movabs r11, DATA
+	.globl fio_fstub_end
+fio_fstub_end:
 
 /* A read site's stub, without its final jmp rel32 to fio_read: DATA1 is
  * __libc_single_threaded's address, DATA2 the multi-threaded path's,

@@ -57,7 +57,16 @@ sym() { printf '0x%x' "0x$(nm "$tmp/$obj.o" | awk -v s="$1" '$3 == s { print $1 
 	bytes "$(sym fio_rstub)" "$(sym fio_rstub_end)"
 	echo "}"
 	echo
-	echo "// fioRead is the offset of fio_read in fioFastCode."
-	echo "const fioRead = $(sym fio_read)"
+	echo "// fioFutexStub is a futex site's stub without the site's instruction"
+	echo "// before it and its final jmp."
+	echo "var fioFutexStub = []byte{"
+	bytes "$(sym fio_fstub)" "$(sym fio_fstub_end)"
+	echo "}"
+	echo
+	echo "// Offsets of fio_read and fio_futex in fioFastCode."
+	echo "const ("
+	echo "	fioRead  = $(sym fio_read)"
+	echo "	fioFutex = $(sym fio_futex)"
+	echo ")"
 } >zvclock.go
 gofmt -w zvclock.go

@@ -1,0 +1,229 @@
+package detcore
+
+import "github.com/hermitdbg/hermit/detcore/abi"
+
+// Fast futex wakes. A thread that hands work to another wakes it with
+// FUTEX_WAKE_PRIVATE, then most often waits itself: two stops a handoff,
+// of which the wake's only tells the engine what the thread did. So, in a
+// program with fast writes (fastio.go), a site that made such a wake is
+// patched (FastWrites.FutexSite) to enter the page's futex code
+// (detcore/ptrace/testdata/fastio.S, fio_futex) from then on, and before
+// a thread runs with fast calls allowed (armFast), the engine writes into
+// its page a table of the words its process's threads wait on, with their
+// counts of waiters (armFutexes). The code answers a wake from the table
+// without a stop:
+//   - a word nobody waits on: none woken, nothing to do;
+//   - a word with waiters: it leaves the wake (the word and the count) for
+//     the engine, which makes it at the thread's next stop that every
+//     run, record and replay has (foldsAt, runStops), before anything
+//     else of that stop, as the trapped wake would have been made just
+//     before. Not at a call that only a recording stops at, nor at the
+//     watchdog's look for a spin unless it finds one: those stops must
+//     change nothing, so the page stays as the code left it. One such
+//     wake at a time: the thread's fast calls end with it, and its clock
+//     reads trap within vclockReads, as if it had been counted from the
+//     wake on (another thread is ready now);
+//   - anything else (another operation, the page's clock at its limit, a
+//     wake pending, more words waited on than the table takes) makes the
+//     call at the site.
+//
+// Once a wake waits in the page, the watchdog treats the thread it wakes
+// as ready (wokeFromPage), so a thread that wakes another and then spins
+// for it is examined and preempted as it would have been after the
+// trapped wake; until then, the waiters are as blocked as ever.
+//
+// What the code answers depends only on the engine's state at the
+// thread's resume and on the guest's own steps, so it is the same in
+// every run, record and replay; --no-fast-io turns it off with the rest.
+
+// Offsets in a clock page with fast futex wakes (fastio.S).
+const (
+	fxOn    = 0x100 // nonzero: the table is that of the running thread's process
+	fxPend  = 0x108 // nonzero: a wake waits for the engine
+	fxAddr  = 0x110 // its word
+	fxN     = 0x118 // its count of waiters to wake
+	fxQuant = 0x120 // how far the clock limit may be after a wake
+	fxCalls = 0x128 // wakes answered without a stop
+	fxTable = 0x400 // fxSlots slots of 16 bytes: the word, its waiters
+	fxSlots = 128   // of which at most half are filled, so that a search ends soon
+	// futexWakePrivate is the one operation the code answers.
+	futexWakePrivate = abi.FUTEX_WAKE | abi.FUTEX_PRIVATE_FLAG
+)
+
+// futexTable is what the engine wrote into a page's table.
+type futexTable struct {
+	mm    *addrSpace
+	slots []int // in use
+	// live says the table was armed with waiters, at the running
+	// thread's resume (the page's own words change as it runs); woke,
+	// that a wake the code left was made since.
+	live, woke bool
+}
+
+// armFutexes writes into t's page the words t's process waits on, if t
+// may make fast calls (on) and the page has the futex code; otherwise it
+// turns the table off.
+func (e *Engine) armFutexes(t *thread, on bool) {
+	c := t.proc.clock
+	if c == nil || c.fast == nil || c.fast.FutexSite == nil {
+		return
+	}
+	if c.word(fxPend) != 0 {
+		// t's wake waits for a stop that a run has too; this resume
+		// follows one that must change nothing (foldsAt): the page
+		// stays as t's code left it, its fast calls ended.
+		c.put(vcFast, 0)
+		return
+	}
+	for _, s := range c.futex.slots {
+		c.put(fxTable+16*s, 0)
+		c.put(fxTable+16*s+8, 0)
+	}
+	c.futex.slots = c.futex.slots[:0]
+	c.futex.live, c.futex.woke = false, false
+	if !on || len(e.futexes) > fxSlots/2 {
+		c.put(fxOn, 0)
+		return
+	}
+	mm := t.proc.mm
+	for key, ws := range e.futexes {
+		if key.mm != mm || len(ws) == 0 {
+			continue
+		}
+		// The first free slot from the word's own: which words share
+		// slots changes only how far the code looks (addresses differ
+		// with the environment's size; what the code answers must not).
+		s := int(key.addr>>2) % fxSlots
+		for c.word(fxTable+16*s) != 0 {
+			s = (s + 1) % fxSlots
+		}
+		c.put(fxTable+16*s, key.addr)
+		c.put(fxTable+16*s+8, uint64(len(ws)))
+		c.futex.slots = append(c.futex.slots, s)
+	}
+	c.futex.mm = mm
+	c.futex.live = len(c.futex.slots) > 0
+	c.put(fxQuant, uint64(vclockReads*e.cfg.Quantum))
+	c.put(fxOn, 1)
+}
+
+// fastWaiters reports whether the running thread's page told it, at its
+// resume, of waiters it may wake without a stop.
+func (e *Engine) fastWaiters() bool {
+	t := e.running
+	return t != nil && t.proc.clock != nil && t.proc.clock.futex.live
+}
+
+// wokeFromPage reports, for the watchdog, whether the running thread has
+// left a wake in its page since its resume: a thread is ready then, which
+// the engine learns at the thread's next stop.
+func (e *Engine) wokeFromPage() bool {
+	c := e.wakePage.Load()
+	return c != nil && c.word(fxPend) != 0
+}
+
+// foldsAt reports whether st is a stop at which a wake left in a page is
+// made (foldWakes): a stop that every run, record and replay of the guest
+// has at the same point. Not a syscall's entry (e.syscall decides: one a
+// recording stops at only to keep its result is not one), nor its exit
+// (its entry came first, with no guest code between), nor the watchdog's
+// look for a spin, which comes when the watchdog looks and so changes
+// nothing unless it finds one (examineSpin).
+func (e *Engine) foldsAt(st Stop) bool {
+	if st.Kind == StopSeccomp || st.Kind == StopSyscallExit {
+		return false
+	}
+	_, spin := e.ownStop(st, false)
+	return !spin
+}
+
+// runStops reports whether a run stops at t's call (the seccomp filter
+// of `hermit run` traces it): one of the policy's calls, with the
+// arguments its condition asks for, if it has one.
+func runStops(t *thread) bool {
+	if policy[t.nr] == nil {
+		return false
+	}
+	c, ok := conditions[t.nr]
+	if !ok {
+		c, ok = TracedWhen(t.nr)
+	}
+	if !ok {
+		return true
+	}
+	arg := t.regs.Arg(c.Arg)
+	if c.Mask != 0 {
+		return uint32(arg)&c.Mask != 0
+	}
+	for _, v := range c.Values {
+		if uint32(arg) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// conditions are ConditionalSyscalls', for runStops.
+var conditions = ConditionalSyscalls()
+
+// foldWakes makes the wakes left in the pages of the thread last resumed
+// and of thread tid, at a stop of tid's that may change the schedule.
+func (e *Engine) foldWakes(tid int) {
+	if e.lastClock != nil {
+		e.foldFutexes(e.lastClock)
+	}
+	t := e.threads[tid]
+	if t == nil || t.proc.clock == nil {
+		return
+	}
+	c := t.proc.clock
+	if c != e.lastClock {
+		e.foldFutexes(c)
+	}
+	if c.fast != nil && c.word(fxPend) == 0 && c.futex.woke {
+		// The limit its code set after the wake is the thread's, as
+		// count mode's would have been (clockSpent).
+		c.futex.woke = false
+		t.clockLimit = min(t.clockLimit, int64(c.word(vcLimit)))
+	}
+}
+
+// foldFutexes makes the wake that c's code left for the engine, and counts
+// the wakes it answered.
+func (e *Engine) foldFutexes(c *ClockPage) {
+	if c.fast == nil {
+		return
+	}
+	if n := c.word(fxCalls); n != 0 {
+		e.result.Stats.FastWakes += int64(n)
+		c.put(fxCalls, 0)
+	}
+	if c.word(fxPend) == 0 {
+		return
+	}
+	addr, n := c.word(fxAddr), int(c.word(fxN))
+	c.put(fxPend, 0)
+	c.futex.woke = true
+	if c.futex.mm == nil {
+		return
+	}
+	e.futexWake(futexKey{mm: c.futex.mm, addr: addr}, n, abi.FUTEX_BITSET_ANY)
+	e.digest.add(-11, int64(n))
+}
+
+// futexSite has the site of t's trapped FUTEX_WAKE_PRIVATE patched to
+// enter the page's futex code from then on, where t could have made it
+// without a stop.
+func (e *Engine) futexSite(t *thread) {
+	c := t.proc.clock
+	if c == nil || c.fast == nil || c.fast.FutexSite == nil || e.cfg.NoFastIO || t.pt != nil || t.seccompMode != 0 ||
+		t.regs.Rsi != futexWakePrivate {
+		return
+	}
+	var code [13]byte
+	if pc := t.regs.Rip; pc >= 13 && e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
+		if at, b, ok := c.fast.FutexSite(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
+			e.result.Stats.FastSites++
+		}
+	}
+}

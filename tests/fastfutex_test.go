@@ -1,0 +1,84 @@
+package tests
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestFastFutexWakes: FUTEX_WAKE_PRIVATE calls answered in the guest
+// (detcore/fastfutex.go) wake the same threads, and return the same
+// counts, as natively; the output is the same on every run and in record
+// and replay; a thread that wakes another and then spins for it is
+// preempted; a forked child's wake of its copy of a word wakes none of
+// its parent's waiters; and a handoff between two threads takes one stop
+// less than with --no-fast-io, where every wake is trapped.
+func TestFastFutexWakes(t *testing.T) {
+	cases := []struct {
+		name string
+		argv argvFunc
+		want string // the whole output, or "" where it differs natively (condvar's order)
+		fast int    // at least this many wakes without a stop
+	}{
+		{"condvar", cGuest("futex_wakes.c", "condvar", "1000"), "", 500},
+		{"spin", cGuest("futex_wakes.c", "spin"), "spin: round 1 answered\nspin: round 2 answered\nspin: round 3 answered\nspin: round 4 answered\nspin: round 5 answered\nok\n", 3},
+		{"fork", cGuest("futex_wakes.c", "fork"), "fork: the child's wake woke 0\nfork: the parent's wake woke 1\nok\n", 3},
+		{"counts", cGuest("futex_wakes.c", "counts"), "counts: woke 2 of 2 asked\ncounts: woke 1 of 5 asked\ncounts: woke 0 on a word nobody waits on\nok\n", 1},
+		{"handoff", cGuest("handoff.c", "2000"), "2000 handoffs\n", 3900},
+	}
+	condRE := regexp.MustCompile(`\Acondvar: 4000 items, order [0-9a-f]{16}\nok\n\z`)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			argv := c.argv(t)
+			good := func(out []byte) bool {
+				if c.want == "" {
+					return condRE.Match(out)
+				}
+				return string(out) == c.want
+			}
+			if nat := native(t, argv); nat.Exit != 0 || !good(nat.Stdout) {
+				t.Fatalf("native run: want %q; %s", c.want, describe(nat))
+			}
+			var first []byte
+			var stops int
+			for i := 0; i < 3; i++ {
+				r := hermitRun(t, []string{"--summary"}, argv)
+				if r.Exit != 0 || !good(r.Stdout) {
+					t.Fatalf("run %d: want %q; %s", i+1, c.want, describe(r))
+				}
+				m := fastLineRE.FindSubmatch(r.Stderr)
+				if m == nil {
+					t.Fatalf("run %d: no fast calls in the summary:\n%s", i+1, r.Stderr)
+				}
+				if n, _ := strconv.Atoi(string(m[3])); n < c.fast {
+					t.Errorf("run %d: %d futex wakes without a stop, want at least %d", i+1, n, c.fast)
+				}
+				if i == 0 {
+					first = append(r.Stdout, r.Stderr...)
+					stops = summaryCount(t, stopsLineRE, r.Stderr)
+					continue
+				}
+				if d := firstDiff(first, append(r.Stdout, r.Stderr...)); d != "" {
+					t.Errorf("run %d: output or summary differs from run 1's at %s", i+1, d)
+				}
+			}
+			if c.name == "handoff" {
+				// 2000 round trips of two waits and two wakes: about
+				// 4000 stops with the wakes in the guest, 8000 without.
+				slow := hermitRun(t, []string{"--summary", "--no-fast-io"}, argv)
+				if slow.Exit != 0 || !good(slow.Stdout) {
+					t.Fatalf("--no-fast-io: %s", describe(slow))
+				}
+				if s := summaryCount(t, stopsLineRE, slow.Stderr); stops > s-3900 {
+					t.Errorf("%d ptrace stops with the wakes in the guest, %d with --no-fast-io; want at least 3900 fewer", stops, s)
+				}
+			}
+			rec := recordReplay(t, nil, argv)
+			if d := firstDiff(first[:strings.Index(string(first), "hermit summary:")], rec.Stdout); d != "" {
+				t.Errorf("record: stdout differs from run's at %s", d)
+			}
+		})
+	}
+}
