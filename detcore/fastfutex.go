@@ -44,6 +44,7 @@ const (
 	fxN     = 0x118 // its count of waiters to wake
 	fxQuant = 0x120 // how far the clock limit may be after a wake
 	fxCalls = 0x128 // wakes answered without a stop
+	fxSel   = 0x130 // the threads' syscall user dispatch switch: 1 blocks
 	fxTable = 0x400 // fxSlots slots of 16 bytes: the word, its waiters
 	fxSlots = 128   // of which at most half are filled, so that a search ends soon
 	// futexWakePrivate is the one operation the code answers.
@@ -81,7 +82,8 @@ func (e *Engine) armFutexes(t *thread, on bool) {
 	}
 	c.futex.slots = c.futex.slots[:0]
 	c.futex.live, c.futex.woke = false, false
-	if !on || len(e.futexes) > fxSlots/2 {
+	c.put(fxSel, 0)
+	if !on || len(e.futexes) > fxSlots/2 || !e.dispatches(t) {
 		c.put(fxOn, 0)
 		return
 	}
@@ -105,6 +107,57 @@ func (e *Engine) armFutexes(t *thread, on bool) {
 	c.futex.live = len(c.futex.slots) > 0
 	c.put(fxQuant, uint64(vclockReads*e.cfg.Quantum))
 	c.put(fxOn, 1)
+}
+
+// dispatches gives t syscall user dispatch with its page's switch, once
+// per thread and program, and reports whether it has it: a wake the code
+// leaves for the engine needs the thread's next syscall, whichever it is,
+// to stop (it raises SIGSYS, which dispatched handles). Not for a process
+// that set up syscall user dispatch of its own.
+func (e *Engine) dispatches(t *thread) bool {
+	c := t.proc.clock
+	if t.sud == c {
+		return true
+	}
+	if t.proc.ownSUD || c.fast.Dispatch == nil || !c.fast.Dispatch(t.tid, fxSel) {
+		return false
+	}
+	t.sud = c
+	return true
+}
+
+// siSysUserDispatch is the si_code of a SIGSYS that syscall user
+// dispatch raised.
+const siSysUserDispatch = 2
+
+// dispatched handles the SIGSYS that t's first syscall after a wake its
+// code left raised (the wake is made by now: a signal's stop is one every
+// run has), and reports whether it was that: the call, which the kernel
+// did not make, is made again, as t's next turn (another thread is ready).
+func (e *Engine) dispatched(t *thread) (bool, error) {
+	st, ok := e.t.(SiginfoTracer)
+	if !ok || t.sud == nil || t.sud != t.proc.clock {
+		return false, nil
+	}
+	info, err := st.Siginfo(t.tid)
+	if err != nil || len(info) < 12 || int32(le32(info[8:])) != siSysUserDispatch {
+		return false, nil
+	}
+	var r abi.Regs
+	if err := e.t.GetRegs(t.tid, &r); err != nil {
+		return true, e.gone(t, err)
+	}
+	r.Rip -= 2 // the syscall instruction
+	r.Rax = r.OrigRax
+	if err := e.t.SetRegs(t.tid, &r); err != nil {
+		return true, e.gone(t, err)
+	}
+	t.sud.put(fxSel, 0)
+	e.park(t)
+	// The turn is at this call (not the last one the engine saw, which
+	// in a recording may be one a run never stops at).
+	t.nr, t.ret = int(int32(r.OrigRax)), 0
+	return true, nil
 }
 
 // fastWaiters reports whether the running thread's page told it, at its
@@ -203,21 +256,23 @@ func (e *Engine) foldFutexes(c *ClockPage) {
 	}
 	addr, n := c.word(fxAddr), int(c.word(fxN))
 	c.put(fxPend, 0)
+	c.put(fxSel, 0)
 	c.futex.woke = true
 	if c.futex.mm == nil {
 		return
 	}
 	e.futexWake(futexKey{mm: c.futex.mm, addr: addr}, n, abi.FUTEX_BITSET_ANY)
-	e.digest.add(-11, int64(n))
 }
 
-// futexSite has the site of t's trapped FUTEX_WAKE_PRIVATE patched to
-// enter the page's futex code from then on, where t could have made it
-// without a stop.
+// futexSite has the site of t's trapped private futex call patched to
+// enter the page's futex code from then on: a wake's, which the code
+// may answer, and a wait's, which, while a wake of the thread's waits for
+// the engine, the code makes where the switch does not block it (one
+// stop, not the SIGSYS's and then the call's).
 func (e *Engine) futexSite(t *thread) {
 	c := t.proc.clock
 	if c == nil || c.fast == nil || c.fast.FutexSite == nil || e.cfg.NoFastIO || t.pt != nil || t.seccompMode != 0 ||
-		t.regs.Rsi != futexWakePrivate {
+		t.regs.Rsi&abi.FUTEX_PRIVATE_FLAG == 0 {
 		return
 	}
 	var code [13]byte

@@ -10,11 +10,17 @@ import (
 // process waits on, with their counts, where fastio.S's search finds
 // them (two words whose first slots are the same included), and none of
 // another process's; a wake the code left is made on the right word, for
-// the count it gave; a process with more words waited on than the table
-// takes gets none, and the code makes every call.
+// the count it gave; each thread gets syscall user dispatch once; a
+// process with more words waited on than the table takes, or with
+// syscall user dispatch of its own, gets none, and the code makes every
+// call.
 func TestFutexTable(t *testing.T) {
 	c := NewClockPage(make([]byte, fxTable+16*fxSlots), nil)
-	c.fast = &FastWrites{FutexSite: func(uint64, []byte) (uint64, []byte, bool) { return 0, nil, false }}
+	dispatched := 0
+	c.fast = &FastWrites{
+		FutexSite: func(uint64, []byte) (uint64, []byte, bool) { return 0, nil, false },
+		Dispatch:  func(_, sel int) bool { dispatched++; return sel == fxSel },
+	}
 	mm, other := &addrSpace{id: 1}, &addrSpace{id: 2}
 	runner := &thread{proc: &process{mm: mm, clock: c}}
 	e := &Engine{futexes: map[futexKey][]*thread{}, cfg: Config{Quantum: 10}}
@@ -57,6 +63,10 @@ func TestFutexTable(t *testing.T) {
 	if got := c.word(fxQuant); got != vclockReads*10 {
 		t.Errorf("quantum %d, want %d", got, vclockReads*10)
 	}
+	e.armFutexes(runner, true)
+	if dispatched != 1 || runner.sud != c {
+		t.Errorf("syscall user dispatch set %d times for one thread and page, want once", dispatched)
+	}
 
 	// The code woke one of a's two waiters: the oldest is woken.
 	c.put(fxAddr, a)
@@ -79,6 +89,14 @@ func TestFutexTable(t *testing.T) {
 		t.Errorf("with a wake pending: fast %d, word %#x %d waiters; want fast calls off and the table kept", c.word(vcFast), a, n)
 	}
 	c.put(fxPend, 0)
+
+	// A process with syscall user dispatch of its own: off (hermit's
+	// switch would not stop its next call).
+	other2 := &thread{proc: &process{mm: mm, clock: c, ownSUD: true}}
+	e.armFutexes(other2, true)
+	if c.word(fxOn) != 0 {
+		t.Errorf("a process with its own syscall user dispatch gets the table")
+	}
 
 	// More words than half the table: off.
 	for i := 0; i <= fxSlots/2; i++ {

@@ -48,6 +48,7 @@ func sysFutex(e *Engine, t *thread) {
 	}
 	switch cmd {
 	case abi.FUTEX_WAIT, abi.FUTEX_WAIT_BITSET:
+		e.futexSite(t)
 		bitset := uint32(abi.FUTEX_BITSET_ANY)
 		if cmd == abi.FUTEX_WAIT_BITSET {
 			bitset = uint32(r.R9)

@@ -7,27 +7,33 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // the launcher sets. The guest is told what an unconfined process is
 // told; every other option runs natively.
 const (
-	prGetSeccomp       = 21
-	prSetSeccomp       = 22
-	seccompSetStrict   = 0 // seccomp(2) operations (<linux/seccomp.h>)
-	seccompSetFilter   = 1
-	seccompModeStrict  = 1
-	seccompModeFilter  = 2
-	seccompFilterTsync = 1 // SECCOMP_FILTER_FLAG_TSYNC
-	prGetTSC           = 25
-	prSetTSC           = 26
-	prGetNoNewPrivs    = 39
-	prTSCEnable        = 1
-	prTSCSigsegv       = 2
-	prSetNoNewPrivs    = 38
-	noNewPrivsUnset    = 0
-	tscModeUnchanged   = 0
+	prGetSeccomp = 21
+	prSetSeccomp = 22
+	// PR_SET_SYSCALL_USER_DISPATCH
+	prSetSyscallUserDispatch = 59
+	seccompSetStrict         = 0 // seccomp(2) operations (<linux/seccomp.h>)
+	seccompSetFilter         = 1
+	seccompModeStrict        = 1
+	seccompModeFilter        = 2
+	seccompFilterTsync       = 1 // SECCOMP_FILTER_FLAG_TSYNC
+	prGetTSC                 = 25
+	prSetTSC                 = 26
+	prGetNoNewPrivs          = 39
+	prTSCEnable              = 1
+	prTSCSigsegv             = 2
+	prSetNoNewPrivs          = 38
+	noNewPrivsUnset          = 0
+	tscModeUnchanged         = 0
 )
 
 func sysPrctl(e *Engine, t *thread) {
 	switch r := &t.regs; r.Rdi {
 	case prGetSeccomp:
 		t.emulate(int64(t.seccompMode))
+	case prSetSyscallUserDispatch:
+		// Its own replaces hermit's (fastfutex.go): no more wakes
+		// answered in the process.
+		t.proc.ownSUD = true
 	case prSetSeccomp:
 		// The guest's own filter goes on top of hermit's (the kernel
 		// runs both); PR_GET_SECCOMP then tells its mode.

@@ -58,6 +58,11 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if st.Sig == abi.SIGSTOP && int(e.kwaitTid.Load()) == t.tid {
 		return e.kernelWaitStop(t)
 	}
+	if st.Sig == abi.SIGSYS {
+		if ok, err := e.dispatched(t); ok {
+			return err
+		}
+	}
 	if t.state == tsDying || (e.running != t && t.pt == nil) {
 		return e.deliver(t, st.Sig)
 	}

@@ -36,6 +36,9 @@ type thread struct {
 	tid  int
 	vtid int
 	proc *process
+	// sud is the clock page whose switch the thread's syscall user
+	// dispatch reads, or nil (fastfutex.go).
+	sud *ClockPage
 	// seq is the creation sequence number: the round-robin order.
 	seq   int
 	state tstate
@@ -156,6 +159,9 @@ type process struct {
 	mm      *addrSpace
 	threads []*thread
 	parent  *process
+	// ownSUD: the process set up syscall user dispatch of its own
+	// (fastfutex.go).
+	ownSUD bool
 	// nextTimer is the id of the next POSIX timer.
 	nextTimer int
 	// vforkParent is the thread suspended in vfork until this process

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,30 +12,37 @@ import (
 // (detcore/fastfutex.go) wake the same threads, and return the same
 // counts, as natively; the output is the same on every run and in record
 // and replay; a thread that wakes another and then spins for it is
-// preempted; a forked child's wake of its copy of a word wakes none of
-// its parent's waiters; and a handoff between two threads takes one stop
-// less than with --no-fast-io, where every wake is trapped.
+// preempted, and one that wakes another and then makes only calls hermit
+// lets through counts them, as after a trapped wake (its next syscall
+// stops: syscall user dispatch), so the other runs within a timeslice;
+// a forked child's wake of its copy of a word wakes none of its
+// parent's waiters; and a handoff between two threads takes half the
+// stops it takes with --no-fast-io.
 func TestFastFutexWakes(t *testing.T) {
 	cases := []struct {
 		name string
 		argv argvFunc
-		want string // the whole output, or "" where it differs natively (condvar's order)
+		want string // the whole output, or "" where it differs natively (a regexp then)
 		fast int    // at least this many wakes without a stop
 	}{
 		{"condvar", cGuest("futex_wakes.c", "condvar", "1000"), "", 500},
+		{"untraced", cGuest("futex_wakes.c", "untraced"), "", 1},
 		{"spin", cGuest("futex_wakes.c", "spin"), "spin: round 1 answered\nspin: round 2 answered\nspin: round 3 answered\nspin: round 4 answered\nspin: round 5 answered\nok\n", 3},
 		{"fork", cGuest("futex_wakes.c", "fork"), "fork: the child's wake woke 0\nfork: the parent's wake woke 1\nok\n", 3},
 		{"counts", cGuest("futex_wakes.c", "counts"), "counts: woke 2 of 2 asked\ncounts: woke 1 of 5 asked\ncounts: woke 0 on a word nobody waits on\nok\n", 1},
 		{"handoff", cGuest("handoff.c", "2000"), "2000 handoffs\n", 3900},
 	}
-	condRE := regexp.MustCompile(`\Acondvar: 4000 items, order [0-9a-f]{16}\nok\n\z`)
+	res := map[string]*regexp.Regexp{
+		"condvar":  regexp.MustCompile(`\Acondvar: 4000 items, order [0-9a-f]{16}\nok\n\z`),
+		"untraced": regexp.MustCompile(`\Auntraced: the woken thread ran at call \d+\nok\n\z`),
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			argv := c.argv(t)
 			good := func(out []byte) bool {
 				if c.want == "" {
-					return condRE.Match(out)
+					return res[c.name].Match(out)
 				}
 				return string(out) == c.want
 			}
@@ -62,6 +70,15 @@ func TestFastFutexWakes(t *testing.T) {
 				}
 				if d := firstDiff(first, append(r.Stdout, r.Stderr...)); d != "" {
 					t.Errorf("run %d: output or summary differs from run 1's at %s", i+1, d)
+				}
+			}
+			if c.name == "untraced" {
+				// The caller counts its calls from the wake on, as
+				// after a trapped one, so the woken thread runs within
+				// a timeslice of them, not after all 20000.
+				var n int
+				if _, err := fmt.Sscanf(string(first), "untraced: the woken thread ran at call %d", &n); err != nil || n > 1000 {
+					t.Errorf("the woken thread ran at call %d (%v), want within the first 1000: the caller's calls were not counted", n, err)
 				}
 			}
 			if c.name == "handoff" {

@@ -24,6 +24,18 @@ func ptraceRaw(req int, tid int, addr, data uintptr) error {
 	return nil
 }
 
+// sudConfig is struct ptrace_sud_config (syscall user dispatch).
+type sudConfig struct{ mode, selector, offset, length uint64 }
+
+// ptraceSetSUD is PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG (Linux 6.4).
+const ptraceSetSUD = 0x4210
+
+// setSUD sets thread tid's syscall user dispatch, as its own prctl
+// PR_SET_SYSCALL_USER_DISPATCH would.
+func setSUD(tid int, c *sudConfig) error {
+	return ptraceRaw(ptraceSetSUD, tid, unsafe.Sizeof(*c), uintptr(unsafe.Pointer(c)))
+}
+
 func getRegs(tid int, r *abi.Regs) error {
 	return ptraceRaw(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
 }

@@ -13,6 +13,10 @@
  *               (1 woken). Both say what their wakes returned.
  *   counts      3 threads wait on one word; wakes of 2, then of 5, then
  *               of a word nobody waits on say how many each woke.
+ *   untraced    the main thread wakes a thread, then makes 20000 mmap and
+ *               munmap calls (which hermit lets through); the thread says
+ *               at which of them it ran: under hermit, where the trapped
+ *               wake would have let it (the caller counts its calls).
  *   journal N   the main thread wakes two threads in turn, N times, with
  *               an access(2) between the wakes: a call hermit record
  *               stops at only to keep its result, and hermit run lets
@@ -24,6 +28,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -103,6 +108,15 @@ static void *echo(void *arg) {
 	return NULL;
 }
 
+static atomic_int iteration, seenAt = -1;
+
+static void *observer(void *arg) {
+	(void)arg;
+	waitfor(&word, 0);
+	atomic_store(&seenAt, atomic_load(&iteration));
+	return NULL;
+}
+
 static void *waiter(void *arg) {
 	(void)arg;
 	waitfor(&word, 0);
@@ -150,6 +164,22 @@ int main(int argc, char **argv) {
 		atomic_store(&word, 1);
 		say("fork: the parent's wake woke %ld\n", futex(&word, FUTEX_WAKE_PRIVATE, 1));
 		CHECK(pthread_join(th, NULL) == 0);
+	} else if (strcmp(argv[1], "untraced") == 0) {
+		pthread_t th;
+		CHECK(pthread_create(&th, NULL, observer, NULL) == 0);
+		untilWaiting(&word, 1);
+		static atomic_int nobody;
+		for (int i = 0; i < 3; i++)
+			CHECK(futex(&nobody, FUTEX_WAKE_PRIVATE, 1) == 0);
+		atomic_store(&word, 1);
+		futex(&word, FUTEX_WAKE_PRIVATE, 1);
+		for (int i = 0; i < 20000; i++) {
+			atomic_store(&iteration, i);
+			void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			CHECK(p != MAP_FAILED && munmap(p, 4096) == 0);
+		}
+		CHECK(pthread_join(th, NULL) == 0);
+		say("untraced: the woken thread ran at call %d\n", atomic_load(&seenAt));
 	} else if (strcmp(argv[1], "journal") == 0) {
 		items = argc > 2 ? atoi(argv[2]) : 100;
 		pthread_t th[2];

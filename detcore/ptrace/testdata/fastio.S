@@ -182,11 +182,15 @@ fio_code:
  * count (128 slots of 16 bytes, the word and its waiters, from (address
  * >> 2) % 128 on to the first empty one: hermit fills at most half).
  * With waiters, the wake is left for hermit to make at the next stop
- * (FX_ADDR, FX_N, then FX_PEND: until that store, nothing is done), and
- * the thread's fast calls end, with its clock limit at most FX_QUANT
- * from now, as if it were counted: another thread is ready. The clock
+ * (FX_ADDR, FX_N, then FX_PEND: until that store, nothing is done); the
+ * thread's syscall user dispatch switch (FX_SEL) then blocks, so that its
+ * next syscall stops, whichever it is; and its fast calls end, with its
+ * clock limit at most FX_QUANT from now, as if it were counted: another
+ * thread is ready. The clock
  * moves on by a step, as a trapped call's turn would.
- * Otherwise the call is made at the site, as before (eax = 202).
+ * Otherwise the call is made at the site, as before (eax = 202); but a
+ * futex call while a wake waits for hermit is made from the slow page,
+ * which the switch does not block, so that it costs one stop, not two.
  * Registers: rax is the result, rcx and r11 are clobbered (as by a
  * syscall); no stack is used, so a wait at the site stays at the site. */
 	.set FX_ON, 0x100
@@ -195,12 +199,15 @@ fio_code:
 	.set FX_N, 0x118
 	.set FX_QUANT, 0x120
 	.set FX_CALLS, 0x128
+	.set FX_SEL, 0x130
 	.set FX_TABLE, 0x400
 	.set FX_SLOTS, 128
 	.globl fio_futex
 fio_futex:
 	cmp eax, 202 /* SYS_futex */
 	jne 9f
+	cmp qword ptr [rip + fio_code - 0x3000 + FX_PEND], 0
+	jne 7f
 	cmp esi, 0x81 /* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
 	jne 8f
 	test edx, edx
@@ -238,6 +245,7 @@ fio_futex:
 1:	mov [rax + FX_ADDR], rdi
 	mov [rax + FX_N], rcx
 	mov qword ptr [rax + FX_PEND], 1
+	mov byte ptr [rax + FX_SEL], 1
 	mov qword ptr [rax + FAST], 0
 	mov rcx, [rax + NOW]
 	add rcx, [rax + FX_QUANT]
@@ -253,6 +261,13 @@ fio_futex:
 	jmp r11
 8:	mov eax, 202
 9:	jmp r11
+	/* A wake of this thread's waits for hermit: the call is made from
+	 * the slow page, where the switch does not block it, and its stop is
+	 * the one at which hermit makes the wake. */
+7:	lea rsp, [rsp - 128]
+	add r11, 2
+	push r11
+	jmp fio_slow
 	.globl fio_fast_end
 fio_fast_end:
 
