@@ -14,15 +14,19 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // without a stop:
 //   - a word nobody waits on: none woken, nothing to do;
 //   - a word with waiters: it leaves the wake (the word and the count) for
-//     the engine, which makes it at the thread's next stop that every
-//     run, record and replay has (foldsAt, runStops), before anything
-//     else of that stop, as the trapped wake would have been made just
-//     before. Not at a call that only a recording stops at, nor at the
-//     watchdog's look for a spin unless it finds one: those stops must
-//     change nothing, so the page stays as the code left it. One such
+//     the engine and blocks the thread's syscall user dispatch switch
+//     (dispatches), so that its next syscall stops, whichever it is (a
+//     SIGSYS, dispatched; a futex call at a patched site is made from the
+//     slow page instead, which the switch does not block: its own stop).
+//     The engine makes the wake there (and at any stop that every run,
+//     record and replay has: foldsAt, runStops), before anything else of
+//     that stop, as the trapped wake would have been made just before; not
+//     at a call that only a recording stops at, nor at the watchdog's look
+//     for a spin unless it finds one: those stops must change nothing, so
+//     the page stays as the code left it. From there the thread counts its
+//     calls, as after a trapped wake (another thread is ready). One such
 //     wake at a time: the thread's fast calls end with it, and its clock
-//     reads trap within vclockReads, as if it had been counted from the
-//     wake on (another thread is ready now);
+//     reads trap within vclockReads;
 //   - anything else (another operation, the page's clock at its limit, a
 //     wake pending, more words waited on than the table takes) makes the
 //     call at the site.
