@@ -279,10 +279,5 @@ func (e *Engine) futexSite(t *thread) {
 		t.regs.Rsi&abi.FUTEX_PRIVATE_FLAG == 0 {
 		return
 	}
-	var code [13]byte
-	if pc := t.regs.Rip; pc >= 13 && e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
-		if at, b, ok := c.fast.FutexSite(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
-			e.result.Stats.FastSites++
-		}
-	}
+	e.patchSite(t, c, siteKey{pc: t.regs.Rip, futex: true}, c.fast.FutexSite)
 }

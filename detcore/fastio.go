@@ -256,12 +256,44 @@ func (e *Engine) fastInstall(t *thread) {
 	if f.write && !f.pipe {
 		c.vinos[f.fd] = f.vino
 	}
+	e.patchSite(t, c, siteKey{pc: t.regs.Rip}, c.fast.Site)
+}
+
+// maxNoSites bounds a page's set of sites that cannot be patched.
+const maxNoSites = 4096
+
+// patchSite has the site of t's trapped call, whose syscall instruction
+// ends at its rip, patched as site says, unless an earlier call there
+// found that it cannot be (its code is not the pattern, or it is patched
+// already and the call came through it): a site that cannot be patched
+// costs no read of its code at every call. What decides is the code,
+// the same in every run, record and replay, so the set is too.
+func (e *Engine) patchSite(t *thread, c *ClockPage, k siteKey, site func(pc uint64, code []byte) (uint64, []byte, bool)) {
+	pc := k.pc
+	if _, no := c.noSites[k]; no || pc < 13 {
+		return
+	}
 	// Through the Tracer: a debugger's breakpoints (replay) are neither
 	// seen nor lost.
 	var code [13]byte
-	if pc := t.regs.Rip; pc >= 13 && e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
-		if at, b, ok := c.fast.Site(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
+	if e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
+		if at, b, ok := site(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
 			e.result.Stats.FastSites++
+			return
 		}
 	}
+	if c.noSites == nil {
+		c.noSites = make(map[siteKey]struct{})
+	}
+	if len(c.noSites) < maxNoSites {
+		c.noSites[k] = struct{}{}
+	}
+}
+
+// siteKey is a site in a page's set of those that cannot be patched: the
+// address its syscall instruction ends at, and whether for a futex call
+// (glibc's syscall() makes both kinds at one site).
+type siteKey struct {
+	pc    uint64
+	futex bool
 }

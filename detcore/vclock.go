@@ -60,6 +60,9 @@ type ClockPage struct {
 	// the virtual inodes of its table's entries.
 	fast  *FastWrites
 	vinos []uint64
+	// noSites are the sites of trapped calls found not to be patchable
+	// (fastio.go: patchSite).
+	noSites map[siteKey]struct{}
 	// futex is what the engine last wrote in its futex table
 	// (fastfutex.go).
 	futex futexTable
