@@ -21,7 +21,7 @@ const atRandomTag = 25
 func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec, error) {
 	t.dropHeld() // the thread runs code of hermit's
 	var x detcore.Exec
-	auxv, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", tid))
+	auxv, err := readProcFile(fmt.Sprintf("/proc/%d/auxv", tid))
 	if err != nil {
 		return x, fmt.Errorf("reading the auxiliary vector: %w", gone(err))
 	}
@@ -165,7 +165,7 @@ func (t *Tracer) readVDSO(tid int, ehdr uint64) (*vdso, error) {
 // are not writable).
 func (v *vdso) write(addr uint64, b []byte) error {
 	if v.mem == nil {
-		mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", v.tid), os.O_WRONLY, 0)
+		mem, err := procOpenFile(fmt.Sprintf("/proc/%d/mem", v.tid), os.O_WRONLY)
 		if err != nil {
 			return gone(err)
 		}
@@ -208,7 +208,7 @@ func (v *vdso) writeStubs() (uint64, error) {
 
 // vdsoRange finds the [vdso] mapping in /proc/TID/maps.
 func vdsoRange(tid int) (uint64, uint64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", tid))
+	f, err := procOpen(fmt.Sprintf("/proc/%d/maps", tid))
 	if err != nil {
 		return 0, 0, gone(err)
 	}
@@ -233,7 +233,7 @@ func vdsoRange(tid int) (uint64, uint64, error) {
 // SharedMapping implements detcore.Tracer.SharedMapping from
 // /proc/TID/maps.
 func (t *Tracer) SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", tid))
+	f, err := procOpen(fmt.Sprintf("/proc/%d/maps", tid))
 	if err != nil {
 		return 0, 0, 0, false
 	}

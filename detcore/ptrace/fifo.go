@@ -2,7 +2,6 @@ package ptrace
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -105,7 +104,7 @@ func (t *Tracer) InKernelWait(tid int) (int, bool) {
 	if procState(tid) != 'S' {
 		return 0, false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/syscall", tid))
+	b, err := readProcFile(fmt.Sprintf("/proc/%d/syscall", tid))
 	if err != nil {
 		return 0, false
 	}
@@ -121,7 +120,7 @@ func (t *Tracer) InKernelWait(tid int) (int, bool) {
 // on a CPU, from /proc/TID/schedstat (nanoseconds, its first field).
 func (t *Tracer) CPUTime(tid int) (time.Duration, bool) {
 	var buf [64]byte
-	f, err := os.Open(fmt.Sprintf("/proc/%d/schedstat", tid))
+	f, err := procOpen(fmt.Sprintf("/proc/%d/schedstat", tid))
 	if err != nil {
 		return 0, false
 	}

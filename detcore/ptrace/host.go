@@ -198,7 +198,7 @@ const atExecfn = 31
 // ExecPath returns the path thread tid's process passed to execve, as the
 // guest wrote it.
 func (t *Tracer) ExecPath(tid int) (string, error) {
-	auxv, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", tid))
+	auxv, err := readProcFile(fmt.Sprintf("/proc/%d/auxv", tid))
 	if err != nil {
 		return "", gone(err)
 	}
@@ -212,7 +212,7 @@ func (t *Tracer) ExecPath(tid int) (string, error) {
 // Argv returns the arguments of thread tid's process as its kernel keeps
 // them (/proc/PID/cmdline): at its exec stop, the new program's argv.
 func (t *Tracer) Argv(tid int) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", tid))
+	b, err := readProcFile(fmt.Sprintf("/proc/%d/cmdline", tid))
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (t *Tracer) outside(tid, fd, depth int) bool {
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd)); err != nil || link != "anon_inode:[eventpoll]" {
 		return false
 	}
-	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
+	info, err := readProcFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
 	if err != nil {
 		return false
 	}

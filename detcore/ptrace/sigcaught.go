@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -12,7 +11,7 @@ import (
 // Caught implements detcore.Tracer.Caught from SigIgn and SigCgt in
 // /proc/TID/status (SigIgn comes first).
 func (t *Tracer) Caught(tid int) (caught, ignored uint64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", tid))
+	f, err := procOpen(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
 		return 0, 0, gone(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"debug/elf"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ func (t *Tracer) VectorRegs(tid int, b []byte) ([]byte, error) {
 // address is in no file. The file is opened through /proc/TID/map_files,
 // which reaches it whatever root the guest sees.
 func (t *Tracer) Symbolize(tid int, addr uint64) string {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", tid))
+	f, err := procOpen(fmt.Sprintf("/proc/%d/maps", tid))
 	if err != nil {
 		return ""
 	}

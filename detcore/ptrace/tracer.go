@@ -367,7 +367,7 @@ func (t *Tracer) launched(errR *os.File, name string) (int, error) {
 	case binary.LittleEndian.Uint32(b[0:]) != 0:
 		return 0, launchError(b, name)
 	}
-	bs, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
+	bs, _ := readProcFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
 	f := strings.Fields(string(bs))
 	if len(f) == 0 {
 		return 0, fmt.Errorf("%s: the launcher's child is gone", name)
@@ -414,7 +414,7 @@ func procState(pid int) byte {
 
 // procStat reads the state and process group of pid from /proc/PID/stat.
 func procStat(pid int) (byte, int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	b, err := readProcFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, 0, gone(err)
 	}
@@ -431,7 +431,7 @@ func procStat(pid int) (byte, int, error) {
 // InBackground implements detcore.TtyTracer: /proc/PID/stat has the
 // process group and its terminal's foreground group (tpgid).
 func (t *Tracer) InBackground(tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	b, err := readProcFile(fmt.Sprintf("/proc/%d/stat", tid))
 	i := bytes.LastIndexByte(b, ')')
 	if err != nil || i < 0 {
 		return false
@@ -559,7 +559,7 @@ func (t *Tracer) WriteMem(tid int, addr uint64, b []byte) error {
 	if err == nil && n == len(b) {
 		return nil
 	}
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", tid), os.O_WRONLY, 0)
+	f, err := procOpenFile(fmt.Sprintf("/proc/%d/mem", tid), os.O_WRONLY)
 	if err != nil {
 		return gone(err)
 	}
@@ -613,7 +613,7 @@ func (t *Tracer) Close() {
 // GuestTid implements detcore.Tracer.GuestTid from the NSpid line of
 // /proc/TID/status.
 func (t *Tracer) GuestTid(tid int) (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	b, err := readProcFile(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
 		return 0, gone(err)
 	}
@@ -636,7 +636,7 @@ func (t *Tracer) GuestTid(tid int) (int, error) {
 
 // Signals implements detcore.Tracer.Signals from /proc/TID/status.
 func (t *Tracer) Signals(tid int) (thread, shared, blocked uint64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", tid))
+	f, err := procOpen(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
 		return 0, 0, 0, gone(err)
 	}
