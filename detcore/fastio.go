@@ -84,6 +84,43 @@ type FastWrites struct {
 	// Unmark takes hermit's mark off the open file description of
 	// descriptor fd of thread tid, and reports whether it had one.
 	Unmark func(tid, fd int) bool
+	// CodeStart and CodeEnd bound the page's code and its sites' stubs.
+	CodeStart, CodeEnd uint64
+}
+
+// maxCodeSteps bounds the steps that take a thread out of the page's
+// code (its longest path, the futex table's search, is some 700).
+const maxCodeSteps = 4096
+
+// leaveFastCode single-steps t, stopped at an arbitrary point (a signal
+// from outside, the watchdog's preemption), out of hermit's code for its
+// page (ClockPage.inCode):
+// stopped inside, a signal handler's own fast call, or another thread's
+// after a preemption, would find the page's words half written (a
+// clock read not yet stored, a wake not yet left). It reports a stop of
+// t's that ended the steps (not a trap), which the caller handles
+// instead, with ok false.
+func (e *Engine) leaveFastCode(t *thread) (Stop, bool, error) {
+	c := t.proc.clock
+	if c == nil {
+		return Stop{}, true, nil
+	}
+	for i := 0; i < maxCodeSteps; i++ {
+		var r abi.Regs
+		if err := e.t.GetRegs(t.tid, &r); err != nil {
+			return Stop{}, false, err
+		}
+		if !c.inCode(r.Rip) {
+			if i > 0 && e.cfg.Debug != nil {
+				e.cfg.Debug("tid=%d stepped %d instructions out of the fast code to %#x", t.tid, i, r.Rip)
+			}
+			return Stop{}, true, nil
+		}
+		if st, trapped, err := e.stepOnce(t); err != nil || !trapped {
+			return st, false, err
+		}
+	}
+	return Stop{}, true, nil
 }
 
 // SetFastWrites gives c fast writes; c's memory must hold the table.

@@ -41,6 +41,17 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
 			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
 			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), waited, why, hint))
+		if stop, ok, err := e.leaveFastCode(t); err != nil || !ok {
+			if err != nil {
+				return e.gone(t, err)
+			}
+			return e.handleStop(stop)
+		}
+		if e.cfg.Debug != nil {
+			var at abi.Regs
+			_ = e.t.GetRegs(t.tid, &at)
+			e.cfg.Debug("preempted tid=%d at %#x", t.tid, at.Rip)
+		}
 		e.park(t)
 		e.endTurn(t) // its turn ends here
 		if e.countWaiting() == 1 {
@@ -72,6 +83,16 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if st.Sig == abi.SIGSEGV && (e.cfg.TrapTSC || e.cfg.CPUID != nil) {
 		if done, err := e.emulateInsn(t); done || err != nil {
 			return err
+		}
+	}
+	if e.running == t && !syncSignal(st.Sig) {
+		// From outside: its handler runs once t is out of hermit's
+		// code, whose page words it may use too.
+		if stop, ok, err := e.leaveFastCode(t); err != nil || !ok {
+			if err != nil {
+				return e.gone(t, err)
+			}
+			return e.handleStop(stop)
 		}
 	}
 	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
@@ -290,3 +311,13 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 // insnSlice is how many trapped rdtsc, rdtscp or cpuid instructions
 // make one scheduling point.
 const insnSlice = 32
+
+// syncSignal reports whether sig is one the thread's own instruction
+// raises where it stands (a fault, a trap).
+func syncSignal(sig int) bool {
+	switch sig {
+	case abi.SIGSEGV, abi.SIGBUS, abi.SIGILL, abi.SIGFPE, abi.SIGTRAP, abi.SIGSYS:
+		return true
+	}
+	return false
+}

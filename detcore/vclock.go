@@ -60,6 +60,8 @@ type ClockPage struct {
 	// the virtual inodes of its table's entries.
 	fast  *FastWrites
 	vinos []uint64
+	// code bounds the clock code in the vDSO (SetCode).
+	code [2]uint64
 	// noSites are the sites of trapped calls found not to be patchable
 	// (fastio.go: patchSite).
 	noSites map[siteKey]struct{}
@@ -76,6 +78,18 @@ func NewClockPage(mem []byte, release func()) *ClockPage {
 		panic("detcore: clock page too small")
 	}
 	return &ClockPage{mem: mem, release: release}
+}
+
+// SetCode tells c where its clock code lies in the guest, [start, end).
+func (c *ClockPage) SetCode(start, end uint64) { c.code = [2]uint64{start, end} }
+
+// inCode reports whether pc lies in hermit's code for c: the clock code,
+// the fast page's code or a site's stub.
+func (c *ClockPage) inCode(pc uint64) bool {
+	if pc >= c.code[0] && pc < c.code[1] {
+		return true
+	}
+	return c.fast != nil && pc >= c.fast.CodeStart && pc < c.fast.CodeEnd
 }
 
 func (c *ClockPage) word(off int) uint64     { return binary.LittleEndian.Uint64(c.mem[off:]) }

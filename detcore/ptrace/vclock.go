@@ -94,6 +94,7 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 		}
 	}
 	c := detcore.NewClockPage(mem, release)
+	c.SetCode(home.Value, home.Value+uint64(len(vclockCode)))
 	if fast {
 		c.SetFastWrites(t.fastWrites(mem))
 	}
