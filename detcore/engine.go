@@ -79,6 +79,8 @@ type Engine struct {
 	preemptMu sync.Mutex
 	preempts  map[int]bool
 	spinWait  atomic.Int64
+	// examCost is how long the last spin examination took (spin.go).
+	examCost atomic.Int64
 	// deferred holds stops of other threads that came while one was
 	// single-stepped; wait returns them first.
 	deferred []Stop

@@ -73,8 +73,9 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 	// PR_SET_TSC, the seccomp filters and no_new_privs are inherited.
 	child.tscMode, child.seccompMode, child.noNewPrivs = t.tscMode, t.seccompMode, t.noNewPrivs
 	// A thread of a program whose threads compute rather than spin
-	// starts with its creator's longer examination budget (spin.go).
-	child.spinWait = t.spinWait
+	// starts with its creator's longer examination budget (spin.go),
+	// not a spinner's short one.
+	child.spinWait = max(t.spinWait, spinBudget)
 	e.digest.add(-2, int64(t.vtid), int64(child.vtid), int64(flags))
 	if pj, ok := e.cfg.Journal.(ProcessJournal); ok {
 		pj.Clone(t.vtid, child.vtid, flags)
@@ -281,7 +282,10 @@ func (e *Engine) startWatchdog() func() {
 	go func() {
 		tick := time.NewTicker(watchdogTick)
 		defer tick.Stop()
-		last, since, looked, examined := e.progress.Load(), time.Now(), false, false
+		last, since, looked, asleep := e.progress.Load(), time.Now(), false, false
+		// examAt is how long the thread had run at its last
+		// examination since its last stop; -1: none yet.
+		examAt := time.Duration(-1)
 		cpu := cpuMeter{t: e.t}
 		for {
 			select {
@@ -291,7 +295,7 @@ func (e *Engine) startWatchdog() func() {
 			}
 			cur := e.progress.Load()
 			if cur != last {
-				last, since, looked, examined = cur, time.Now(), false, false
+				last, since, looked, asleep, examAt = cur, time.Now(), false, false, -1
 				cpu.reset()
 				if tid := e.waitTid.Load(); tid != 0 {
 					cpu.ran(int(tid), 0) // its CPU time now (perhaps the last thread's)
@@ -320,10 +324,20 @@ func (e *Engine) startWatchdog() func() {
 			// thread still runs, a plain preemption. A blocked thread
 			// whose wait the running one may have ended (a pipe it wrote
 			// to) asks for the examination, which finds out.
-			spin := !examined && !e.cfg.NoSpinCheck && ran >= time.Duration(e.spinWait.Load())
+			due := time.Duration(e.spinWait.Load())
+			if examAt >= 0 {
+				// Examined already since its last stop, it ran on: it
+				// may have left a loop that computes for one that
+				// spins (a barrier after its share of work). Again
+				// once it has run its doubled budget more, and ten
+				// times what an examination costs, so that they take a
+				// tenth of its time at most.
+				due = examAt + max(due, 10*time.Duration(e.examCost.Load()))
+			}
+			spin := !asleep && !e.cfg.NoSpinCheck && ran >= due
 			if spin && e.sleepsInKernel(int(tid)) {
 				// Quiet, but not running: it sleeps in a syscall.
-				spin, examined = false, true
+				spin, asleep = false, true
 			}
 			if !spin && (e.cfg.Watchdog <= 0 || ran < e.cfg.Watchdog || e.others.Load() == 0 && !woke && !e.timed.Load()) {
 				continue
@@ -332,7 +346,9 @@ func (e *Engine) startWatchdog() func() {
 			if spin {
 				// A tracer that refused (a debugger is at work) is
 				// asked again at the next tick.
-				examined = sent
+				if sent {
+					examAt = ran
+				}
 			} else {
 				since = time.Now()
 				cpu.reset()

@@ -28,10 +28,15 @@ import (
 // Anything else (a loop that counts, code that does not loop, an
 // instruction hermit does not model) runs on; the thread's next
 // examination comes after twice the budget, up to spinBudgetMax (a new
-// thread starts with its creator's), so a CPU-bound thread pays one
-// examination in a second at most; an examination ends early in code
-// that does not loop (spinNoLoop) or loops without repeating
-// (spinRounds).
+// thread starts with its creator's), and, if it has not stopped by then,
+// no sooner than ten times what the last examination took (a thread may
+// compute past one look and then spin, at a barrier after its share of
+// work), so a CPU-bound thread pays one examination in a second at most
+// once the budget has grown, and a tenth of its time before; an
+// examination ends early in code that does not loop (spinNoLoop) or
+// loops without repeating (spinRounds). A thread found spinning is
+// examined again after spinBudgetAgain: it is likely to spin again
+// (a handoff, a barrier a round).
 
 // SpinTracer is implemented by tracers that let the engine examine a
 // thread that runs without syscalls.
@@ -48,6 +53,9 @@ const (
 	// spinBudget is how long a thread runs without a stop, while others
 	// wait, before it is first examined.
 	spinBudget = 20 * time.Millisecond
+	// spinBudgetAgain is the budget of a thread whose last examination
+	// found it spinning.
+	spinBudgetAgain = 2 * time.Millisecond
 	// spinBudgetMax bounds the budget as it doubles after examinations
 	// that found no spin.
 	spinBudgetMax = time.Second
@@ -94,7 +102,9 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 		// has left the loop, which a short look tells.
 		noLoop = spinNoLoopRecheck
 	}
+	start := time.Now()
 	res, stop, err := e.examine(t, noLoop)
+	e.examCost.Store(int64(time.Since(start)))
 	if e.cfg.Debug != nil {
 		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.note(), stop, err)
 	}
@@ -281,7 +291,10 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 	snap := e.readRanges(t, rs)
 	e.park(t)
 	t.spinAt = r.Rip
-	t.spinWait = 0
+	// A thread found waiting in a spin is likely to wait so again (a
+	// spin handoff, a flag set once a round): its next examination
+	// comes soon; if that finds no spin, the budget doubles from there.
+	t.spinWait = spinBudgetAgain
 	t.spinRecheck = true
 	t.sigChecked = 0
 	e.progress.Add(1) // the next thread's budget starts now

@@ -58,6 +58,10 @@ func TestSpinWaits(t *testing.T) {
 		// Its registers come back halfway round (another return
 		// address on the stack): only the whole round is a cycle.
 		{"waiting under a lock, in a function called twice a round", cGuest("spins.c", "locked2"), nil, "locked2: seen\n", false},
+		// The thread with less work is first looked at while it
+		// computes, then spins: it is looked at again as it runs on,
+		// not left to the watchdog's arbitrary preemption.
+		{"barrier after unequal shares of work", cGuest("spins.c", "barrier"), nil, "barrier: 8 rounds\n", false},
 		// Each trapped rdtsc is an instruction hermit answers: every 32
 		// of them make a scheduling point.
 		{"reading rdtsc while waiting", cGuest("spins.c", "rdtsc"), nil, "rdtsc: seen, 0 backwards\n", true},

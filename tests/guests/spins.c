@@ -21,6 +21,9 @@
  *             and lets go of the lock each round); the setter makes
  *             syscalls before it sets the flag
  *   locked2   as locked, the look a function called from two places
+ *   barrier   two threads compute unequal shares of work, then meet at a
+ *             spin barrier, 8 rounds: the one with less work spins after
+ *             computing past the point where hermit first looked at it
  *   compute   a thread computes, with no syscall, right after starting
  *             another: it says whether that one ran meanwhile, and fails
  *             if not
@@ -40,6 +43,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/time.h>
 #include <x86intrin.h>
@@ -298,6 +302,36 @@ static void spin_locked2(void) {
 	say("locked2: seen\n");
 }
 
+static atomic_int arrived, generation;
+
+/* barrier_worker computes (id+1) shares of work, then waits at a barrier
+ * whose last comer moves the generation on, 8 times. */
+static void *barrier_worker(void *arg) {
+	long id = (long)arg, x = 0;
+	for (int round = 0; round < 8; round++) {
+		for (long i = 0; i < 10000000 * (id + 1); i++)
+			x += i ^ (x >> 3);
+		int g = atomic_load(&generation);
+		if (atomic_fetch_add(&arrived, 1) == 1) {
+			atomic_store(&arrived, 0);
+			atomic_fetch_add(&generation, 1);
+		} else {
+			while (atomic_load(&generation) == g)
+				;
+		}
+	}
+	sink += x;
+	return NULL;
+}
+
+static void spin_barrier(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, barrier_worker, (void *)1) == 0);
+	barrier_worker((void *)0);
+	CHECK(pthread_join(th, NULL) == 0);
+	say("barrier: %d rounds\n", atomic_load(&generation));
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "flag";
 	if (strcmp(mode, "flag") == 0)
@@ -326,6 +360,8 @@ int main(int argc, char **argv) {
 		spin_locked();
 	else if (strcmp(mode, "locked2") == 0)
 		spin_locked2();
+	else if (strcmp(mode, "barrier") == 0)
+		spin_barrier();
 	else {
 		sayfd(2, "spins: unknown mode %s\n", mode);
 		return 2;
