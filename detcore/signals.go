@@ -41,11 +41,8 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
 			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
 			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), waited, why, hint))
-		if stop, ok, err := e.leaveFastCode(t); err != nil || !ok {
-			if err != nil {
-				return e.gone(t, err)
-			}
-			return e.handleStop(stop)
+		if done, err := e.outOfCode(t); done {
+			return err
 		}
 		if e.cfg.Debug != nil {
 			var at abi.Regs
@@ -88,11 +85,8 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if e.running == t && !syncSignal(st.Sig) {
 		// From outside: its handler runs once t is out of hermit's
 		// code, whose page words it may use too.
-		if stop, ok, err := e.leaveFastCode(t); err != nil || !ok {
-			if err != nil {
-				return e.gone(t, err)
-			}
-			return e.handleStop(stop)
+		if done, err := e.outOfCode(t); done {
+			return err
 		}
 	}
 	e.digest.add(-1, int64(t.vtid), int64(st.Sig))
@@ -320,4 +314,17 @@ func syncSignal(sig int) bool {
 		return true
 	}
 	return false
+}
+
+// outOfCode steps t out of hermit's code in the guest (leaveFastCode),
+// and reports whether another stop ended that, which it then handled.
+func (e *Engine) outOfCode(t *thread) (bool, error) {
+	stop, ok, err := e.leaveFastCode(t)
+	switch {
+	case err != nil:
+		return true, e.gone(t, err)
+	case !ok:
+		return true, e.handleStop(stop)
+	}
+	return false, nil
 }
