@@ -34,7 +34,9 @@ import (
 // work), so a CPU-bound thread pays one examination in a second at most
 // once the budget has grown, and a tenth of its time before; an
 // examination ends early in code that does not loop (spinNoLoop) or
-// loops without repeating (spinRounds). A thread found spinning is
+// loops without repeating (spinRounds; a loop inside one whose
+// registers do come back, as a list walked in each round of a wait, is
+// followed to the outer one's end). A thread found spinning is
 // examined again after spinBudgetAgain: it is likely to spin again
 // (a handoff, a barrier a round).
 
@@ -169,7 +171,10 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 	regsSeen := map[uint64]bool{}
 	visits := map[uint64]int{}
 	rips := make([]uint64, 0, 64)
+	// capture: the general registers came back as they were; rounds:
+	// the cycles that closed without their memory coming back.
 	capture := false
+	var rounds unrestored
 	var ext []byte
 	for k := 0; ; k++ {
 		var o spinObs
@@ -205,6 +210,7 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 				if res != examLater {
 					return res, stop, err
 				}
+				rounds.add(i, len(obs)-1)
 				// The registers came back, but not the memory it
 				// reads: a longer round may (a loop whose body calls
 				// one function from two places comes back to the same
@@ -236,11 +242,15 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 		}
 		rips = append(rips, o.regs.Rip)
 		visits[o.regs.Rip]++
-		if k == spinSteps || visits[o.regs.Rip] == spinRounds || k == noLoop && len(visits) == len(rips) {
+		if k == spinSteps || visits[o.regs.Rip] >= spinRounds && (!capture || rounds.full) || k == noLoop && len(visits) == len(rips) {
 			// Or spinNoLoop instructions without one seen twice: no
 			// loop of a size spins have.
 			// spinRounds rounds of a loop without a state seen twice:
 			// it counts or computes, and going on would cost more steps.
+			// Once the registers came back, though, the loop seen may
+			// be inner to one that repeats (a wait whose round walks a
+			// list): that one is followed to spinSteps, unless a whole
+			// round came back in the registers but not in memory.
 			t.spinNote = loopNote(rips, st, t.tid)
 			return examRuns, Stop{}, nil
 		}
@@ -298,8 +308,30 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 	t.spinRecheck = true
 	t.sigChecked = 0
 	e.progress.Add(1) // the next thread's budget starts now
-	if !pure && e.spinYield(t) {
-		return examSpin, Stop{}, nil
+	if !pure {
+		// Its canonical point may hold a lock (Go's runtime walks a list
+		// under one as it waits). With nothing else to run, a thread in
+		// a spin wait for that lock would wait for ever beside it: t
+		// goes on round its cycle to the first point where one such
+		// thread finds what it reads changed, and yields there.
+		freed := e.spinWaiterFreed()
+		if !freed && e.countWaiting() == 1 && e.countSpinning() > 0 {
+			for s := 0; !freed && s < len(cycle); s++ {
+				if stop, trapped, err := e.stepOnce(t); err != nil || !trapped {
+					return examStop, stop, err
+				}
+				freed = e.spinWaiterFreed()
+			}
+			if freed {
+				if err := e.t.GetRegs(t.tid, &r); err != nil {
+					return examRuns, Stop{}, err
+				}
+				t.spinAt = r.Rip
+			}
+		}
+		if e.spinYield(t, freed) {
+			return examSpin, Stop{}, nil
+		}
 	}
 	e.result.Stats.SpinWaits++
 	e.digest.add(-5, int64(t.vtid), int64(r.Rip))
@@ -320,9 +352,10 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 // memory to change as a pure spinner does: it stays ready, after the
 // others, and is examined again when it runs. When no other thread could
 // run, it waits as a pure spinner (nothing else could change its
-// memory), or for the next deadline.
-func (e *Engine) spinYield(t *thread) bool {
-	if e.countWaiting() == 1 {
+// memory), or for the next deadline; unless freed: where t is now, a
+// thread in a spin wait finds what it reads changed, and runs next.
+func (e *Engine) spinYield(t *thread, freed bool) bool {
+	if !freed && e.countWaiting() == 1 {
 		d, ok := e.nextDeadline()
 		if !ok {
 			return false
@@ -533,6 +566,17 @@ func ignoreUnlessGone(err error) error {
 		return err
 	}
 	return nil
+}
+
+// spinWaiterFreed reports whether a thread in a spin wait would find
+// what it waits on changed.
+func (e *Engine) spinWaiterFreed() bool {
+	for _, t := range e.threads {
+		if t.state == tsBlocked && t.block.kind == bkSpin && t.block.check(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // countSpinning counts threads in a spin wait (spin.go).

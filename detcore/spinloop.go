@@ -122,6 +122,31 @@ func restoringCycle(cycle []spinObs) bool {
 	return true
 }
 
+// unrestored follows the cycles an examination closes whose memory does
+// not come back. Once the registers repeat, every later step closes one
+// too, of the same period, until the thread does something else. A loop
+// whose body calls one function from two places comes back to the same
+// registers early, with another return address on its stack, and leaves
+// that cycle within a round; a loop that counts in memory stays in its
+// cycle: full says a whole round of one period repeated so.
+type unrestored struct {
+	start, end, run int
+	full            bool
+}
+
+// add notes that the state at obs index end repeated the one at start.
+func (u *unrestored) add(start, end int) {
+	if u.run > 0 && start == u.start+1 && end == u.end+1 {
+		u.run++
+	} else {
+		u.run = 1
+	}
+	u.start, u.end = start, end
+	if u.run >= end-start {
+		u.full = true
+	}
+}
+
 // writeOnly reports whether inst only writes the memory it touches (what
 // was there before is none of its input): a call or push of a register
 // or constant, a move to memory.

@@ -153,3 +153,33 @@ func TestCycles(t *testing.T) {
 		t.Errorf("states that differ in vector registers compare equal")
 	}
 }
+
+// TestUnrestoredRounds: a state repeating early, with another return
+// address on the stack, leaves its cycle within a round; a loop that
+// counts in memory repeats its registers for a whole round, which says
+// the examination may give up.
+func TestUnrestoredRounds(t *testing.T) {
+	var u unrestored
+	// A round of 10 whose registers come back after 4 steps (at step 4,
+	// repeating step 0) and follow the earlier ones for 3 more.
+	for k := 4; k < 7; k++ {
+		u.add(k-4, k)
+	}
+	if u.full {
+		t.Fatalf("3 steps of a period of 4 make a whole round")
+	}
+	// The real round closes at 10, and the one after breaks off.
+	u.add(0, 10)
+	u.add(1, 11)
+	if u.full {
+		t.Fatalf("a cycle that broke off after 2 of its 10 steps made a whole round")
+	}
+	// n++ in memory, a round of 3: each step repeats the one 3 before.
+	var c unrestored
+	for k := 3; k < 6; k++ {
+		c.add(k-3, k)
+	}
+	if !c.full {
+		t.Errorf("3 steps of a period of 3 do not make a whole round")
+	}
+}

@@ -58,6 +58,10 @@ func TestSpinWaits(t *testing.T) {
 		// Its registers come back halfway round (another return
 		// address on the stack): only the whole round is a cycle.
 		{"waiting under a lock, in a function called twice a round", cGuest("spins.c", "locked2"), nil, "locked2: seen\n", false},
+		// Each round walks a list under the lock: the walk's head comes
+		// round six times a round, with other registers each time; the
+		// round is the cycle.
+		{"waiting under a lock, walking a list each round", cGuest("spins.c", "listwalk"), nil, "listwalk: seen, 0 dead\n", false},
 		// The thread with less work is first looked at while it
 		// computes, then spins: it is looked at again as it runs on,
 		// not left to the watchdog's arbitrary preemption.

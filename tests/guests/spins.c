@@ -21,6 +21,10 @@
  *             and lets go of the lock each round); the setter makes
  *             syscalls before it sets the flag
  *   locked2   as locked, the look a function called from two places
+ *   listwalk  as locked, each round also walking a list of 6 nodes under
+ *             the lock (as Go's background sweeper does while another
+ *             sweeper finishes): the walk is an inner loop whose registers
+ *             differ from node to node, inside a round that repeats
  *   barrier   two threads compute unequal shares of work, then meet at a
  *             spin barrier, 8 rounds: the one with less work spins after
  *             computing past the point where hermit first looked at it
@@ -302,6 +306,39 @@ static void spin_locked2(void) {
 	say("locked2: seen\n");
 }
 
+/* listwalk: the node walk is the inner loop; the round around it repeats. */
+struct node {
+	struct node *next;
+	int dead;
+};
+static struct node nodes[6];
+
+static __attribute__((noinline)) int walk(void) {
+	int dead = 0;
+	for (struct node *n = &nodes[0]; n; n = n->next)
+		dead += n->dead;
+	return dead;
+}
+
+static void spin_listwalk(void) {
+	for (int i = 0; i < 5; i++)
+		nodes[i].next = &nodes[i + 1];
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, lock_setter, NULL) == 0);
+	int dead = 0;
+	for (;;) {
+		while (__atomic_exchange_n(&wlock, 1, __ATOMIC_ACQUIRE))
+			;
+		dead += walk();
+		int d = done;
+		__atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+		if (d)
+			break;
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	say("listwalk: seen, %d dead\n", dead);
+}
+
 static atomic_int arrived, generation;
 
 /* barrier_worker computes (id+1) shares of work, then waits at a barrier
@@ -360,6 +397,8 @@ int main(int argc, char **argv) {
 		spin_locked();
 	else if (strcmp(mode, "locked2") == 0)
 		spin_locked2();
+	else if (strcmp(mode, "listwalk") == 0)
+		spin_listwalk();
 	else if (strcmp(mode, "barrier") == 0)
 		spin_barrier();
 	else {
