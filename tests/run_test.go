@@ -183,33 +183,45 @@ func TestSelectTimeLeft(t *testing.T) {
 }
 
 // TestLocalNetwork: with --network local the guest has a network of its
-// own, with only loopback, whose TCP hermit tunes to repeat: Go's net/http
-// test of a 1 MiB response header, whose schedule on the host's network
-// follows the kernel's TCP timers (a short read here or there), gives one
-// schedule digest over 5 runs; a bad value is refused in one line.
+// own, with only loopback, whose TCP hermit tunes to repeat. Two tests of
+// Go's net/http, whose schedules on the host's network follow the
+// kernel's TCP timers, give one schedule digest and one output over 5
+// runs: a 1 MiB response header (a short read here or there), and a
+// server that writes without end until its write timeout while its
+// client reads (how much each write takes followed the host's congestion
+// control, BBR here, which paces sends by real time, and the window
+// the client's full buffer opened by timer). A bad value is refused in
+// one line.
 func TestLocalNetwork(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root (a network namespace)")
 	}
 	bin, dir := testenv.BuildGoTest(t, "net/http")
-	argv := []string{bin, "-test.run", "^TestTransportResponseHeaderLength$", "-test.v"}
-	opts := testenv.Opts{Timeout: runTimeout, Dir: dir}
-	var first testenv.Result
-	for i := 0; i < 5; i++ {
-		r := testenv.RunWith(t, opts, testenv.Hermit(t), hermitArgs([]string{"--network", "local", "--summary"}, argv)...)
-		if r.Exit != 0 || !strings.Contains(string(r.Stdout), "--- PASS: TestTransportResponseHeaderLength") {
-			t.Fatalf("run %d: want the test to pass; %s", i+1, describe(r))
-		}
-		if i == 0 {
-			first = r
-			continue
-		}
-		if d := firstDiff(first.Stderr, r.Stderr); d != "" {
-			t.Errorf("run %d: the summary (schedule digest) differs from run 1's at %s", i+1, d)
-		}
+	for _, name := range []string{"TestTransportResponseHeaderLength", "TestServerWriteTimeout"} {
+		t.Run(name, func(t *testing.T) {
+			argv := []string{bin, "-test.run", "^" + name + "$", "-test.v"}
+			opts := testenv.Opts{Timeout: runTimeout, Dir: dir}
+			var first testenv.Result
+			for i := 0; i < 5; i++ {
+				r := testenv.RunWith(t, opts, testenv.Hermit(t), hermitArgs([]string{"--network", "local", "--summary"}, argv)...)
+				if r.Exit != 0 || !strings.Contains(string(r.Stdout), "--- PASS: "+name) {
+					t.Fatalf("run %d: want the test to pass; %s", i+1, describe(r))
+				}
+				if i == 0 {
+					first = r
+					continue
+				}
+				if d := firstDiff(first.Stderr, r.Stderr); d != "" {
+					t.Errorf("run %d: the summary (schedule digest) differs from run 1's at %s", i+1, d)
+				}
+				if d := firstDiff(first.Stdout, r.Stdout); d != "" {
+					t.Errorf("run %d: the output differs from run 1's at %s", i+1, d)
+				}
+			}
+		})
 	}
-	bad := hermitRun(t, []string{"--network", "none"}, argv)
+	bad := hermitRun(t, []string{"--network", "none"}, []string{bin, "-test.run", "^$"})
 	if lines := strings.Split(strings.TrimSpace(string(bad.Stderr)), "\n"); bad.Exit != 2 || len(lines) != 1 || !strings.Contains(lines[0], "--network must be host or local") {
 		t.Errorf("--network none: want exit 2 and one line; %s", describe(bad))
 	}

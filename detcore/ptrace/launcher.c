@@ -446,7 +446,11 @@ static int quickack(int nl, int plen) {
 // (HERMIT_LAUNCH_NET) and tunes its TCP so that what a write hands the peer
 // depends on the two programs alone, not on the kernel's timers: fixed
 // buffers larger than a test's transfers, no receive-buffer autotuning
-// (it measures real time), no autocorking, no delayed ACKs.
+// (it measures real time), no autocorking, no delayed ACKs, Reno's
+// congestion control (ACK-clocked: the host's may pace sends by real time,
+// as BBR does, or grow its window by it, as CUBIC does), and a receive
+// window that shrinks with the buffer's room (kernels from 6.5), so that a
+// full buffer does not let data in by the sender's probe timer.
 static void local_network(void) {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq ifr;
@@ -467,9 +471,12 @@ static void local_network(void) {
 		{"/proc/sys/net/ipv4/tcp_wmem", "4096 4194304 8388608"},
 		{"/proc/sys/net/ipv4/tcp_moderate_rcvbuf", "0"},
 		{"/proc/sys/net/ipv4/tcp_autocorking", "0"},
+		{"/proc/sys/net/ipv4/tcp_shrink_window", "1"},
+		{"/proc/sys/net/ipv4/tcp_congestion_control", "reno"},
 	};
 	for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
 		int fd = open(knobs[i][0], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && strstr(knobs[i][0], "shrink")) continue;
 		size_t n = strlen(knobs[i][1]);
 		if (fd < 0 || write(fd, knobs[i][1], n) != (ssize_t)n) say("setting ", knobs[i][0], errno);
 		if (fd >= 0) close(fd);
