@@ -126,6 +126,13 @@ func CreateOptions(dir string, hdr Header, opts Options) (*Writer, error) {
 // directory.
 func makeTraceDir(dir string) error {
 	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrNotExist) {
+		// hermit record -o a/new/dir: its parents are made, private.
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return err
+		}
+		err = os.Mkdir(dir, 0o700)
+	}
 	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
