@@ -30,6 +30,9 @@ func TestRecordIsRun(t *testing.T) {
 		// next stop a run has too, not at a call only record stops at.
 		{"futex wakes beside recorded calls", cGuest("futex_wakes.c", "journal", "200")},
 		{"shell pipeline", tool("sh", "-c", "seq 1 200 | sort -r | head -3; "+shellJobs)},
+		// A signal pending as a counted call is resumed comes after the
+		// call, whether the stop before it was record's (mmap) or not.
+		{"signals sent during counted calls", cGuest("sigcount.c")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -176,12 +176,16 @@ func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) 
 		req = afterSeccomp(mode)
 	}
 	viaEntry := false
-	if again && intercepted {
+	if again {
 		// A signal goes in where the call's first seccomp stop would
 		// have taken it (sent now, it would come at the syscall
 		// instruction, before the call, not during it: a pause made
 		// again would wait for another), and until then every signal
-		// waits.
+		// waits. So too for a call the filter lets through (counted):
+		// its signal comes after it, as from an entry stop PTRACE_SYSEMU
+		// did not make, not before it (the call, made again after the
+		// handler, would take a second turn: a recording, whose stops
+		// before the call may differ, would not follow the run).
 		s.swallowSig, sig = sig, 0
 		if err := getSigmask(tid, &s.mask); err != nil {
 			return gone(err)
@@ -190,13 +194,13 @@ func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) 
 			return gone(err)
 		}
 		s.masked = true
-		if filterAction(t.filter, regsInfo(&r)) == unix.SECCOMP_RET_TRACE {
+		if intercepted && filterAction(t.filter, regsInfo(&r)) == unix.SECCOMP_RET_TRACE {
 			// Its seccomp stop is the tracer's.
 			s.swallow = afterSeccomp(mode)
 		} else {
-			// The engine changed it into a call the filter lets
-			// through (a waiting lock tried without waiting): there
-			// the mask goes back at its entry.
+			// A counted call, or one the engine changed into a call
+			// the filter lets through (a waiting lock tried without
+			// waiting): the mask goes back at its entry.
 			viaEntry = true
 		}
 	}
