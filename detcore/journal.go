@@ -184,6 +184,11 @@ func (e *Engine) journalNative(t *thread) {
 				e.signalSel(sel, g.Sig)
 			}
 		}
+		if o.Result == -abi.EPIPE && sendsSIGPIPE(t.nr, &t.regs) {
+			// The kernel sends the writer SIGPIPE with EPIPE: the
+			// recorded call ran, and its handler's turns were there.
+			_ = e.t.Signal(t.proc.pid, t.tid, abi.SIGPIPE, nil)
+		}
 		// Nor does it enter a fast descriptor (fastio.go): the journal
 		// answers its calls.
 		t.fast = nil
@@ -303,4 +308,24 @@ func (e *Engine) signalWait(t *thread) (int, *[6]uint64) {
 		return 0, nil
 	}
 	return abi.SYS_FUTEX, &[6]uint64{addr, abi.FUTEX_WAIT | abi.FUTEX_PRIVATE_FLAG, uint64(val)}
+}
+
+// msgNosignal is MSG_NOSIGNAL: a send that fails with EPIPE raises no
+// SIGPIPE.
+const msgNosignal = 0x4000
+
+// sendsSIGPIPE reports whether call nr, with registers r, raises SIGPIPE
+// in its caller when it fails with EPIPE (a pipe without readers, a
+// stream socket shut down for writing): a write to one, a send without
+// MSG_NOSIGNAL, or a splice into one.
+func sendsSIGPIPE(nr int, r *abi.Regs) bool {
+	switch nr {
+	case abi.SYS_WRITE, abi.SYS_WRITEV, abi.SYS_SPLICE, abi.SYS_VMSPLICE, abi.SYS_TEE, abi.SYS_SENDFILE:
+		return true
+	case abi.SYS_SENDTO, abi.SYS_SENDMMSG:
+		return r.R10&msgNosignal == 0
+	case abi.SYS_SENDMSG:
+		return r.Rdx&msgNosignal == 0
+	}
+	return false
 }

@@ -33,6 +33,9 @@ func TestRecordIsRun(t *testing.T) {
 		// A signal pending as a counted call is resumed comes after the
 		// call, whether the stop before it was record's (mmap) or not.
 		{"signals sent during counted calls", cGuest("sigcount.c")},
+		// Replay answers writes to sockets from the recording: the
+		// kernel's SIGPIPE with a recorded EPIPE is hermit's to send.
+		{"SIGPIPE from writes to closed pipes and sockets", cGuest("sigpipe.c")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -55,6 +55,7 @@ const (
 	ENOMSG    = 42
 	ETIMEDOUT = 110
 	EACCES    = 13
+	EPIPE     = 32
 
 	// ERESTARTSYS and ERESTARTNOHAND (<linux/errno.h>, kernel-internal):
 	// a call a signal interrupted; the kernel restarts it if no handler
