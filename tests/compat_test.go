@@ -97,7 +97,7 @@ all waits ended
 		name: "POSIX message queues",
 		argv: cGuest("mqueue.c"),
 		want: `child: received "question"
-child: answered; the queue is full
+child: answering; the queue will be full
 parent: received "answer"
 parent: received "second"
 mq_timedreceive of 300 ms on an empty queue: ETIMEDOUT

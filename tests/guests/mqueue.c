@@ -23,8 +23,10 @@ int main(void) {
 		ssize_t n = mq_receive(q, buf, sizeof buf, NULL);
 		CHECK(n > 0);
 		say("child: received \"%.*s\"\n", (int)n, buf);
+		/* Said before the send: after it, the parent, woken, may write
+		 * first (natively, on a loaded machine). */
+		say("child: answering; the queue will be full\n");
 		CHECK(mq_send(q, "answer", 6, 0) == 0);
-		say("child: answered; the queue is full\n");
 		/* The queue holds one message: this send waits for the parent. */
 		CHECK(mq_send(q, "second", 6, 0) == 0);
 		_exit(0);
