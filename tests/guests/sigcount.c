@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "guest.h"
@@ -36,10 +35,7 @@ static void *sender(void *arg) {
 }
 
 int main(void) {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = SA_RESTART;
+	struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
 	CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
 	mainth = pthread_self();
 	pthread_t th;

@@ -34,9 +34,7 @@ static void try_write(const char *what, int fd, int nosignal) {
 }
 
 int main(void) {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_pipe;
+	struct sigaction sa = {.sa_handler = on_pipe};
 	CHECK(sigaction(SIGPIPE, &sa, NULL) == 0);
 
 	int p[2];
