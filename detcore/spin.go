@@ -73,6 +73,10 @@ const (
 	// spinNoLoopRecheck is spinNoLoop for a thread examined again as it
 	// is woken at its loop's head.
 	spinNoLoopRecheck = 100
+	// spinLeftRecheck is how many instructions in a row outside the
+	// loop it was found in end such an examination: it has left the
+	// loop for other work, not gone round to it again (a handoff).
+	spinLeftRecheck = 32
 )
 
 // examResult is what one examination found.
@@ -98,14 +102,14 @@ func (t *thread) budget() time.Duration {
 // its canonical point again, recheck), and blocks it, resumes it, or
 // handles the stop that ended the examination.
 func (e *Engine) examineSpin(t *thread, recheck bool) error {
-	noLoop := spinNoLoop
+	noLoop, loop := spinNoLoop, map[uint64]bool(nil)
 	if recheck {
 		// Woken at its loop's head: it spins there again at once, or it
 		// has left the loop, which a short look tells.
-		noLoop = spinNoLoopRecheck
+		noLoop, loop = spinNoLoopRecheck, t.spinLoop
 	}
 	start := time.Now()
-	res, stop, err := e.examine(t, noLoop)
+	res, stop, err := e.examine(t, noLoop, loop)
 	e.examCost.Store(int64(time.Since(start)))
 	if e.cfg.Debug != nil {
 		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.note(), stop, err)
@@ -154,7 +158,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 // examine single-steps t until its states repeat, spinSteps pass, or it
 // stops for another reason. On a pure cycle it leaves t waiting at the
 // cycle's canonical point.
-func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
+func (e *Engine) examine(t *thread, noLoop int, loop map[uint64]bool) (examResult, Stop, error) {
 	st, ok := e.t.(SpinTracer)
 	if !ok {
 		t.spinNote = fixedNote("this tracer cannot examine it")
@@ -175,6 +179,8 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 	// the cycles that closed without their memory coming back.
 	capture := false
 	var rounds unrestored
+	// outside counts the instructions in a row that were not of loop.
+	outside := 0
 	var ext []byte
 	for k := 0; ; k++ {
 		var o spinObs
@@ -242,6 +248,13 @@ func (e *Engine) examine(t *thread, noLoop int) (examResult, Stop, error) {
 		}
 		rips = append(rips, o.regs.Rip)
 		visits[o.regs.Rip]++
+		if outside++; loop[o.regs.Rip] {
+			outside = 0
+		}
+		if loop != nil && outside == spinLeftRecheck {
+			t.spinNote = fixedNote(fmt.Sprintf("it left the loop it waited in, for %d instructions", spinLeftRecheck))
+			return examRuns, Stop{}, nil
+		}
 		if k == spinSteps || visits[o.regs.Rip] >= spinRounds && (!capture || rounds.full) || k == noLoop && len(visits) == len(rips) {
 			// Or spinNoLoop instructions without one seen twice: no
 			// loop of a size spins have.
@@ -299,6 +312,10 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 	}
 	rs := readSet(cycle)
 	snap := e.readRanges(t, rs)
+	t.spinLoop = map[uint64]bool{}
+	for i := range cycle {
+		t.spinLoop[cycle[i].regs.Rip] = true
+	}
 	e.park(t)
 	t.spinAt = r.Rip
 	// A thread found waiting in a spin is likely to wait so again (a

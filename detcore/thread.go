@@ -118,11 +118,13 @@ type thread struct {
 	// what its last examination found (a func: symbols are read only
 	// for a warning); spinAt is the canonical point it
 	// waits at in a spin wait; spinRecheck: examine it again when it
-	// next runs (spin.go).
+	// next runs, and spinLoop, the instructions of the cycle it was
+	// found in, tells that examination when it has left it (spin.go).
 	spinWait    time.Duration
 	spinNote    func() string
 	spinAt      uint64
 	spinRecheck bool
+	spinLoop    map[uint64]bool
 	// readyTurn is the turn (Stats.Turns) in which t's call was let run
 	// in the kernel because a descriptor it waits for was ready
 	// (readyDecided), or 0.
