@@ -33,6 +33,10 @@ func TestRecordIsRun(t *testing.T) {
 		// A signal pending as a counted call is resumed comes after the
 		// call, whether the stop before it was record's (mmap) or not.
 		{"signals sent during counted calls", cGuest("sigcount.c")},
+		// The same after a socket call, which record runs to its exit and
+		// replay answers from the journal: the replay must not take a turn
+		// more than the recording.
+		{"signals sent during counted calls after socket calls", cGuest("sigcount.c", "socket")},
 		// Replay answers writes to sockets from the recording: the
 		// kernel's SIGPIPE with a recorded EPIPE is hermit's to send.
 		{"SIGPIPE from writes to closed pipes and sockets", cGuest("sigpipe.c")},

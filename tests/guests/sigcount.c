@@ -7,11 +7,22 @@
  * a run and a recording, whose stops before the call differ. It prints the
  * signals caught and the rounds the main thread made, which follow the
  * schedule.
+ *
+ * With "socket", getsockname on a TCP socket stands in for mmap and munmap:
+ * a recording lets it run and stops at its exit to journal it, a replay
+ * answers it from the journal at its seccomp stop, so the two reach the
+ * counted dup by different stops (PTRACE_SYSCALL's entry stop, PTRACE_SYSEMU's
+ * skip), and the signal must come after it on both, or the replay takes one
+ * more turn than the recording and parts from it.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "guest.h"
 
@@ -34,7 +45,13 @@ static void *sender(void *arg) {
 	return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+	int sock = -1;
+	if (argc > 1 && strcmp(argv[1], "socket") == 0) {
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(sock >= 0 && bind(sock, (struct sockaddr *)&a, sizeof a) == 0);
+	}
 	struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
 	CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
 	mainth = pthread_self();
@@ -42,8 +59,14 @@ int main(void) {
 	CHECK(pthread_create(&th, NULL, sender, NULL) == 0);
 	long rounds = 0;
 	while (!done) {
-		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		CHECK(p != MAP_FAILED && munmap(p, 4096) == 0);
+		if (sock >= 0) {
+			struct sockaddr_in a;
+			socklen_t len = sizeof a;
+			CHECK(getsockname(sock, (struct sockaddr *)&a, &len) == 0);
+		} else {
+			void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			CHECK(p != MAP_FAILED && munmap(p, 4096) == 0);
+		}
 		int d = dup(1);
 		CHECK(d >= 0 && close(d) == 0);
 		rounds++;
