@@ -231,6 +231,9 @@ type Config struct {
 	RealMtimes []string
 	// Epoch is CLOCK_REALTIME at the start of the run (zero: DefaultEpoch).
 	Epoch time.Time
+	// CPUs is how many CPUs the guest is told it has, 1 to MaxCPUs (0:
+	// DefaultCPUs). The tracer's machine files must say the same.
+	CPUs int
 	// Debug, when set, receives a line for every stop and scheduling
 	// decision (hermit --debug=sched).
 	Debug func(format string, args ...any)

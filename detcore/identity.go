@@ -9,9 +9,24 @@ import (
 // The guest's view of the machine and of randomness: every value here is a
 // constant or comes from the seeded generator, never from the host.
 
-// NumCPUs is the number of CPUs the guest is told it has
-// (sched_getaffinity); it runs on one.
-const NumCPUs = 4
+// DefaultCPUs is how many CPUs the guest is told it has (sched_getaffinity,
+// /proc, /sys) unless Config.CPUs says otherwise: one, the CPU it runs on,
+// as rr and Meta's Hermit tell theirs. Programs that start a thread per
+// CPU (sort, Go's GOMAXPROCS, thread pools) would otherwise run several
+// that take turns on one, each wait between them a switch.
+const DefaultCPUs = 1
+
+// MaxCPUs bounds Config.CPUs: the affinity mask is one word.
+const MaxCPUs = 64
+
+// cpus returns how many CPUs the guest is told it has.
+func (e *Engine) cpus() int {
+	if e.cfg.CPUs > 0 {
+		return e.cfg.CPUs
+	}
+	return DefaultCPUs
+}
+
 
 // uname(2) fields, each a 65-byte NUL-padded string in struct utsname.
 var unameFields = [6]string{"Linux", "hermit", "6.1.0-hermit", "#1 SMP PREEMPT_DYNAMIC hermit", "x86_64", "(none)"}
@@ -145,14 +160,15 @@ func sysGetcpu(e *Engine, t *thread) {
 	t.emulate(0)
 }
 
-// sysSchedGetaffinity reports NumCPUs CPUs, whatever the host has.
+// sysSchedGetaffinity reports the guest's CPUs (Config.CPUs), whatever the
+// host has.
 func sysSchedGetaffinity(e *Engine, t *thread) {
 	if t.regs.Rsi < 8 {
 		t.emulate(-abi.EINVAL)
 		return
 	}
 	var b [8]byte
-	putLE64(b[:], 1<<NumCPUs-1)
+	putLE64(b[:], abi.CPUMask(e.cpus()))
 	e.reply(t, t.regs.Rdx, b[:], 8)
 }
 

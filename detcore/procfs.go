@@ -98,7 +98,7 @@ func normalizeMountinfo(b []byte, anon func(minor uint32) uint32) []byte {
 // /proc/uptime, /proc/loadavg, /proc/stat and /proc/meminfo tell the
 // host's uptime, load, CPU times, boot time and free memory: they are
 // answered from the virtual clock (CLOCK_BOOTTIME, the epoch), the
-// guest's own threads, and the machine sysinfo describes (NumCPUs CPUs,
+// guest's own threads, and the machine sysinfo describes (Config.CPUs CPUs,
 // GuestMemory of memory, half of it free).
 var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg|stat|meminfo)$`)
 
@@ -109,18 +109,18 @@ func (e *Engine) procGlobal(name string, host []byte) []byte {
 	cs := up / 1e7 // centiseconds: the clock ticks of /proc (USER_HZ 100)
 	switch name {
 	case "uptime":
-		idle := cs * NumCPUs
+		idle := cs * int64(e.cpus())
 		return fmt.Appendf(nil, "%d.%02d %d.%02d\n", cs/100, cs%100, idle/100, idle%100)
 	case "stat":
 		var b []byte
-		for i := -1; i < NumCPUs; i++ {
+		for i := -1; i < e.cpus(); i++ {
 			name := "cpu "
 			if i >= 0 {
 				name = "cpu" + strconv.Itoa(i)
 			}
 			mult := int64(1)
 			if i < 0 {
-				mult = NumCPUs
+				mult = int64(e.cpus())
 			}
 			b = fmt.Appendf(b, "%s %d 0 0 %d 0 0 0 0 0 0\n", name, 0, cs*mult)
 		}
@@ -199,7 +199,7 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		// runs and the others would most likely be asleep.
 		content = e.normalizeStat(content, isSelf(m[1], t))
 	default:
-		content = normalizeStatus(content, isSelf(m[1], t))
+		content = normalizeStatus(content, isSelf(m[1], t), e.cpus())
 	}
 	n := 0
 	if off < int64(len(content)) {
@@ -274,17 +274,21 @@ var statusFixed = map[string]string{
 	"RssFile":                    "512 kB",
 	"RssShmem":                   "0 kB",
 	"VmPTE":                      "64 kB",
-	"Cpus_allowed":               "f",
-	"Cpus_allowed_list":          "0-3",
 	"voluntary_ctxt_switches":    "0",
 	"nonvoluntary_ctxt_switches": "0",
 }
 
-func normalizeStatus(b []byte, self bool) []byte {
+// normalizeStatus fixes the volatile lines of /proc/PID/status, and says
+// the process may run on the guest's ncpu CPUs.
+func normalizeStatus(b []byte, self bool, ncpu int) []byte {
+	allowed := map[string]string{"Cpus_allowed": fmt.Sprintf("%x", abi.CPUMask(ncpu)), "Cpus_allowed_list": abi.CPUList(ncpu)}
 	var out []byte
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		k, v, ok := bytes.Cut(line, []byte(":"))
 		if fixed, is := statusFixed[string(k)]; ok && is {
+			line = []byte(string(k) + ":\t" + fixed + "\n")
+		}
+		if fixed, is := allowed[string(k)]; ok && is {
 			line = []byte(string(k) + ":\t" + fixed + "\n")
 		}
 		if string(k) == "State" && bytes.HasPrefix(bytes.TrimSpace(v), []byte("t")) {

@@ -26,7 +26,12 @@ const (
 	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
 	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
 	FlagFds        = "fds"              // the descriptors above 3 the guest inherited, comma-separated
+	FlagCPUs       = "num-cpus"         // --num-cpus; absent: legacyCPUs
 )
+
+// legacyCPUs is how many CPUs the guest of a trace without FlagCPUs was
+// told it had: hermit said 4 before --num-cpus.
+const legacyCPUs = 4
 
 // StdinPath names, among a trace's captured files, a regular file that
 // was the program's stdin; replay gives it the same content.
@@ -95,6 +100,8 @@ type Settings struct {
 	ChaosPoints []int64
 	// NoFastIO: every read and write took its stop (--no-fast-io).
 	NoFastIO bool
+	// CPUs is how many CPUs the guest was told it had (--num-cpus).
+	CPUs int
 }
 
 // Flags encodes s for the trace header.
@@ -108,6 +115,7 @@ func (s Settings) Flags() map[string]string {
 		FlagTrapTSC:    strconv.FormatBool(s.TrapTSC),
 		FlagJournal:    JournalVersion,
 		FlagCPUID:      strconv.FormatBool(s.CPUID),
+		FlagCPUs:       strconv.Itoa(s.CPUs),
 	}
 	if s.Heuristic != "" && s.Heuristic != detcore.RoundRobin {
 		f[FlagHeuristic] = string(s.Heuristic)
@@ -169,6 +177,12 @@ func ParseSettings(f map[string]string) (Settings, error) {
 			return s, bad(FlagPoints)
 		}
 	}
+	s.CPUs = legacyCPUs
+	if v, ok := f[FlagCPUs]; ok {
+		if s.CPUs, err = strconv.Atoi(v); err != nil || s.CPUs < 1 || s.CPUs > detcore.MaxCPUs {
+			return s, bad(FlagCPUs)
+		}
+	}
 	for _, p := range strings.Split(f[FlagRealMtimes], ":") {
 		if p != "" {
 			s.Mtimes = append(s.Mtimes, p)
@@ -180,5 +194,5 @@ func ParseSettings(f map[string]string) (Settings, error) {
 // Config returns the engine configuration of these settings.
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
-		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, NoFastIO: s.NoFastIO}
+		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, NoFastIO: s.NoFastIO, CPUs: s.CPUs}
 }

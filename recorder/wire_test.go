@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -138,12 +139,24 @@ func TestIoctlSize(t *testing.T) {
 }
 
 func TestSettingsRoundTrip(t *testing.T) {
-	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true}
+	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3}
 	got, err := ParseSettings(s.Flags())
 	if err != nil || !reflect.DeepEqual(got, s) {
 		t.Errorf("settings decode as %+v, %v; want %+v", got, err, s)
 	}
+	// A trace from before --num-cpus told its guest 4.
 	f := s.Flags()
+	delete(f, FlagCPUs)
+	if got, err := ParseSettings(f); err != nil || got.CPUs != 4 {
+		t.Errorf("settings without num-cpus decode with %d CPUs, %v; want 4", got.CPUs, err)
+	}
+	for _, bad := range []string{"0", "65", "x", ""} {
+		f[FlagCPUs] = bad
+		if _, err := ParseSettings(f); err == nil || !strings.Contains(err.Error(), "num-cpus") {
+			t.Errorf("num-cpus %q: %v, want an error naming the flag", bad, err)
+		}
+	}
+	f = s.Flags()
 	delete(f, FlagSeed)
 	if _, err := ParseSettings(f); err == nil {
 		t.Error("settings without a seed decode")

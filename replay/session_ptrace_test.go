@@ -70,7 +70,7 @@ func (g *guestStarter) start(h Hooks) (Runner, error) {
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: g.path, Argv: []string{g.path}, Env: []string{"PATH=/usr/bin:/bin", "LC_ALL=C"},
 		CPU: ptrace.CurrentCPU(), Hostname: "hermit", Traced: detcore.InterceptedSyscalls(),
-		TrapTSC: true, CPUs: detcore.NumCPUs, Stdin: null, Stdout: pw, Stderr: pw,
+		TrapTSC: true, CPUs: detcore.DefaultCPUs, Stdin: null, Stdout: pw, Stderr: pw,
 	})
 	pw.Close()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,6 +112,14 @@ func TestChaosFindsRaces(t *testing.T) {
 			pct, _ := runChaos(t, []string{"--runs", "500", "--no-record"}, argv)
 			if pct.why != "exit 1" {
 				t.Errorf("pct: seed %s fails with %q, want exit 1", pct.seed, pct.why)
+			}
+			// The search told the guest 4 CPUs (run says 1: Go's
+			// goroutines would share one thread), and so does the
+			// command it prints, which fails again.
+			if !slices.Contains(pct.repeat, "--num-cpus=4") {
+				t.Errorf("the command that repeats the failure lacks --num-cpus=4: hermit %s", strings.Join(pct.repeat, " "))
+			} else if r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), pct.repeat...); r.Exit != 1 {
+				t.Errorf("hermit %s: want the failure (exit 1); %s", strings.Join(pct.repeat, " "), describe(r))
 			}
 			one, _ := runChaos(t, []string{"--runs", "500", "--no-record", "--jobs", "1"}, argv)
 			if one.seed != pct.seed {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,9 +146,9 @@ var identWant = map[string]string{
 	"uname nodename": "hermit",
 	"gethostname":    "hermit",
 	"uname release":  "6.1.0-hermit",
-	"cpus online":    "4",
-	"cpus affinity":  "4",
-	"cpus cpuinfo":   "4",
+	"cpus online":    "1",
+	"cpus affinity":  "1",
+	"cpus cpuinfo":   "1",
 	"sched_getcpu":   "0",
 	"getcpu vdso":    "cpu 0 node 0",
 	"getcpu syscall": "cpu 0 node 0",
@@ -303,5 +304,50 @@ func TestHostnameResolves(t *testing.T) {
 	}
 	if r := hermitRun(t, nil, []string{cat, "/etc/hosts"}); !bytes.HasPrefix(r.Stdout, host) || !bytes.HasSuffix(r.Stdout, []byte("127.0.1.1\thermit\n")) {
 		t.Errorf("the guest's /etc/hosts: want the host's and a line for hermit; %s", describe(r))
+	}
+}
+
+// TestNumCPUs: the guest is told it has one CPU unless --num-cpus says
+// otherwise, and every way of asking agrees (the affinity mask nproc and
+// Go's runtime read, the files glibc's sysconf and others read); a
+// recording keeps the number for its replay; bad values are refused.
+func TestNumCPUs(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	gospin := goGuest("gospin")(t)[0]
+	script := `nproc; getconf _NPROCESSORS_ONLN; grep -c ^processor /proc/cpuinfo; grep -c '^cpu[0-9]' /proc/stat
+cat /sys/devices/system/cpu/online; grep ^Cpus_allowed /proc/self/status; "$1"`
+	want := func(n int) string {
+		mask, list := "1", "0"
+		if n > 1 {
+			mask, list = fmt.Sprintf("%x", 1<<n-1), fmt.Sprintf("0-%d", n-1)
+		}
+		return strings.Repeat(fmt.Sprintf("%d\n", n), 4) + list + "\n" +
+			"Cpus_allowed:\t" + mask + "\nCpus_allowed_list:\t" + list + "\n" +
+			fmt.Sprintf("gospin: GOMAXPROCS %d, sum 332833500\n", n)
+	}
+	for _, c := range []struct {
+		flags []string
+		n     int
+	}{{nil, 1}, {[]string{"--num-cpus", "3"}, 3}} {
+		if r := hermitRun(t, c.flags, []string{sh, "-c", script, "sh", gospin}); r.Exit != 0 || string(r.Stdout) != want(c.n) {
+			t.Errorf("hermit run %v: want %q, got %s", c.flags, want(c.n), describe(r))
+		}
+	}
+	t.Run("recorded", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "record", "-o", dir, "--num-cpus", "3", "--", sh, "-c", script, "sh", gospin)
+		if rec.Exit != 0 || string(rec.Stdout) != want(3) {
+			t.Fatalf("hermit record --num-cpus 3: want %q, got %s", want(3), describe(rec))
+		}
+		if got := replay(t, dir); got.Exit != 0 || string(got.Stdout) != want(3) {
+			t.Errorf("replay: want the recording's %q, got %s", want(3), describe(got))
+		}
+	})
+	for _, bad := range []string{"0", "65", "-1"} {
+		r := hermitRun(t, []string{"--num-cpus", bad}, []string{sh, "-c", "echo ran"})
+		if line := "hermit run: --num-cpus " + bad + ": want 1 to 64\n"; r.Exit != 2 || string(r.Stderr) != line || len(r.Stdout) != 0 {
+			t.Errorf("--num-cpus %s: want exit 2, nothing run, and %q; got %s", bad, line, describe(r))
+		}
 	}
 }

@@ -29,12 +29,18 @@ records the failing run to a trace that 'hermit replay' opens at once.
 A run fails when its exit status is not 0, unless --until, --stdout,
 --stderr or --timeout say otherwise (any one given then suffices). Run
 flags (--chaos-depth, --sched-heuristic, --timeslice, --epoch, ...) apply
-to every run; a run that hermit itself stops (a deadlock, say: status
-125) counts as failing too. hermit chaos exits 1 when it found a failure,
-0 when no run failed, 2 for bad flags and 125 if a run could not be made.
+to every run; --num-cpus is 4 unless given (run's default of 1 would
+leave thread pools sized by it, such as Go's, one thread to interleave).
+A run that hermit itself stops (a deadlock, say: status 125) counts as
+failing too. hermit chaos exits 1 when it found a failure, 0 when no run
+failed, 2 for bad flags and 125 if a run could not be made.
 
 Flags:
 `
+
+// chaosGuestCPUs is how many CPUs hermit chaos's runs tell the guest it
+// has unless --num-cpus says.
+const chaosGuestCPUs = 4
 
 // runOnlyFlags are hermit run's flags that hermit chaos refuses: it sets
 // them itself.
@@ -100,6 +106,11 @@ func chaosMain(args []string) int {
 		return code
 	}
 	c := &chaosSearch{opts: o, cond: cond, argv: fs.Args(), flags: passFlags(fs, set)}
+	if !set["num-cpus"] {
+		// More CPUs than run's one: runtimes that size their pools by it
+		// (Go's GOMAXPROCS) then run threads the search can interleave.
+		c.flags = append(c.flags, "--num-cpus="+strconv.Itoa(chaosGuestCPUs))
+	}
 	if !set["cpu"] {
 		c.cpus = chaosCPUs()
 	}

@@ -36,6 +36,7 @@ type runFlags struct {
 	seed      uint64
 	cpu       string
 	pin       int // cpu decoded by runMain: the CPU, or -1
+	cpus      int // --num-cpus
 	watchdog  time.Duration
 	listTrace bool
 	debug     string
@@ -55,6 +56,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.summary, "summary", false, "print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed `N` for the thread interleaving and the guest's randomness; the same seed gives the same run")
 	fs.StringVar(&f.cpu, "cpu", cpuDefault(), cpuUsage)
+	fs.IntVar(&f.cpus, "num-cpus", detcore.DefaultCPUs, fmt.Sprintf("tell the guest it has `N` CPUs, 1 to %d (sched_getaffinity, nproc, /proc/cpuinfo, /sys/devices/system/cpu); its threads still take turns on one, so programs that start a thread per CPU (sort, Go's GOMAXPROCS) run fastest with 1; more lets their threads interleave", detcore.MaxCPUs))
 	fs.StringVar(&f.epoch, "epoch", detcore.DefaultEpoch.Format(time.RFC3339), "the guest's wall-clock time at start, RFC3339 (`TIME`); its clocks then advance in virtual time")
 	fs.BoolVar(&f.cpuid, "virtualize-cpuid", false, "make cpuid trap and hide RDRAND, RDSEED and the APIC ids (needs CPUID faulting; in VMs it makes every ptrace stop several times dearer)")
 	fs.StringVar(&f.mtimes, "real-mtimes", strings.Join(detcore.DefaultRealMtimes, ":"), "colon-separated directories whose files keep their real modification times unless the guest writes them (installed software: mtime-keyed caches such as Python's .pyc stay valid); elsewhere mtimes are virtual")
@@ -132,6 +134,9 @@ func (f *runFlags) check(cmd string, argv []string) (string, int) {
 		return "", 2
 	case f.watchdog < 0:
 		fmt.Fprintf(os.Stderr, "hermit %s: --watchdog %v: want a duration of 0 (never) or more\n", cmd, f.watchdog)
+		return "", 2
+	case f.cpus < 1 || f.cpus > detcore.MaxCPUs:
+		fmt.Fprintf(os.Stderr, "hermit %s: --num-cpus %d: want 1 to %d\n", cmd, f.cpus, detcore.MaxCPUs)
 		return "", 2
 	}
 	if err := f.ch.check(cmd, &f.seed, os.Stderr); err != nil {
@@ -293,7 +298,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		PrivateTmp: f.tmp != "host",
 		LocalNet:   f.network == "local",
 		TrapCPUID:  trapCPUID,
-		CPUs:       detcore.NumCPUs,
+		CPUs:       f.cpus,
 		Stdin:      gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
 	})
 	if err != nil {
@@ -307,6 +312,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		TrapTSC:    !f.noTSC,
 		NoFastIO:   f.noFast,
 		Epoch:      f.epochTime,
+		CPUs:       f.cpus,
 		RealMtimes: mtimePrefixes(f.mtimes),
 		Watchdog:   f.watchdog,
 		Warn:       func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },

@@ -260,3 +260,20 @@ const (
 	MAP_FIXED           = 0x10
 	MAP_FIXED_NOREPLACE = 0x100000
 )
+
+// CPUMask is the affinity mask of CPUs 0 to n-1 (n at most 64).
+func CPUMask(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<n - 1
+}
+
+// CPUList is the kernel's list of CPUs 0 to n-1 (/sys/devices/system/cpu/
+// online, Cpus_allowed_list): "0" for one, "0-3" for four.
+func CPUList(n int) string {
+	if n == 1 {
+		return "0"
+	}
+	return fmt.Sprintf("0-%d", n-1)
+}

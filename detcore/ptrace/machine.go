@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // machineFiles writes, into a new directory, the files the launcher mounts
@@ -18,7 +20,7 @@ func machineFiles(ncpu int, hosts string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cpus := fmt.Sprintf("0-%d\n", ncpu-1)
+	cpus := abi.CPUList(ncpu) + "\n"
 	files := map[string]string{
 		"/sys/devices/system/cpu/online":   cpus,
 		"/sys/devices/system/cpu/possible": cpus,

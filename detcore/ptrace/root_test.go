@@ -130,7 +130,7 @@ func (r *rootRun) run(t *testing.T, hostPath string) int {
 	runtime.LockOSThread()
 	tr, tid, err := ptrace.Start(ptrace.Options{
 		Root: r.root, Path: "/bin/prog", Argv: []string{"prog", hostPath}, Dir: "/work",
-		Env: []string{"PATH=/bin"}, CPU: -1, CPUs: detcore.NumCPUs, Hostname: "hermit",
+		Env: []string{"PATH=/bin"}, CPU: -1, CPUs: detcore.DefaultCPUs, Hostname: "hermit",
 		Traced: detcore.InterceptedSyscalls(), Stdout: stdout, Stderr: stderr,
 	})
 	if err != nil {
