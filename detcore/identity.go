@@ -27,7 +27,6 @@ func (e *Engine) cpus() int {
 	return DefaultCPUs
 }
 
-
 // uname(2) fields, each a 65-byte NUL-padded string in struct utsname.
 var unameFields = [6]string{"Linux", "hermit", "6.1.0-hermit", "#1 SMP PREEMPT_DYNAMIC hermit", "x86_64", "(none)"}
 
