@@ -107,20 +107,21 @@ var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg|stat|meminfo)$`)
 func (e *Engine) procGlobal(name string, host []byte) []byte {
 	up, _ := e.now(clockBoottime)
 	cs := up / 1e7 // centiseconds: the clock ticks of /proc (USER_HZ 100)
+	ncpu := int64(e.cpus())
 	switch name {
 	case "uptime":
-		idle := cs * int64(e.cpus())
+		idle := cs * ncpu
 		return fmt.Appendf(nil, "%d.%02d %d.%02d\n", cs/100, cs%100, idle/100, idle%100)
 	case "stat":
 		var b []byte
-		for i := -1; i < e.cpus(); i++ {
+		for i := int64(-1); i < ncpu; i++ {
 			name := "cpu "
 			if i >= 0 {
-				name = "cpu" + strconv.Itoa(i)
+				name = "cpu" + strconv.FormatInt(i, 10)
 			}
 			mult := int64(1)
 			if i < 0 {
-				mult = int64(e.cpus())
+				mult = ncpu
 			}
 			b = fmt.Appendf(b, "%s %d 0 0 %d 0 0 0 0 0 0\n", name, 0, cs*mult)
 		}
@@ -281,14 +282,17 @@ var statusFixed = map[string]string{
 // normalizeStatus fixes the volatile lines of /proc/PID/status, and says
 // the process may run on the guest's ncpu CPUs.
 func normalizeStatus(b []byte, self bool, ncpu int) []byte {
-	allowed := map[string]string{"Cpus_allowed": fmt.Sprintf("%x", abi.CPUMask(ncpu)), "Cpus_allowed_list": abi.CPUList(ncpu)}
 	var out []byte
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		k, v, ok := bytes.Cut(line, []byte(":"))
-		if fixed, is := statusFixed[string(k)]; ok && is {
-			line = []byte(string(k) + ":\t" + fixed + "\n")
+		fixed, is := statusFixed[string(k)]
+		switch string(k) {
+		case "Cpus_allowed":
+			fixed, is = fmt.Sprintf("%x", abi.CPUMask(ncpu)), true
+		case "Cpus_allowed_list":
+			fixed, is = abi.CPUList(ncpu), true
 		}
-		if fixed, is := allowed[string(k)]; ok && is {
+		if ok && is {
 			line = []byte(string(k) + ":\t" + fixed + "\n")
 		}
 		if string(k) == "State" && bytes.HasPrefix(bytes.TrimSpace(v), []byte("t")) {
