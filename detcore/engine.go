@@ -375,8 +375,12 @@ func (e *Engine) resumeParked(t *thread) error {
 		}
 	}
 	e.readyDecided(t)
+	t.nativeAt = 0
 	if t.atSyscall && e.cfg.Journal != nil && (t.act == actCont || t.act == actExitStop) {
 		e.journalNative(t)
+		if !t.journalExit {
+			t.nativeAt, t.nativeNr = t.regs.Rip, t.nr
+		}
 	}
 	if t.fast != nil {
 		e.fastInstall(t)

@@ -258,7 +258,7 @@ func (e *Engine) journalExit(t *thread) error {
 	t.journalExit = false
 	c := t.call()
 	c.Result = int64(t.regs.Rax)
-	if c.Result <= -abi.ERESTARTSYS && c.Result >= -abi.ERESTARTNOHAND {
+	if preemptedResult(c.Result) {
 		c.Spin, c.Preempted = e.watchdogStop(t.tid)
 		if c.Preempted {
 			own, shared, _, err := e.signals(t.tid)
@@ -291,6 +291,38 @@ func (e *Engine) journalExit(t *thread) error {
 		}
 	}
 	return nil
+}
+
+// journalInterrupted tells the journal, at the watchdog's stop of t, of
+// a call t made natively, whose exit the journal did not ask to see, if
+// the stop interrupted it before it did anything: the kernel makes the
+// call again once the stop is taken, a second entry that replay must
+// meet too, so it is kept as journalExit keeps a call it sees (a stop
+// sent as t ran, which came only once t had entered a splice from a
+// pipe into a socket: the splice made again diverged from replay's).
+func (e *Engine) journalInterrupted(t *thread, spin bool) error {
+	at := t.nativeAt
+	t.nativeAt = 0
+	if e.cfg.Journal == nil || at == 0 {
+		return nil
+	}
+	var r abi.Regs
+	if e.t.GetRegs(t.tid, &r) != nil || r.Rip != at || int64(r.OrigRax) != int64(t.nativeNr) || !preemptedResult(int64(r.Rax)) {
+		return nil
+	}
+	if own, shared, _, err := e.signals(t.tid); err != nil || own|shared != 0 {
+		return nil
+	}
+	c := t.call()
+	c.Nr, c.Result, c.Preempted, c.Spin = t.nativeNr, int64(r.Rax), true, spin
+	_, _, err := e.cfg.Journal.Exit(c)
+	return err
+}
+
+// preemptedResult reports whether res is a restart code that a stop
+// leaves in a call it interrupted (the kernel makes the call again).
+func preemptedResult(res int64) bool {
+	return res <= -abi.ERESTARTSYS && res >= -abi.ERESTARTNOHAND
 }
 
 // signalWait returns a call that waits for a signal in place of t's call,

@@ -16,6 +16,9 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		if int(e.kwaitTid.Load()) == t.tid {
 			return e.kernelWaitStop(t)
 		}
+		if err := e.journalInterrupted(t, spin); err != nil {
+			return err
+		}
 		if spin && e.running == t {
 			return e.examineSpin(t, false)
 		}

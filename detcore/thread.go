@@ -83,6 +83,12 @@ type thread struct {
 	atSyscall bool
 	// journalExit: the journal wants to see this call's exit.
 	journalExit bool
+	// nativeAt and nativeNr are the pc after the syscall instruction and
+	// the number of the call t last made natively without the journal
+	// seeing its exit (0: none), which the watchdog's stop may interrupt
+	// (journalInterrupted).
+	nativeAt uint64
+	nativeNr int
 	// savedArgs are the registers to restore at the exit of a call the
 	// journal ran with other arguments.
 	savedArgs *abi.Regs

@@ -318,13 +318,14 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 	p, ok := r.pending[c.Tid]
 	delete(r.pending, c.Tid)
-	if !ok {
+	if !ok && !c.Preempted {
 		return false, 0, nil
 	}
 	ev := trace.Event{Kind: trace.KindSyscall, External: true, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Result: c.Result}
 	if c.Preempted {
 		// It did nothing, and is made again: replay has the watchdog
-		// stop it there too.
+		// stop it there too. (A call not kept too: the engine tells of
+		// one the stop interrupted.)
 		ev.Digest = ResultPreempted
 		if c.Spin {
 			ev.Mem = []trace.MemWrite{{Data: []byte{1}}}

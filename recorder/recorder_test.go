@@ -350,3 +350,37 @@ func TestRecorderKeepsNoProbe(t *testing.T) {
 		t.Errorf("3 polls (2 probes) asked the host %d times and left %d answers in the trace; want 3 and 1", host.polls, kept)
 	}
 }
+
+// TestRecorderKeepsPreemptedNativeCall: a call the recording lets run for
+// real (a read of a pipe inside the guest), which the watchdog's stop
+// interrupted before it did anything, is kept as preempted, so that
+// replay has the stop interrupt it too and meets the call made again (a
+// splice into a Unix socket, under load, diverged there); the exit of
+// such a call that ran whole is not kept.
+func TestRecorderKeepsPreemptedNativeCall(t *testing.T) {
+	h := &fakeHost{classes: map[int]ptrace.FdClass{3: ptrace.FdInternal}, mem: fakeMem{}}
+	args := [6]uint64{3, 0x1000, 16}
+	evs := record(t, h, func(r *Recorder) {
+		for _, preempted := range []bool{true, false} {
+			c := &detcore.Call{Tid: 9, Vtid: 2, Nr: abi.SYS_READ, Args: args}
+			if err := r.Enter(c); err != nil {
+				t.Fatal(err)
+			}
+			if o := r.Native(c); o.Exit || o.Emulate {
+				t.Fatalf("read of an internal pipe: outcome %+v, want it run for real", o)
+			}
+			c.Result, c.Preempted, c.Spin = -abi.ERESTARTSYS, preempted, preempted
+			if !preempted {
+				c.Result = 16
+			}
+			if _, _, err := r.Exit(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	got := results(evs)
+	if len(got) != 1 || got[0].Sysno != abi.SYS_READ || got[0].Digest != ResultPreempted || got[0].Result != -abi.ERESTARTSYS ||
+		len(got[0].Mem) != 1 || string(got[0].Mem[0].Data) != "\x01" {
+		t.Fatalf("results kept %+v; want the one read, preempted by a spin examination, with ERESTARTSYS", got)
+	}
+}

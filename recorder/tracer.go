@@ -17,6 +17,12 @@ type HostTracer interface {
 	detcore.SpinTracer
 	detcore.KernelWaitTracer
 	detcore.SiginfoTracer
+	// The watchdog's budgets count the running thread's CPU time:
+	// without it they count the wall time, and on a loaded machine a
+	// thread in a call the host is slow to run gets examined there (the
+	// examination's stop interrupts the call), which a replay does not
+	// repeat.
+	detcore.CPUTimeTracer
 }
 
 // tracer logs every answer the host gives the engine. The engine asks in
