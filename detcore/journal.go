@@ -63,6 +63,11 @@ type Outcome struct {
 	// process groups as the recorded call ran (a ^C written to a pty
 	// master): the engine sends them once the call is skipped.
 	GroupSignals []GroupSignal
+	// Signal, with Exit, is a signal the kernel sent the caller as the
+	// recorded call returned, which replay's does not (SIGPIPE with part
+	// of a write to a pipe whose reader had gone): the engine sends it at
+	// the exit.
+	Signal int
 }
 
 // GroupSignal is signal Sig sent to each process of the process group
@@ -187,7 +192,7 @@ func (e *Engine) journalNative(t *thread) {
 		if o.Result == -abi.EPIPE && sendsSIGPIPE(t.nr, &t.regs) {
 			// The kernel sends the writer SIGPIPE with EPIPE: the
 			// recorded call ran, and its handler's turns were there.
-			_ = e.t.Signal(t.proc.pid, t.tid, abi.SIGPIPE, nil)
+			e.raiseAsKernel(t, abi.SIGPIPE)
 		}
 		// Nor does it enter a fast descriptor (fastio.go): the journal
 		// answers its calls.
@@ -206,6 +211,7 @@ func (e *Engine) journalNative(t *thread) {
 		t.act = actExitStop
 		t.journalExit = true
 		t.exitMem = o.Mem
+		t.exitSig = o.Signal
 		if o.Preempt {
 			e.preempt(t.tid, o.PreemptSpin)
 		}
@@ -290,8 +296,51 @@ func (e *Engine) journalExit(t *thread) error {
 			return e.gone(t, err)
 		}
 	}
+	if sig := t.exitSig; sig != 0 {
+		t.exitSig = 0
+		e.raiseAsKernel(t, sig)
+	}
 	return nil
 }
+
+// raiseAsKernel sends t the signal sig that the kernel sent it as a
+// recorded call returned (SIGPIPE from a write to a pipe whose reader had
+// gone), which replay's call does not send. The kernel's comes from the
+// caller itself (si_code SI_USER, si_pid its own pid); hermit's, from
+// outside, is SI_TKILL from pid 0: fixPipeSiginfo makes it the kernel's
+// as it is delivered, for a handler that reads it.
+func (e *Engine) raiseAsKernel(t *thread, sig int) {
+	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
+		t.kernelSig = sig
+	}
+}
+
+// fixKernelSiginfo gives signal sig, at t's signal-delivery-stop, the
+// siginfo the kernel gives it, if raiseAsKernel sent it.
+func (e *Engine) fixKernelSiginfo(t *thread, sig int) {
+	if t.kernelSig == 0 || t.kernelSig != sig {
+		return
+	}
+	t.kernelSig = 0
+	st, ok := e.t.(SiginfoTracer)
+	if !ok {
+		return
+	}
+	info, err := st.Siginfo(t.tid)
+	if err != nil || len(info) < siPidEnd || int32(le32(info[8:])) != siTkill {
+		return
+	}
+	putLE32(info[8:], siUser)
+	putLE32(info[16:], uint32(t.proc.vpid))
+	_ = st.SetSiginfo(t.tid, info)
+}
+
+// siginfo_t's si_code values SI_USER and SI_TKILL, and the end of si_pid.
+const (
+	siUser   = 0
+	siTkill  = -6
+	siPidEnd = 20
+)
 
 // journalInterrupted tells the journal, at the watchdog's stop of t, of
 // a call t made natively, whose exit the journal did not ask to see, if

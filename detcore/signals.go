@@ -74,6 +74,7 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 			return err
 		}
 	}
+	e.fixKernelSiginfo(t, st.Sig)
 	if t.state == tsDying || (e.running != t && t.pt == nil) {
 		return e.deliver(t, st.Sig)
 	}

@@ -94,8 +94,12 @@ type thread struct {
 	savedArgs *abi.Regs
 	// hold keeps the thread parked after its syscall-exit stop.
 	hold bool
-	// exitMem is guest memory the journal writes when the call returns.
+	// exitMem is guest memory the journal writes when the call returns;
+	// exitSig, a signal the engine sends it then (Outcome.Signal).
 	exitMem []MemWrite
+	exitSig int
+	// kernelSig is a signal raiseAsKernel sent t, not yet delivered.
+	kernelSig int
 	// sig is a signal to deliver on the next resume.
 	sig int
 

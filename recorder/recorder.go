@@ -121,6 +121,9 @@ type pend struct {
 	// inExt, outExt: clSplice's input brings data from outside, its
 	// output is external.
 	inExt, outExt bool
+	// stdio: clSend to hermit's stdout or stderr, a pipe, socket or
+	// terminal, whose reader may be gone.
+	stdio bool
 }
 
 type fileKey struct {
@@ -263,7 +266,15 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd, false) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
 	case clSend:
 		fd := int(int32(c.Args[0]))
-		keep = r.classOf(c.Tid, fd) == ptrace.FdExternal && !r.procMem(c.Tid, fd, true)
+		switch r.classOf(c.Tid, fd) {
+		case ptrace.FdExternal:
+			keep = !r.procMem(c.Tid, fd, true)
+		case ptrace.FdStdio:
+			// hermit's stdout or stderr: replay writes it again, but its
+			// result is kept when it was not the whole (stdioExit).
+			p.stdio = r.stdioMayFail(c.Tid, fd)
+			keep = p.stdio
+		}
 	case clSocket, clAccept:
 		keep = r.classOf(c.Tid, int(int32(c.Args[0]))) == ptrace.FdExternal
 		// Whether a connection leads outside is known once it is made.
@@ -378,6 +389,10 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		}
 	case clAccept:
 		ev.Digest = ResultSocket
+	case clSend:
+		if p.stdio && !r.stdioExit(c, &ev) {
+			return false, 0, r.failed()
+		}
 	case clSplice:
 		if !r.spliceExit(c, &p, &ev) {
 			return false, 0, r.failed()

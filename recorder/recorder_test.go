@@ -384,3 +384,20 @@ func TestRecorderKeepsPreemptedNativeCall(t *testing.T) {
 		t.Fatalf("results kept %+v; want the one read, preempted by a spin examination, with ERESTARTSYS", got)
 	}
 }
+
+// TestRecorderKeepsFailedStdioWrites: a write to hermit's stdout that
+// wrote all it was given keeps nothing (replay writes it again); one that
+// failed (the reader had gone: EPIPE) is kept to be given without
+// writing, and one that wrote a part, as forced.
+func TestRecorderKeepsFailedStdioWrites(t *testing.T) {
+	h := &fakeHost{classes: map[int]ptrace.FdClass{1: ptrace.FdStdio}, mem: fakeMem{}}
+	evs := record(t, h, func(r *Recorder) {
+		call(t, r, abi.SYS_WRITE, [6]uint64{1, 0x1000, 100}, 100)
+		call(t, r, abi.SYS_WRITE, [6]uint64{1, 0x1000, 100}, 40)
+		call(t, r, abi.SYS_WRITE, [6]uint64{1, 0x1000, 100}, -abi.EPIPE)
+	})
+	got := results(evs)
+	if len(got) != 2 || got[0].Digest != ResultForce || got[0].Result != 40 || got[1].Digest != ResultEmulate || got[1].Result != -abi.EPIPE {
+		t.Fatalf("results kept %+v; want the part written (40, forced) and EPIPE", got)
+	}
+}

@@ -160,6 +160,22 @@ func callString(nr int, a [6]uint64) string {
 	return abi.SyscallName(nr) + "(" + strings.Join(parts, ", ") + ")"
 }
 
+// partWrite returns the arguments that make write call c write only the
+// n bytes the recording's wrote to hermit's stdio (recorder/stdio.go), or
+// nil to run it as it is.
+func partWrite(c *detcore.Call, n int64) *[6]uint64 {
+	switch c.Nr {
+	case abi.SYS_WRITE, abi.SYS_PWRITE64, abi.SYS_SENDTO:
+		if n < 0 || uint64(n) >= c.Args[2] {
+			return nil
+		}
+		args := c.Args
+		args[2] = uint64(n)
+		return &args
+	}
+	return nil
+}
+
 // Enter implements detcore.Journal: the call must be the one recorded.
 func (p *player) Enter(c *detcore.Call) error {
 	if p.err != nil {
@@ -211,7 +227,11 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 	switch {
 	case ev.Digest == recorder.ResultForce:
 		p.force[c.Tid] = ev.Result
-		return detcore.Outcome{Exit: true}
+		o := detcore.Outcome{Exit: true, Args: partWrite(c, ev.Result)}
+		if sig := recorder.RaisedSignal(ev.Mem); sig == abi.SIGPIPE && o.Args != nil {
+			o.Signal = sig
+		}
+		return o
 	case ev.Digest == recorder.ResultSocket && ev.Result >= 0:
 		// A connection accepted from outside: a new socket takes its
 		// descriptor number (the lowest free, as accept's was), and the
