@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
@@ -68,9 +69,22 @@ func TestReplayStdoutReaderGone(t *testing.T) {
 // guest's lines only.
 func recordIntoHead(t *testing.T, dir string, argv []string) testenv.Result {
 	t.Helper()
+	res, _ := intoHead(t, append([]string{"record", "-o", dir, "--"}, argv...))
+	if !strings.Contains(string(res.Stderr), savedLine+dir) {
+		t.Fatalf("hermit record: no trace saved\n%s", describe(res))
+	}
+	res.Stderr = guestStderr(res.Stderr)
+	return res
+}
+
+// intoHead runs hermit with args, its stdout a pipe whose reader takes 10
+// bytes and closes it, and returns what it did, and the signal that
+// killed it, if one did.
+func intoHead(t *testing.T, args []string) (testenv.Result, syscall.Signal) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+	cmd := exec.CommandContext(ctx, testenv.Hermit(t), args...)
 	cmd.Env = append(cmd.Environ(), "HERMIT_TRACE_DIR="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -86,16 +100,35 @@ func recordIntoHead(t *testing.T, dir string, argv []string) testenv.Result {
 	out.Close()
 	err = cmd.Wait()
 	res := testenv.Result{Stdout: head[:n], Stderr: stderr.Bytes()}
+	var sig syscall.Signal
 	if ee, ok := err.(*exec.ExitError); ok {
 		res.Exit = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
 	} else if err != nil {
-		t.Fatalf("hermit record: %v", err)
+		t.Fatalf("hermit %s: %v", strings.Join(args, " "), err)
 	}
-	if !strings.Contains(stderr.String(), savedLine+dir) {
-		t.Fatalf("hermit record: no trace saved\n%s", describe(res))
+	return res, sig
+}
+
+// TestReplayIntoHead: `hermit replay --autopilot TRACE | head`. When the
+// reader of replay's stdout goes, hermit dies of SIGPIPE, as a program
+// writing to a pipe does, and says nothing. The program it replays never
+// writes to that pipe, so it does not see it go: replay gave it hermit's
+// stdout, its write failed there and not in the recording, and hermit
+// said the replay had diverged.
+func TestReplayIntoHead(t *testing.T) {
+	t.Parallel()
+	argv := tool("seq", "1", "200000")(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, argv); rec.Exit != 0 {
+		t.Fatalf("hermit record: %s", describe(rec))
 	}
-	res.Stderr = guestStderr(res.Stderr)
-	return res
+	rep, sig := intoHead(t, []string{"replay", "--autopilot", dir})
+	if sig != syscall.SIGPIPE || len(rep.Stderr) != 0 || string(rep.Stdout) != "1\n2\n3\n4\n5\n" {
+		t.Errorf("hermit replay | head: signal %v (want SIGPIPE), %s", sig, describe(rep))
+	}
 }
 
 // largeFile returns a 16 MiB file of numbered lines.

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hermitdbg/hermit/replay"
@@ -154,8 +156,16 @@ Flags:
 	if progress {
 		defer showProgress("replaying", rec.Events, func() (uint64, int64) { return rec.Progress(), -1 })()
 	}
+	stdout, waitOut := passOn(os.Stdout)
+	defer waitOut()
+	stderr, waitErr := stdout, func() {}
+	if !sameFile(os.Stdout, os.Stderr) {
+		// (2>&1: one pipe for both keeps their order.)
+		stderr, waitErr = passOn(os.Stderr)
+		defer waitErr()
+	}
 	opts := replay.Options{
-		Stdout: os.Stdout, Stderr: os.Stderr, CPU: recordedCPU(pin, rec),
+		Stdout: stdout, Stderr: stderr, CPU: recordedCPU(pin, rec),
 		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
 	if debug == "sched" {
@@ -174,6 +184,9 @@ Flags:
 		}()
 	}
 	res, err := rec.Play(opts)
+	// The program's last output comes before what hermit says of it.
+	waitOut()
+	waitErr()
 	if errors.Is(err, replay.ErrStopped) {
 		fmt.Fprintf(os.Stderr, "hermit: replay stopped by ^C at event %d of %d\n", rec.Progress(), rec.Events)
 		return 130
@@ -221,3 +234,41 @@ type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, "; ") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// passOn returns the file the replayed program writes in place of f,
+// hermit's stdout or stderr, and a function that waits until all it
+// wrote has been passed on. A pipe or socket, whose reader may go
+// (`hermit replay | head`), is not given to the program: the write that
+// found it gone would fail there, and not in the recording, and the
+// replay would diverge. The program writes into a pipe of hermit's, and
+// hermit writes the bytes to f: once f's reader has gone, hermit dies of
+// SIGPIPE, as a program writing to a pipe does, with no message.
+func passOn(f *os.File) (*os.File, func()) {
+	if st, err := f.Stat(); err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return f, func() {}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return f, func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(f, r)
+		r.Close()
+	}()
+	var once sync.Once
+	return w, func() {
+		once.Do(func() {
+			w.Close()
+			<-done
+		})
+	}
+}
+
+// sameFile reports whether a and b are the same file (2>&1).
+func sameFile(a, b *os.File) bool {
+	sa, err1 := a.Stat()
+	sb, err2 := b.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
