@@ -54,8 +54,9 @@ import (
 // is one whose pointer is one past an address of the breakpoint table
 // whose byte is an int3, whatever DR6 says.
 //
-// All methods run on the run goroutine, except Preempt (the engine's
-// watchdog) which only reads atomics.
+// All methods run on the run goroutine, except those of the engine's
+// watchdog: Preempt, which only reads atomics, and CPUTime and
+// InKernelWait, which only read inner.
 type layer struct {
 	inner detcore.Tracer
 	// dr reaches the debug registers; nil when inner cannot (no

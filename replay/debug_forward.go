@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 )
@@ -45,3 +46,24 @@ func (l *layer) SetSiginfo(tid int, info []byte) error {
 }
 
 var errNoSiginfo = errors.New("the tracer cannot read a siginfo")
+
+// CPUTime forwards detcore.CPUTimeTracer: the watchdog's budgets count
+// the running thread's CPU time, as the recording's did, not the wall
+// time a loaded machine stretches (a thread the host had descheduled in
+// a call was examined there, and the examination's stop interrupted the
+// call, which the recording had not seen).
+func (l *layer) CPUTime(tid int) (time.Duration, bool) {
+	if ct, ok := l.inner.(detcore.CPUTimeTracer); ok {
+		return ct.CPUTime(tid)
+	}
+	return 0, false
+}
+
+// InKernelWait forwards detcore.KernelWaitTracer: the watchdog does not
+// examine a thread asleep in a call.
+func (l *layer) InKernelWait(tid int) (int, bool) {
+	if kt, ok := l.inner.(detcore.KernelWaitTracer); ok {
+		return kt.InKernelWait(tid)
+	}
+	return 0, false
+}
