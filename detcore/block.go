@@ -64,11 +64,6 @@ func emulateResult(ret int64) func(*Engine, *thread) {
 // syscall runs natively and the kernel interrupts it as it would without
 // hermit.
 func (e *Engine) blockOn(t *thread, b *blocker) {
-	if t.sigWoken {
-		t.sigWoken = false
-		t.act = actCont
-		return
-	}
 	t.block = b
 	t.state = tsBlocked
 	if b.wakeMask != nil {
@@ -199,8 +194,6 @@ func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
 		b.onSignal(e, t)
 		return true
 	}
-	// A rewound syscall meets its seccomp stop again first.
-	t.sigWoken = b.kind == bkChild && b.check == nil
 	if b.kind == bkSleep && b.rem != 0 {
 		// The kernel writes the time left of its own, native sleep;
 		// the guest must see the virtual time left of its wait.

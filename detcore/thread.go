@@ -110,9 +110,6 @@ type thread struct {
 	vforkChild *process
 	// exiting is set once the thread has called exit or exit_group.
 	exiting bool
-	// sigWoken is set when a pending signal ended the thread's wait: its
-	// next blocking syscall runs natively so the kernel delivers it.
-	sigWoken bool
 	// rng is the state of the thread's random generator.
 	rng uint64
 	// sigChecked is the signal epoch at which pending signals were last read.

@@ -189,10 +189,6 @@ func (e *Engine) processExited(p *process) {
 // second stop.
 func probeWait(e *Engine, t *thread, optArg int, opts uint64) {
 	r := &t.regs
-	if t.sigWoken {
-		t.sigWoken = false
-		return
-	}
 	orig := *r
 	r.SetArg(optArg, opts|abi.WNOHANG)
 	if err := e.t.SetRegs(t.tid, r); err != nil {
@@ -218,7 +214,22 @@ func probeWait(e *Engine, t *thread, optArg int, opts uint64) {
 		if !e.rewind(t, orig) {
 			return
 		}
-		e.blockOn(t, &blocker{kind: bkChild, epoch: epoch, deadline: -1})
+		b := &blocker{kind: bkChild, epoch: epoch, deadline: -1}
+		b.onSignal = func(e *Engine, t *thread) {
+			// Rewound, t would take the signal before it made the call
+			// again, and then make it whatever the handler's flags (or
+			// make it in the kernel, where it waits for a child that
+			// waits for its turn): the call returns the kernel's
+			// restart code instead, and the kernel restarts it (its
+			// WNOHANG probe again) or returns EINTR as it delivers
+			// the signal, as natively.
+			intr, restart := orig, int64(-abi.ERESTARTSYS)
+			intr.Rax = uint64(restart)
+			if e.t.SetRegs(t.tid, &intr) == nil {
+				t.regs = intr
+			}
+		}
+		e.blockOn(t, b)
 	}
 }
 

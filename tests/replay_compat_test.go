@@ -58,6 +58,9 @@ func TestReplayCompat(t *testing.T) {
 		// /proc/self/mem and /proc/PID/mem are the guest's own memory:
 		// replay reads and writes them for real.
 		{"proc mem", false, func(t *testing.T) []string { return cGuest("proc_mem.c")(t) }},
+		// A signal that ends a probed wait (EINTR) or has it made again.
+		{"a signal ends a probed wait", false, cGuest("wait_signal.c", "eintr")},
+		{"a signal restarts a probed wait", false, cGuest("wait_signal.c", "restart")},
 		// The interpreter of a script the guest writes and then runs.
 		{"exec a written script", false, func(t *testing.T) []string {
 			return []string{testenv.BuildC(t, "exec_written.c"), t.TempDir()}
