@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -16,7 +17,8 @@ import (
 // speeds) and the CPU lists in /sys/devices/system/cpu. The caller removes
 // the directory once the launcher has mounted them.
 func machineFiles(ncpu int, hosts string) (string, error) {
-	dir, err := os.MkdirTemp("", "hermit-machine-")
+	removeAbandoned(os.TempDir(), time.Now().Add(-abandonedAfter))
+	dir, err := os.MkdirTemp("", machinePrefix+"*")
 	if err != nil {
 		return "", err
 	}
@@ -42,6 +44,26 @@ func machineFiles(ncpu int, hosts string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// machinePrefix begins the name of each machine-file directory.
+const machinePrefix = "hermit-machine-"
+
+// abandonedAfter is the age past which a machine-file directory is
+// abandoned: the launcher removes its own within milliseconds of the
+// start, but a hermit killed in between (SIGKILL from a test's or CI's
+// timeout, as it started a run) leaves it behind.
+const abandonedAfter = 10 * time.Minute
+
+// removeAbandoned removes the machine-file directories in tmp that were
+// last changed before cutoff.
+func removeAbandoned(tmp string, cutoff time.Time) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, machinePrefix+"*"))
+	for _, d := range dirs {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() && st.ModTime().Before(cutoff) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 var (
