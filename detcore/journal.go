@@ -307,7 +307,7 @@ func (e *Engine) journalExit(t *thread) error {
 // recorded call returned (SIGPIPE from a write to a pipe whose reader had
 // gone), which replay's call does not send. The kernel's comes from the
 // caller itself (si_code SI_USER, si_pid its own pid); hermit's, from
-// outside, is SI_TKILL from pid 0: fixPipeSiginfo makes it the kernel's
+// outside, is SI_TKILL from pid 0: fixKernelSiginfo makes it the kernel's
 // as it is delivered, for a handler that reads it.
 func (e *Engine) raiseAsKernel(t *thread, sig int) {
 	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
