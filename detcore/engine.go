@@ -107,8 +107,12 @@ type Engine struct {
 	// starved, a new thread that waited behind a computation (spin.go).
 	blockedOthers atomic.Bool
 	// wakePage is the running thread's clock page while it may wake
-	// threads from it (fastfutex.go), or nil.
+	// threads from it (fastfutex.go), or nil. The watchdog reads the page
+	// under wakeMu, and a page is unmapped only once it is no longer
+	// wakePage, under wakeMu too (dropClock): an exit that unmapped it
+	// as the watchdog read it faulted hermit.
 	wakePage atomic.Pointer[ClockPage]
+	wakeMu   sync.Mutex
 	wakeable int
 	starved  string
 	late     string // lateTimer's note (timers.go)

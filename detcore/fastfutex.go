@@ -175,6 +175,8 @@ func (e *Engine) fastWaiters() bool {
 // left a wake in its page since its resume: a thread is ready then, which
 // the engine learns at the thread's next stop.
 func (e *Engine) wokeFromPage() bool {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
 	c := e.wakePage.Load()
 	return c != nil && c.word(fxPend) != 0
 }

@@ -278,8 +278,9 @@ const watchdogTick = 2 * time.Millisecond
 // long without a scheduling point while others wait, and that looks at a
 // thread which has sat quiet for fifoGrace (watchKernelWait).
 func (e *Engine) startWatchdog() func() {
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		tick := time.NewTicker(watchdogTick)
 		defer tick.Stop()
 		last, since, looked, asleep := e.progress.Load(), time.Now(), false, false
@@ -355,7 +356,12 @@ func (e *Engine) startWatchdog() func() {
 			}
 		}
 	}()
-	return func() { close(done) }
+	// Stopped, it is gone before Run returns (and the tracer unmaps the
+	// pages it reads).
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 // cpuMeter measures, for the watchdog, the CPU time a running thread has

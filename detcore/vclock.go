@@ -155,6 +155,10 @@ func (e *Engine) dropClock(p *process) {
 		if e.lastClock == c {
 			e.lastClock = nil
 		}
+		// Not while the watchdog reads it (wokeFromPage).
+		e.wakeMu.Lock()
+		e.wakePage.CompareAndSwap(c, nil)
+		e.wakeMu.Unlock()
 		if c.release != nil {
 			c.release()
 		}
