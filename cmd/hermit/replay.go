@@ -254,7 +254,11 @@ func passOn(f *os.File) (*os.File, func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(f, r)
+		if _, err := io.Copy(f, r); err != nil {
+			// Not a reader gone (that is SIGPIPE): the rest of the
+			// output is lost, and the program goes on as recorded.
+			_, _ = io.Copy(io.Discard, r)
+		}
 		r.Close()
 	}()
 	var once sync.Once
