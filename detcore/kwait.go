@@ -267,11 +267,7 @@ func (e *Engine) tryNonblocking(t *thread, c tryCall) {
 			// The call returns the kernel's restart code, and the kernel
 			// restarts it or returns EINTR as it delivers the signal.
 			t.retry = nil
-			sig := orig
-			sig.Rax = uint64(c.restart)
-			if e.t.SetRegs(t.tid, &sig) == nil {
-				t.regs = sig
-			}
+			e.interrupted(t, orig, c.restart)
 		}
 		e.result.Stats.Retries++
 		e.blockOn(t, b)

@@ -223,19 +223,12 @@ func probeWait(e *Engine, t *thread, optArg int, opts uint64) {
 			// restart code instead, and the kernel restarts it (its
 			// WNOHANG probe again) or returns EINTR as it delivers
 			// the signal, as natively.
-			intr, restart := orig, int64(-abi.ERESTARTSYS)
-			intr.Rax = uint64(restart)
-			if e.t.SetRegs(t.tid, &intr) == nil {
-				t.regs = intr
-			}
+			e.interrupted(t, orig, -abi.ERESTARTSYS)
 		}
 		e.blockOn(t, b)
 	}
 }
 
-// rewind puts t, at the exit of a call it made with registers orig, back
-// at that call's syscall instruction with its own registers: it makes the
-// call again when it next runs.
 // remake skips t's call, at its seccomp stop, and rewinds t to its
 // syscall instruction, so that it makes the call again (meeting its
 // seccomp stop again) when it runs; the skipped call is no call for the
@@ -253,6 +246,21 @@ func (e *Engine) remake(t *thread) bool {
 	return true
 }
 
+// interrupted gives t, rewound from a call it made with registers orig
+// (rewind), that call back with the restart code a signal leaves in a
+// call it interrupts: the kernel restarts the call, or returns EINTR,
+// as it delivers the signal, as it does for a call it ran.
+func (e *Engine) interrupted(t *thread, orig abi.Regs, restart int64) {
+	intr := orig
+	intr.Rax = uint64(restart)
+	if e.t.SetRegs(t.tid, &intr) == nil {
+		t.regs = intr
+	}
+}
+
+// rewind puts t, at the exit of a call it made with registers orig, back
+// at that call's syscall instruction with its own registers: it makes the
+// call again when it next runs.
 func (e *Engine) rewind(t *thread, orig abi.Regs) bool {
 	rew := orig
 	rew.Rip -= abi.SyscallInsnLen
