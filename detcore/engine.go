@@ -95,8 +95,11 @@ type Engine struct {
 	kwaitTid atomic.Int64
 	// fifoReaders counts the guest readers waiting to open each FIFO.
 	fifoReaders map[fifoKey]int
-	// waitTid is the running thread while the engine waits for it.
-	waitTid atomic.Int64
+	// waitTid is the running thread while the engine waits for it, and
+	// waitPid its process; runStart, its CPU time then (watchdog.go).
+	waitTid  atomic.Int64
+	waitPid  atomic.Int64
+	runStart runStart
 	// others counts live threads other than the running one; timed says
 	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64
@@ -248,7 +251,9 @@ func (e *Engine) Run() (Result, error) {
 	for len(e.threads) > 0 {
 		if e.running != nil || e.dying > 0 || e.stopping > 0 || len(e.deferred) > 0 {
 			if e.running != nil {
-				e.spinWait.Store(int64(e.spinBudgetOf(e.running)))
+				budget := e.spinBudgetOf(e.running)
+				e.spinWait.Store(int64(budget))
+				e.waitPid.Store(int64(e.running.proc.pid))
 				e.waitTid.Store(int64(e.running.tid))
 				n := e.countWaiting()
 				// A thread in a spin wait may be waiting for this one.
@@ -264,6 +269,10 @@ func (e *Engine) Run() (Result, error) {
 					_, timed = e.nextDeadline()
 				}
 				e.timed.Store(timed)
+				if budget < shortBudget {
+					// Whether the watchdog may time it, as it asks.
+					e.noteRunStart(e.running, e.others.Load() > 0 || timed || e.blockedOthers.Load() || e.wakePage.Load() != nil)
+				}
 			}
 			st, err := e.wait()
 			e.waitTid.Store(0)

@@ -58,9 +58,10 @@ type KernelWaitTracer interface {
 // a thread has used. The watchdog measures a running thread's budgets in
 // it, not in wall time, so that a loaded machine, which runs the thread
 // less of the time, does not examine or preempt it sooner. CPUTime is
-// called from the watchdog's goroutine.
+// called from the watchdog's goroutine and from the engine's; pid is
+// tid's process, whose CPU time may stand for tid's (only tid runs).
 type CPUTimeTracer interface {
-	CPUTime(tid int) (time.Duration, bool)
+	CPUTime(pid, tid int) (time.Duration, bool)
 }
 
 // FifoReader is an open read end of a FIFO.

@@ -52,9 +52,9 @@ var errNoSiginfo = errors.New("the tracer cannot read a siginfo")
 // time a loaded machine stretches (a thread the host had descheduled in
 // a call was examined there, and the examination's stop interrupted the
 // call, which the recording had not seen).
-func (l *layer) CPUTime(tid int) (time.Duration, bool) {
+func (l *layer) CPUTime(pid, tid int) (time.Duration, bool) {
 	if ct, ok := l.inner.(detcore.CPUTimeTracer); ok {
-		return ct.CPUTime(tid)
+		return ct.CPUTime(pid, tid)
 	}
 	return 0, false
 }

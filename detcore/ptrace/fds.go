@@ -35,6 +35,7 @@ func (t *Tracer) dupFd(tid, fd int) (int, error) {
 
 func (t *Tracer) forget(tid int) {
 	delete(t.emus, tid)
+	t.clocks.forget(tid)
 	if fd, ok := t.pidfds[tid]; ok {
 		unix.Close(fd)
 		delete(t.pidfds, tid)

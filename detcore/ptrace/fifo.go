@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -114,24 +113,6 @@ func (t *Tracer) InKernelWait(tid int) (int, bool) {
 	}
 	nr, err := strconv.Atoi(f[0])
 	return nr, err == nil && nr >= 0
-}
-
-// CPUTime implements detcore.CPUTimeTracer: the time thread tid has spent
-// on a CPU, from /proc/TID/schedstat (nanoseconds, its first field).
-func (t *Tracer) CPUTime(tid int) (time.Duration, bool) {
-	var buf [64]byte
-	f, err := procOpen(fmt.Sprintf("/proc/%d/schedstat", tid))
-	if err != nil {
-		return 0, false
-	}
-	n, err := f.Read(buf[:])
-	f.Close()
-	if err != nil || n == 0 {
-		return 0, false
-	}
-	field, _, _ := strings.Cut(string(buf[:n]), " ")
-	ns, err := strconv.ParseInt(field, 10, 64)
-	return time.Duration(ns), err == nil
 }
 
 // SetNonblock implements detcore.PartWriteTracer: it sets or clears

@@ -112,6 +112,8 @@ type Tracer struct {
 	held map[fdKey]*held
 	// vdsoCache is the last vDSO parsed (readVDSO).
 	vdsoCache *vdsoImage
+	// clocks are the threads' CPU-time counters (cputime.go).
+	clocks taskClocks
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
@@ -500,6 +502,9 @@ func (t *Tracer) Wait() (detcore.Stop, error) {
 				st.Msg, err = getEventMsg(pid)
 				if st.Msg != uint64(pid) {
 					t.forget(int(st.Msg))
+					// pid names the thread that exec'd now, not the
+					// leader its counter counted.
+					t.clocks.forget(pid)
 				}
 			case ev == unix.PTRACE_EVENT_STOP:
 				st.Kind, st.Sig = detcore.StopEvent, sig
@@ -596,6 +601,7 @@ func (t *Tracer) Close() {
 		unix.Close(fd)
 	}
 	t.pidfds = nil
+	t.clocks.close()
 	if t.initPid > 0 {
 		// The launcher, the namespace's init, exits only once every
 		// guest process is gone, and killed tracees must be reaped by

@@ -491,7 +491,7 @@ func spinNote(wl workload, ms, base [nmodes]measurement) string {
 	// The first wait takes the budget, the others (the same thread,
 	// found spinning before) the shorter one.
 	budget := (spinBudget + time.Duration(wl.spins-1)*spinBudgetAgain) / time.Duration(wl.spins)
-	return fmt.Sprintf("spin detection: %.1f ms per spin wait, of which %.1f ms the budget (a spinner runs %v before it is first examined, %v once it has been found spinning; its CPU time counted from the watchdog's first tick after a stop, every 2 ms) and %.1f ms the rest: the tick, the examination, stepping to the loop's head, the switch",
+	return fmt.Sprintf("spin detection: %.1f ms per spin wait, of which %.1f ms the budget (a spinner runs %v before it is first examined, %v once it has been found spinning; its CPU time counted from its resume once found spinning, from the watchdog's first look, every 2 ms, before) and %.1f ms the rest: the look's lag, the examination, stepping to the loop's head, the switch, and the look after its wake that tells it has left the loop",
 		float64(per.Microseconds())/1000, float64(budget.Microseconds())/1000, spinBudget, spinBudgetAgain, float64((per-budget).Microseconds())/1000)
 }
 
