@@ -1,6 +1,7 @@
 package ptrace
 
 import (
+	"fmt"
 	"runtime"
 	"unsafe"
 
@@ -19,10 +20,41 @@ import (
 func ptraceRaw(req int, tid int, addr, data uintptr) error {
 	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
 	if e != 0 {
-		return e
+		return &ptraceError{req: req, data: data, errno: e}
 	}
 	return nil
 }
+
+// ptraceError names the request that failed: a fatal "input/output
+// error" said nothing of which of hermit's stops or resumes it was.
+type ptraceError struct {
+	req   int
+	data  uintptr
+	errno unix.Errno
+}
+
+var ptraceNames = map[int]string{
+	unix.PTRACE_CONT: "PTRACE_CONT", unix.PTRACE_SYSCALL: "PTRACE_SYSCALL", unix.PTRACE_SYSEMU: "PTRACE_SYSEMU",
+	unix.PTRACE_SINGLESTEP: "PTRACE_SINGLESTEP", unix.PTRACE_GETREGS: "PTRACE_GETREGS", unix.PTRACE_SETREGS: "PTRACE_SETREGS",
+	unix.PTRACE_GETREGSET: "PTRACE_GETREGSET", unix.PTRACE_SETREGSET: "PTRACE_SETREGSET", unix.PTRACE_LISTEN: "PTRACE_LISTEN",
+	unix.PTRACE_INTERRUPT: "PTRACE_INTERRUPT", unix.PTRACE_GETSIGINFO: "PTRACE_GETSIGINFO", unix.PTRACE_SETSIGINFO: "PTRACE_SETSIGINFO",
+	unix.PTRACE_GETSIGMASK: "PTRACE_GETSIGMASK", unix.PTRACE_SETSIGMASK: "PTRACE_SETSIGMASK", unix.PTRACE_GETEVENTMSG: "PTRACE_GETEVENTMSG",
+	unix.PTRACE_GET_SYSCALL_INFO: "PTRACE_GET_SYSCALL_INFO", unix.PTRACE_POKEUSR: "PTRACE_POKEUSR", unix.PTRACE_PEEKUSR: "PTRACE_PEEKUSR",
+}
+
+func (e *ptraceError) Error() string {
+	name, ok := ptraceNames[e.req]
+	if !ok {
+		name = fmt.Sprintf("ptrace request %#x", e.req)
+	}
+	switch e.req {
+	case unix.PTRACE_CONT, unix.PTRACE_SYSCALL, unix.PTRACE_SYSEMU, unix.PTRACE_SINGLESTEP, unix.PTRACE_LISTEN:
+		return fmt.Sprintf("%s (signal %d): %v", name, e.data, e.errno)
+	}
+	return fmt.Sprintf("%s: %v", name, e.errno)
+}
+
+func (e *ptraceError) Unwrap() error { return e.errno }
 
 // sudConfig is struct ptrace_sud_config (syscall user dispatch).
 type sudConfig struct{ mode, selector, offset, length uint64 }
