@@ -19,7 +19,7 @@ const watchdogTick = 2 * time.Millisecond
 const watchdogMinSleep = 100 * time.Microsecond
 
 // runStart is where the running thread started, as the engine saw it at
-// its resume: its process's CPU time then, for the watchdog to count the
+// its resume: its CPU time then (CPUTimeTracer), for the watchdog to count the
 // thread's budget from there rather than from its own first look (which
 // came up to a tick later, and made a 2 ms budget take 2 to 6).
 type runStart struct {
@@ -37,10 +37,10 @@ type runStart struct {
 const shortBudget = 5 * watchdogTick
 
 // noteRunStart records, before the engine waits for running thread t,
-// its CPU time, when the watchdog may time it (others wait for it, or
-// a deadline does).
-func (e *Engine) noteRunStart(t *thread, timed bool) {
-	if !timed {
+// its CPU time, when the watchdog may time it (watched: others wait for
+// it, or a deadline does).
+func (e *Engine) noteRunStart(t *thread, watched bool) {
+	if !watched {
 		return
 	}
 	ct, ok := e.t.(CPUTimeTracer)
