@@ -54,6 +54,10 @@ type emuState struct {
 	// made again; mask is its own, given back at the call's seccomp stop.
 	masked bool
 	mask   uint64
+	// ip and nr are the call being made again: where its entry or
+	// seccomp stop reports it (after its syscall instruction), and its
+	// number.
+	ip, nr uint64
 }
 
 // getSigmask and setSigmask read and set a stopped thread's signal mask
@@ -95,20 +99,31 @@ func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 		s = &emuState{}
 		t.emus[tid] = s
 	}
-	if s.remade && sig == 0 && mode != detcore.ResumeStep && mode != detcore.ResumeCountStep {
+	if s.remade || s.swallow != 0 {
 		// A stop came between the rewind of a call being made again and
-		// the call's new entry (the watchdog's SIGSTOP, which no mask
+		// the stop that makes it (the watchdog's SIGSTOP, which no mask
 		// holds back): the thread is at the syscall instruction, and the
-		// engine has seen the call already. It goes on to the entry, as
-		// remake left it, and from there as mode now says; forgetting the
-		// remake would report the call a second time (a second turn for
-		// one call, and a recording whose events replay does not make).
+		// engine has seen the call already. It goes on to that stop, its
+		// new entry or its seccomp stop, as remake left it, and from
+		// there as mode now says: a step ends after the call. Forgetting
+		// the remake would report the call a second time (a second turn
+		// for one call, and a recording whose events replay does not
+		// make), leave every signal blocked, or, from a seccomp stop,
+		// resume the thread as it was resumed before (PTRACE_SYSEMU in
+		// count mode: its next call skipped, and never made, fails with
+		// ENOSYS). A signal the engine sends now finds them all blocked:
+		// the kernel keeps it pending until that stop gives the mask
+		// back, and it is taken after the call, as one sent to a call
+		// made again in remake.
 		s.count = counting
-		s.after = request(mode)
-		if s.swallow != 0 {
-			s.swallow = afterSeccomp(mode)
+		req := unix.PTRACE_SYSCALL
+		if s.remade {
+			s.after = request(mode)
 		}
-		return t.resumeReq(tid, s, unix.PTRACE_SYSCALL, 0)
+		if s.swallow != 0 {
+			s.swallow, req = afterSeccomp(mode), unix.PTRACE_CONT
+		}
+		return t.resumeReq(tid, s, req, sig)
 	}
 	s.count, s.remade = counting, false
 	atSeccomp := s.atSeccomp
@@ -177,6 +192,7 @@ func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) 
 	}
 	viaEntry := false
 	if again {
+		s.ip, s.nr = r.Rip+2, r.Rax
 		// A signal goes in where the call's first seccomp stop would
 		// have taken it (sent now, it would come at the syscall
 		// instruction, before the call, not during it: a pause made
@@ -252,6 +268,14 @@ func (t *Tracer) syscallStop(tid int, st detcore.Stop) (detcore.Stop, bool, erro
 		return st, true, gone(err)
 	}
 	entry := info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY
+	if s.remade && entry && (info.IP != s.ip || info.Nr != s.nr) {
+		// Not the call being made again: that one was made, or not,
+		// without the stop (remakeLost). This call is classified as
+		// itself.
+		if err := t.remakeLost(tid, s); err != nil {
+			return st, true, err
+		}
+	}
 	switch {
 	case s.remade && entry:
 		s.remade = false
@@ -311,6 +335,14 @@ func (t *Tracer) swallowed(tid int) (bool, error) {
 	if s == nil || s.swallow == 0 {
 		return false, nil
 	}
+	var info syscallInfo
+	if err := getSyscallInfo(tid, &info); err != nil {
+		return true, gone(err)
+	}
+	if info.IP != s.ip || info.Nr != s.nr {
+		// Not the call being made again: the engine's to see.
+		return false, t.remakeLost(tid, s)
+	}
 	req, sig := s.swallow, s.swallowSig
 	s.swallow, s.swallowSig = 0, 0
 	if s.masked {
@@ -320,6 +352,30 @@ func (t *Tracer) swallowed(tid int) (bool, error) {
 		}
 	}
 	return true, t.resumeReq(tid, s, req, sig)
+}
+
+// remakeLost forgets the call being made again, at a stop of another
+// call: the thread's own signal mask goes back, and a signal held for
+// after the call is sent again. Resume keeps a remake across every stop
+// the engine sees between the rewind and the call, so this is a guard:
+// a lost remake must not make the tracer take another call for it (one
+// PTRACE_SYSEMU skipped, resumed as if made, fails with ENOSYS).
+func (t *Tracer) remakeLost(tid int, s *emuState) error {
+	s.remade, s.swallow = false, 0
+	sig := s.swallowSig
+	s.swallowSig = 0
+	if s.masked {
+		s.masked = false
+		if err := setSigmask(tid, s.mask); err != nil {
+			return gone(err)
+		}
+	}
+	if sig != 0 {
+		if _, _, e := unix.RawSyscall(unix.SYS_TKILL, uintptr(tid), uintptr(sig), 0); e != 0 {
+			return gone(e)
+		}
+	}
+	return nil
 }
 
 // filterAction runs the classic BPF program prog, as seccomp would, on a

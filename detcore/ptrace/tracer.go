@@ -503,8 +503,10 @@ func (t *Tracer) Wait() (detcore.Stop, error) {
 				if st.Msg != uint64(pid) {
 					t.forget(int(st.Msg))
 					// pid names the thread that exec'd now, not the
-					// leader its counter counted.
+					// leader its counter counted, nor whose count-mode
+					// state (a call being made again) was kept.
 					t.clocks.forget(pid)
+					delete(t.emus, pid)
 				}
 			case ev == unix.PTRACE_EVENT_STOP:
 				st.Kind, st.Sig = detcore.StopEvent, sig
