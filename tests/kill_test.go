@@ -1,9 +1,15 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
+	"io"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,5 +68,50 @@ func TestRecordReplayCPUID(t *testing.T) {
 	rep := testenv.Run(t, time.Minute, hermit, "replay", "--autopilot", dir)
 	if rep.Exit != 0 || string(rep.Stdout) != want {
 		t.Fatalf("replay: exit %d, stdout %q\n%s", rep.Exit, rep.Stdout, rep.Stderr)
+	}
+}
+
+// TestReplayStoppedBySignal: ^C, or SIGTERM from a CI job's timeout, stops
+// a replay where it is: hermit says so, at which event of how many, and
+// exits with the signal's status, not hermit's own failure (125) with
+// nothing said.
+func TestReplayStoppedBySignal(t *testing.T) {
+	hermit := testenv.Hermit(t)
+	bin := testenv.BuildC(t, "yield_loop.c")
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{bin, "100000"}); rec.Exit != 0 {
+		t.Fatalf("record yield_loop: %s", describe(rec))
+	}
+	stopped := regexp.MustCompile(`^hermit: replay stopped by (\S+) at event (\d+) of (\d+)\n$`)
+	for _, c := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGTERM, "SIGTERM"}, {syscall.SIGINT, "^C"}} {
+		cmd := exec.Command(hermit, "replay", "--autopilot", dir)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil || line != "yielding 100000 times\n" {
+			cmd.Process.Kill()
+			t.Fatalf("replay printed %q, %v", line, err)
+		}
+		cmd.Process.Signal(c.sig)
+		rest, _ := io.ReadAll(stdout)
+		err = cmd.Wait()
+		m := stopped.FindStringSubmatch(stderr.String())
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(c.sig) || m == nil || m[1] != c.name {
+			t.Fatalf("replay after %v: %v, stderr %q; want status %d and where it stopped", c.sig, err, stderr.String(), 128+int(c.sig))
+		}
+		if at, _ := strconv.Atoi(m[2]); at == 0 || m[2] == m[3] || len(rest) != 0 {
+			t.Errorf("replay after %v stopped at event %s of %s, then printed %q; want it stopped on its way", c.sig, m[2], m[3], rest)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hermitdbg/hermit/replay"
@@ -151,8 +152,6 @@ Flags:
 		return exitHermit
 	}
 	defer rec.Close()
-	stop := handleSignals()
-	defer stop()
 	if progress {
 		defer showProgress("replaying", rec.Events, func() (uint64, int64) { return rec.Progress(), -1 })()
 	}
@@ -172,14 +171,21 @@ Flags:
 		opts.Debug = schedLogger()
 	}
 	// The guest has a process group of its own (a signal from outside
-	// would take it off its recording): ^C stops the replay here.
-	ints := make(chan os.Signal, 1)
-	signal.Notify(ints, syscall.SIGINT)
-	defer signal.Stop(ints)
+	// would take it off its recording): ^C, SIGTERM (a CI job's timeout)
+	// and SIGHUP stop the replay here, and hermit says where. SIGQUIT,
+	// which the terminal sends with ^\, is ignored, as in a run.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	var stoppedBy atomic.Int32
 	opts.Started = func(kill func()) {
 		go func() {
-			if _, ok := <-ints; ok {
-				kill()
+			for s := range sigs {
+				if s != syscall.SIGQUIT {
+					stoppedBy.Store(int32(s.(syscall.Signal)))
+					kill()
+					return
+				}
 			}
 		}()
 	}
@@ -187,9 +193,13 @@ Flags:
 	// The program's last output comes before what hermit says of it.
 	waitOut()
 	waitErr()
-	if errors.Is(err, replay.ErrStopped) {
-		fmt.Fprintf(os.Stderr, "hermit: replay stopped by ^C at event %d of %d\n", rec.Progress(), rec.Events)
-		return 130
+	if sig := stoppedBy.Load(); sig != 0 && errors.Is(err, replay.ErrStopped) {
+		by := signalName(sig)
+		if sig == int32(syscall.SIGINT) {
+			by = "^C"
+		}
+		fmt.Fprintf(os.Stderr, "hermit: replay stopped by %s at event %d of %d\n", by, rec.Progress(), rec.Events)
+		return 128 + int(sig)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
