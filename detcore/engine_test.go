@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -672,5 +673,35 @@ func TestStaleReadyRead(t *testing.T) {
 	}
 	if reads != 2 || res.Stats.ReadyRetries == 0 {
 		t.Errorf("got %d reads and %d calls made again, want 2 and some", reads, res.Stats.ReadyRetries)
+	}
+}
+
+// TestFutexUnsupported: a priority-inheritance lock, which hermit does
+// not emulate, fails with ENOSYS and a warning naming it; a number that
+// is no operation at all fails with ENOSYS as in the kernel, with no
+// warning blaming priority inheritance.
+func TestFutexUnsupported(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   int
+		warn string
+	}{
+		{"lock_pi", abi.FUTEX_LOCK_PI, "futex operation 6 (priority inheritance) is not supported"},
+		{"no operation", 112, ""},
+		{"FUTEX_FD", abi.FUTEX_FD, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newGuest(futex(wordA, c.op, 0), detcoretest.ExitGroup(0))
+			var warns []string
+			run(t, detcore.Config{Warn: func(msg string) { warns = append(warns, msg) }}, tr)
+			calls := tr.Calls()
+			if len(calls) == 0 || calls[0].Nr != abi.SYS_FUTEX || calls[0].Ret != -abi.ENOSYS {
+				t.Fatalf("calls %+v, want the futex failed with ENOSYS", calls)
+			}
+			got := strings.Join(warns, "\n")
+			if c.warn == "" && got != "" || c.warn != "" && !strings.Contains(got, c.warn) {
+				t.Errorf("warnings %q, want %q", got, c.warn)
+			}
+		})
 	}
 }

@@ -112,8 +112,12 @@ func sysFutex(e *Engine, t *thread) {
 		t.emulate(e.futexWakeOp(t, key, key2, r.R8, int(val), int(int32(r.R10)), uint32(r.R9)))
 	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI:
 		// Never block: let the kernel run them.
-	default:
+	case abi.FUTEX_LOCK_PI, abi.FUTEX_LOCK_PI2, abi.FUTEX_WAIT_REQUEUE_PI, abi.FUTEX_CMP_REQUEUE_PI:
 		e.warnOnce("futexop", "futex operation "+strconv.Itoa(cmd)+" (priority inheritance) is not supported; the guest gets ENOSYS")
+		t.emulate(-abi.ENOSYS)
+	default:
+		// No such operation (FUTEX_FD is gone since Linux 2.6.26): the
+		// kernel fails it with ENOSYS too, and nothing is amiss.
 		t.emulate(-abi.ENOSYS)
 	}
 }
