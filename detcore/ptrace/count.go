@@ -63,11 +63,11 @@ type emuState struct {
 // getSigmask and setSigmask read and set a stopped thread's signal mask
 // (PTRACE_GETSIGMASK, PTRACE_SETSIGMASK).
 func getSigmask(tid int, mask *uint64) error {
-	return ptraceRaw(unix.PTRACE_GETSIGMASK, tid, 8, uintptr(unsafe.Pointer(mask)))
+	return ptracePtr(unix.PTRACE_GETSIGMASK, tid, 8, unsafe.Pointer(mask))
 }
 
 func setSigmask(tid int, mask uint64) error {
-	return ptraceRaw(unix.PTRACE_SETSIGMASK, tid, 8, uintptr(unsafe.Pointer(&mask)))
+	return ptracePtr(unix.PTRACE_SETSIGMASK, tid, 8, unsafe.Pointer(&mask))
 }
 
 // syscallInfo is struct ptrace_syscall_info (PTRACE_GET_SYSCALL_INFO) for
@@ -84,7 +84,7 @@ type syscallInfo struct {
 }
 
 func getSyscallInfo(tid int, info *syscallInfo) error {
-	return ptraceRaw(unix.PTRACE_GET_SYSCALL_INFO, tid, unsafe.Sizeof(*info), uintptr(unsafe.Pointer(info)))
+	return ptracePtr(unix.PTRACE_GET_SYSCALL_INFO, tid, unsafe.Sizeof(*info), unsafe.Pointer(info))
 }
 
 // Resume implements detcore.Tracer.Resume.

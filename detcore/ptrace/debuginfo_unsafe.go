@@ -15,7 +15,7 @@ import (
 // user_fpregs_struct, <sys/user.h>) with PTRACE_GETFPREGS. An error wraps
 // detcore.ErrGone when the thread no longer exists.
 func (t *Tracer) FPRegs(tid int, b *[512]byte) error {
-	if err := ptraceRaw(unix.PTRACE_GETFPREGS, tid, 0, uintptr(unsafe.Pointer(&b[0]))); err != nil {
+	if err := ptracePtr(unix.PTRACE_GETFPREGS, tid, 0, unsafe.Pointer(&b[0])); err != nil {
 		return fmt.Errorf("reading the FP registers of thread %d: %w", tid, gone(err))
 	}
 	return nil
@@ -28,7 +28,7 @@ const siginfoSize = 128
 // (PTRACE_GETSIGINFO): valid at a signal-delivery stop.
 func (t *Tracer) Siginfo(tid int) ([]byte, error) {
 	b := make([]byte, siginfoSize)
-	if err := ptraceRaw(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(&b[0]))); err != nil {
+	if err := ptracePtr(unix.PTRACE_GETSIGINFO, tid, 0, unsafe.Pointer(&b[0])); err != nil {
 		return nil, fmt.Errorf("reading the siginfo of thread %d: %w", tid, gone(err))
 	}
 	return b, nil
@@ -40,7 +40,7 @@ func (t *Tracer) SetSiginfo(tid int, info []byte) error {
 	if len(info) < siginfoSize {
 		return fmt.Errorf("siginfo of %d bytes, want %d", len(info), siginfoSize)
 	}
-	if err := ptraceRaw(unix.PTRACE_SETSIGINFO, tid, 0, uintptr(unsafe.Pointer(&info[0]))); err != nil {
+	if err := ptracePtr(unix.PTRACE_SETSIGINFO, tid, 0, unsafe.Pointer(&info[0])); err != nil {
 		return fmt.Errorf("setting the siginfo of thread %d: %w", tid, gone(err))
 	}
 	return nil

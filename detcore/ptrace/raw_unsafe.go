@@ -17,10 +17,29 @@ import (
 // deadlock seen under load. Measured with 200,000 intercepted
 // sched_yield calls, pinned: 3.87 s either way.
 
+// ptraceRaw makes a ptrace request whose data is a number (a signal, a
+// word, options); ptracePtr one whose data points to memory.
 func ptraceRaw(req int, tid int, addr, data uintptr) error {
 	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
 	if e != 0 {
 		return &ptraceError{req: req, data: data, errno: e}
+	}
+	return nil
+}
+
+// ptracePtr makes a ptrace request whose data points to memory of
+// hermit's. The pointer becomes a number only in the syscall's own
+// argument list, as unsafe.Pointer's rule 4 requires: converted in a
+// caller (getRegs passing uintptr(unsafe.Pointer(r)) to ptraceRaw), a
+// stack that grew in between (a function's prologue) moved the variable,
+// and the kernel read or wrote its old copy. GETREGS and
+// PTRACE_GET_SYSCALL_INFO then came back as zeros, now and then: a
+// syscall entry taken for an exit, whose call PTRACE_SYSEMU had skipped
+// went back to the guest with ENOSYS; registers of zeros set back (EIO).
+func ptracePtr(req int, tid int, addr uintptr, data unsafe.Pointer) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, uintptr(data), 0, 0)
+	if e != 0 {
+		return &ptraceError{req: req, errno: e}
 	}
 	return nil
 }
@@ -65,20 +84,20 @@ const ptraceSetSUD = 0x4210
 // setSUD sets thread tid's syscall user dispatch, as its own prctl
 // PR_SET_SYSCALL_USER_DISPATCH would.
 func setSUD(tid int, c *sudConfig) error {
-	return ptraceRaw(ptraceSetSUD, tid, unsafe.Sizeof(*c), uintptr(unsafe.Pointer(c)))
+	return ptracePtr(ptraceSetSUD, tid, unsafe.Sizeof(*c), unsafe.Pointer(c))
 }
 
 func getRegs(tid int, r *abi.Regs) error {
-	return ptraceRaw(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+	return ptracePtr(unix.PTRACE_GETREGS, tid, 0, unsafe.Pointer(r))
 }
 
 func setRegs(tid int, r *abi.Regs) error {
-	return ptraceRaw(unix.PTRACE_SETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+	return ptracePtr(unix.PTRACE_SETREGS, tid, 0, unsafe.Pointer(r))
 }
 
 func getEventMsg(tid int) (uint64, error) {
 	var msg uint64
-	err := ptraceRaw(unix.PTRACE_GETEVENTMSG, tid, 0, uintptr(unsafe.Pointer(&msg)))
+	err := ptracePtr(unix.PTRACE_GETEVENTMSG, tid, 0, unsafe.Pointer(&msg))
 	return msg, err
 }
 

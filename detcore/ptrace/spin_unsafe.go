@@ -28,7 +28,7 @@ func (t *Tracer) VectorRegs(tid int, b []byte) ([]byte, error) {
 	}
 	b = b[:cap(b)]
 	iov := unix.Iovec{Base: &b[0], Len: uint64(len(b))}
-	if err := ptraceRaw(unix.PTRACE_GETREGSET, tid, ntX86Xstate, uintptr(unsafe.Pointer(&iov))); err != nil {
+	if err := ptracePtr(unix.PTRACE_GETREGSET, tid, ntX86Xstate, unsafe.Pointer(&iov)); err != nil {
 		return nil, gone(err)
 	}
 	return b[:iov.Len], nil
