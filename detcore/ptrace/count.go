@@ -371,9 +371,7 @@ func (t *Tracer) remakeLost(tid int, s *emuState) error {
 		}
 	}
 	if sig != 0 {
-		if _, _, e := unix.RawSyscall(unix.SYS_TKILL, uintptr(tid), uintptr(sig), 0); e != 0 {
-			return gone(e)
-		}
+		return gone(tkill(tid, unix.Signal(sig)))
 	}
 	return nil
 }

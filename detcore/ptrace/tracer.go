@@ -579,9 +579,12 @@ func (t *Tracer) WriteMem(tid int, addr uint64, b []byte) error {
 
 // Preempt implements detcore.Tracer.Preempt. It may be called from any
 // goroutine.
-func (t *Tracer) Preempt(tid int) error {
-	_, _, e := unix.RawSyscall(unix.SYS_TKILL, uintptr(tid), uintptr(unix.SIGSTOP), 0)
-	if e != 0 {
+func (t *Tracer) Preempt(tid int) error { return tkill(tid, unix.SIGSTOP) }
+
+// tkill sends sig to thread tid (tkill: hermit knows a guest thread by its
+// tid alone).
+func tkill(tid int, sig unix.Signal) error {
+	if _, _, e := unix.RawSyscall(unix.SYS_TKILL, uintptr(tid), uintptr(sig), 0); e != 0 {
 		return e
 	}
 	return nil
