@@ -1,13 +1,10 @@
 package ptrace
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -126,24 +123,14 @@ func (r *remakeRun) regs(t *testing.T) abi.Regs {
 	return regs
 }
 
-// blocked reads the thread's signal mask from /proc.
+// blocked is the thread's signal mask.
 func (r *remakeRun) blocked(t *testing.T) uint64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.tid))
+	_, _, mask, err := r.tr.Signals(r.tid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "SigBlk:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return m
-		}
-	}
-	t.Fatal("no SigBlk in /proc status")
-	return 0
+	return mask
 }
 
 // next resumes the thread as mode says to its next stop the engine would
