@@ -213,6 +213,10 @@ type Config struct {
 	// NoSpinCheck turns off spin detection (spin.go), leaving the plain
 	// watchdog.
 	NoSpinCheck bool
+	// NoSpinTraps: no int3 at the loops threads were found spinning in
+	// (spintrap.go); each spin is found after its budget. The schedule
+	// is the same.
+	NoSpinTraps bool
 	// NoFastIO makes every read, write and futex wake take its stop
 	// (fastio.go, fastfutex.go):
 	// the schedule of a hermit without fast calls.
@@ -281,6 +285,10 @@ type Stats struct {
 	// writes memory and puts it back (a lock taken and let go) was
 	// stopped at its loop's head and let the others run (spin.go).
 	SpinYields int64
+	// SpinTraps counts the int3s put at loops threads were found spinning
+	// in, and SpinTrapHits the spins found at one as a thread arrived,
+	// without a budget (spintrap.go).
+	SpinTraps, SpinTrapHits int64
 	// Counted counts the syscalls the filter lets through that were
 	// scheduling points, made while other threads (or a deadline) waited
 	// for a thread that made no other (count.go).

@@ -241,6 +241,7 @@ func sysPtrace(e *Engine, t *thread) {
 			return
 		}
 		t.pt = &tracee{tracer: t.proc.parent}
+		e.dropSpinTraps(t.proc)
 		t.emulate(0)
 		return
 	case ptAttach, ptSeize:
@@ -291,6 +292,7 @@ func (e *Engine) ptraceAttach(t *thread, seize bool, opts uint64) int64 {
 		return e.ptraceRefuse(fmt.Sprintf("PTRACE_SEIZE with options %#x", opts&^ptOptionsKnown))
 	}
 	o.pt = &tracee{tracer: t.proc, seized: seize}
+	e.dropSpinTraps(o.proc)
 	if seize {
 		o.pt.opts = opts // PTRACE_ATTACH ignores its data
 		if o.state == tsStopped {

@@ -321,6 +321,7 @@ func (e *Engine) traceClone(t, child *thread, flags uint64) bool {
 		return false
 	}
 	child.pt = &tracee{tracer: pt.tracer, seized: pt.seized, opts: pt.opts}
+	e.dropSpinTraps(child.proc)
 	// The new tracee starts in a stop: PTRACE_EVENT_STOP if seized, else
 	// the SIGSTOP the kernel sends it.
 	if pt.seized {

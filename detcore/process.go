@@ -58,8 +58,11 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 			parent = t.proc.parent
 		}
 		p = e.newProcess(childTid, parent, mm)
-		// A fork keeps its parent's shared mappings.
+		// A fork keeps its parent's shared mappings, and its int3s.
 		p.mm.shared, p.mm.sharedWrite = t.proc.mm.shared, t.proc.mm.sharedWrite
+		if mm == nil {
+			forkSpinTraps(t.proc.mm, p.mm)
+		}
 		// A fork shares the MAP_SHARED clock page.
 		e.shareClock(t.proc, p)
 	}

@@ -69,6 +69,11 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 	if st.Sig == abi.SIGSTOP && int(e.kwaitTid.Load()) == t.tid {
 		return e.kernelWaitStop(t)
 	}
+	if st.Sig == abi.SIGTRAP {
+		if ours, err := e.spinTrapHit(t); ours {
+			return err
+		}
+	}
 	if st.Sig == abi.SIGSYS {
 		if ok, err := e.dispatched(t); ok {
 			return err

@@ -104,12 +104,17 @@ func (t *thread) budget() time.Duration {
 func (e *Engine) examineSpin(t *thread, recheck bool) error {
 	noLoop, loop := spinNoLoop, map[uint64]bool(nil)
 	if recheck {
+		if tr := t.proc.mm.trap(t.spinAt); tr != nil {
+			// Its loop has a trap (spintrap.go): leaving the loop ends
+			// the look, since the int3 tells a return.
+			return e.examineAtTrap(t, t.spinAt, tr, true)
+		}
 		// Woken at its loop's head: it spins there again at once, or it
 		// has left the loop, which a short look tells.
 		noLoop, loop = spinNoLoopRecheck, t.spinLoop
 	}
 	start := time.Now()
-	res, stop, err := e.examine(t, noLoop, loop)
+	res, stop, err := e.examine(t, noLoop, loop, spinLeftRecheck)
 	e.examCost.Store(int64(time.Since(start)))
 	if e.cfg.Debug != nil {
 		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.note(), stop, err)
@@ -158,12 +163,16 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 // examine single-steps t until its states repeat, spinSteps pass, or it
 // stops for another reason. On a pure cycle it leaves t waiting at the
 // cycle's canonical point.
-func (e *Engine) examine(t *thread, noLoop int, loop map[uint64]bool) (examResult, Stop, error) {
+func (e *Engine) examine(t *thread, noLoop int, loop map[uint64]bool, left int) (examResult, Stop, error) {
 	st, ok := e.t.(SpinTracer)
 	if !ok {
 		t.spinNote = fixedNote("this tracer cannot examine it")
 		return examRuns, Stop{}, nil
 	}
+	// The steps meet the code, not hermit's int3s.
+	mm := t.proc.mm
+	e.disarmSpinTraps(t)
+	defer e.armSpinTraps(t, mm)
 	// Until the general registers come back as they were at an earlier
 	// step there is no cycle to close, so only they are kept (a loop
 	// that counts or computes never gets further). The full state (the
@@ -251,8 +260,8 @@ func (e *Engine) examine(t *thread, noLoop int, loop map[uint64]bool) (examResul
 		if outside++; loop[o.regs.Rip] {
 			outside = 0
 		}
-		if loop != nil && outside == spinLeftRecheck {
-			t.spinNote = fixedNote(fmt.Sprintf("it left the loop it waited in, for %d instructions", spinLeftRecheck))
+		if loop != nil && outside == left {
+			t.spinNote = fixedNote(fmt.Sprintf("it left the loop it waited in, for %d instructions", left))
 			return examRuns, Stop{}, nil
 		}
 		if k == spinSteps || visits[o.regs.Rip] >= spinRounds && (!capture || rounds.full) || k == noLoop && len(visits) == len(rips) {
@@ -318,6 +327,9 @@ func (e *Engine) closeCycle(t *thread, cycle []spinObs, st SpinTracer) (examResu
 	}
 	e.park(t)
 	t.spinAt = r.Rip
+	if pure {
+		e.addSpinTrap(t, r.Rip, t.spinLoop)
+	}
 	// A thread found waiting in a spin is likely to wait so again (a
 	// spin handoff, a flag set once a round): its next examination
 	// comes soon; if that finds no spin, the budget doubles from there.

@@ -190,10 +190,11 @@ type process struct {
 // addrSpace identifies an address space for private futex keys. Processes
 // created with CLONE_VM share one. shared: it has mapped shared memory
 // (sharedmem.go), or was forked from one that had; sharedWrite: writable
-// shared memory.
+// shared memory. traps are its spin traps (spintrap.go), or nil.
 type addrSpace struct {
 	id                  int
 	shared, sharedWrite bool
+	traps               *spinTraps
 }
 
 func (p *process) remove(t *thread) {

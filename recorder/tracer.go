@@ -17,6 +17,9 @@ type HostTracer interface {
 	detcore.SpinTracer
 	detcore.KernelWaitTracer
 	detcore.SiginfoTracer
+	// Where a spin trap may go: the same answer in a replay, whose
+	// files are the recording's; and traps change no schedule.
+	detcore.SpinTrapTracer
 	// The watchdog's budgets count the running thread's CPU time:
 	// without it they count the wall time, and on a loaded machine a
 	// thread in a call the host is slow to run gets examined there (the

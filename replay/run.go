@@ -339,6 +339,12 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	// not to preempt where the recording did not, and the divergence
 	// that follows is reported.
 	cfg.Watchdog = replayWatchdog
+	if h.Wrap != nil {
+		// A debugger's breakpoints, steps and memory view stay apart
+		// from hermit's int3s: without them each spin is found after
+		// its budget, at the same point (detcore/spintrap.go).
+		cfg.NoSpinTraps = true
+	}
 	cfg.WatchdogHint = "a replay preempts after 10 s; where the recording's watchdog fired, the replay may diverge"
 	r.eng = detcore.NewEngine(tr, cfg, root)
 	return r, nil

@@ -19,6 +19,7 @@ import (
 var (
 	digestLineRE = regexp.MustCompile(`(?m)^  schedule digest: [0-9a-f]{16}$`)
 	spinWaitsRE  = regexp.MustCompile(`(?m)^  spin (?:waits|yields): [1-9][0-9]* `)
+	spinTrapsRE  = regexp.MustCompile(`(?m)^  spin traps: [1-9][0-9]* \(int3s at loops threads spun in; [1-9][0-9]* later spins`)
 )
 
 // TestSpinWaits: threads that wait by spinning on memory, with no
@@ -27,7 +28,9 @@ var (
 // nondeterministic point, and record and replay identically. Spin
 // detection stops each spinner at its loop's head, a point that does
 // not depend on when hermit looked, until another thread (or a signal
-// handler) changes what it reads.
+// handler) changes what it reads. The int3 hermit then puts at that
+// loop (a spin trap) finds the next spin there at once: a run without
+// traps (--no-spin-traps) has the same schedule and output.
 func TestSpinWaits(t *testing.T) {
 	cases := []struct {
 		name string
@@ -37,38 +40,42 @@ func TestSpinWaits(t *testing.T) {
 		// noSpin: the loop has deterministic points of its own, so no
 		// spin wait is needed: trapped rdtsc instructions.
 		noSpin bool
+		// traps: later spins are found at the trap of an earlier one.
+		traps bool
 	}{
-		{"flag set after a computation", cGuest("spins.c", "flag"), nil, "flag: seen, sink ", false},
-		{"busy wait for alarm's SIGALRM", cGuest("spins.c", "alarm"), nil, "alarm: caught\n", false},
-		{"spinlock on atomic exchange, 4 threads", cGuest("spins.c", "spinlock"), nil, "spinlock: counter 500 (want 500)\n", false},
-		{"yield by spinning, 20 handoffs", cGuest("spins.c", "pingpong"), nil, "pingpong: 20 handoffs\n", false},
+		{"flag set after a computation", cGuest("spins.c", "flag"), nil, "flag: seen, sink ", false, false},
+		{"busy wait for alarm's SIGALRM", cGuest("spins.c", "alarm"), nil, "alarm: caught\n", false, false},
+		{"spinlock on atomic exchange, 4 threads", cGuest("spins.c", "spinlock"), nil, "spinlock: counter 500 (want 500)\n", false, true},
+		{"yield by spinning, 20 handoffs", cGuest("spins.c", "pingpong"), nil, "pingpong: 20 handoffs\n", false, true},
+		// The child's memory is a copy of its parent's, trap included.
+		{"waits in a forked child", cGuest("spins.c", "forked"), nil, "forked: child exited 0, parent waited 6 times\n", false, true},
 		// The setter sleeps: only virtual time moving on to the sleep's
 		// end lets it run.
-		{"setter asleep", cGuest("spin.c", "sleep", "pure"), nil, "flag seen\n", false},
-		{"go, GOMAXPROCS=1", goGuest("gospin"), []string{"GOMAXPROCS=1"}, "gospin: GOMAXPROCS 1, sum 332833500\n", false},
-		{"go, GOMAXPROCS=2", goGuest("gospin"), []string{"GOMAXPROCS=2"}, "gospin: GOMAXPROCS 2, sum 332833500\n", false},
+		{"setter asleep", cGuest("spin.c", "sleep", "pure"), nil, "flag seen\n", false, false},
+		{"go, GOMAXPROCS=1", goGuest("gospin"), []string{"GOMAXPROCS=1"}, "gospin: GOMAXPROCS 1, sum 332833500\n", false, false},
+		{"go, GOMAXPROCS=2", goGuest("gospin"), []string{"GOMAXPROCS=2"}, "gospin: GOMAXPROCS 2, sum 332833500\n", false, false},
 		// The thread the spinner waits for is blocked in a read the
 		// spinner's own write ended: nothing but an examination finds
 		// that it can run.
-		{"waiting for a reader the spinner woke", cGuest("spins.c", "piped"), nil, "piped: seen\n", false},
+		{"waiting for a reader the spinner woke", cGuest("spins.c", "piped"), nil, "piped: seen\n", false, false},
 		// The spinner takes and lets go of a lock every round (as Go's
 		// runtime does): it lets the setter run at its loop's head
 		// rather than wait for memory, which holds the lock there.
-		{"waiting under a lock", cGuest("spins.c", "locked"), nil, "locked: seen\n", false},
+		{"waiting under a lock", cGuest("spins.c", "locked"), nil, "locked: seen\n", false, false},
 		// Its registers come back halfway round (another return
 		// address on the stack): only the whole round is a cycle.
-		{"waiting under a lock, in a function called twice a round", cGuest("spins.c", "locked2"), nil, "locked2: seen\n", false},
+		{"waiting under a lock, in a function called twice a round", cGuest("spins.c", "locked2"), nil, "locked2: seen\n", false, false},
 		// Each round walks a list under the lock: the walk's head comes
 		// round six times a round, with other registers each time; the
 		// round is the cycle.
-		{"waiting under a lock, walking a list each round", cGuest("spins.c", "listwalk"), nil, "listwalk: seen, 0 dead\n", false},
+		{"waiting under a lock, walking a list each round", cGuest("spins.c", "listwalk"), nil, "listwalk: seen, 0 dead\n", false, false},
 		// The thread with less work is first looked at while it
 		// computes, then spins: it is looked at again as it runs on,
 		// not left to the watchdog's arbitrary preemption.
-		{"barrier after unequal shares of work", cGuest("spins.c", "barrier"), nil, "barrier: 8 rounds\n", false},
+		{"barrier after unequal shares of work", cGuest("spins.c", "barrier"), nil, "barrier: 8 rounds\n", false, true},
 		// Each trapped rdtsc is an instruction hermit answers: every 32
 		// of them make a scheduling point.
-		{"reading rdtsc while waiting", cGuest("spins.c", "rdtsc"), nil, "rdtsc: seen, 0 backwards\n", true},
+		{"reading rdtsc while waiting", cGuest("spins.c", "rdtsc"), nil, "rdtsc: seen, 0 backwards\n", true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,6 +97,9 @@ func TestSpinWaits(t *testing.T) {
 				if !c.noSpin && !spinWaitsRE.Match(r.Stderr) {
 					t.Fatalf("run %d: the summary counts no spin wait:\n%s", i, r.Stderr)
 				}
+				if c.traps && !spinTrapsRE.Match(r.Stderr) {
+					t.Fatalf("run %d: the summary counts no spin found at a spin trap:\n%s", i, r.Stderr)
+				}
 				if i == 0 {
 					first = r
 					continue
@@ -100,6 +110,18 @@ func TestSpinWaits(t *testing.T) {
 				if a, b := digestLineRE.Find(first.Stderr), digestLineRE.Find(r.Stderr); a == nil || !bytes.Equal(a, b) {
 					t.Fatalf("run %d: schedule digest %q, run 0's %q", i, b, a)
 				}
+			}
+			// Without traps, every spin is found after its budget, at
+			// the same point.
+			r := testenv.RunWith(t, opts, testenv.Hermit(t), hermitArgs([]string{"--summary", "--no-spin-traps"}, argv)...)
+			if r.Exit != 0 || bytes.Contains(r.Stderr, []byte("spin traps:")) {
+				t.Fatalf("--no-spin-traps: want exit 0 and no spin trap; %s", describe(r))
+			}
+			if d := firstDiff(first.Stdout, r.Stdout); d != "" {
+				t.Fatalf("--no-spin-traps: stdout differs from the run with traps at %s", d)
+			}
+			if a, b := digestLineRE.Find(first.Stderr), digestLineRE.Find(r.Stderr); a == nil || !bytes.Equal(a, b) {
+				t.Fatalf("--no-spin-traps: schedule digest %q, with traps %q", b, a)
 			}
 			dir := filepath.Join(t.TempDir(), "trace")
 			ropts := hermitOpts(t, nil)
@@ -114,6 +136,25 @@ func TestSpinWaits(t *testing.T) {
 			rec.Stderr = hermitLinesOut(rec.Stderr)
 			sameRun(t, "replay", rec, replay(t, dir))
 		})
+	}
+}
+
+// TestSpinTrapGoes: a spin trap whose arrivals find no spin goes: after
+// one spin on a lock, the main thread alone takes it 20,000 times, each
+// through the trap's instruction. Kept, the trap would cost two stops a
+// time (a trap and a step past it); the run has a few dozen in all.
+func TestSpinTrapGoes(t *testing.T) {
+	t.Parallel()
+	r := hermitRun(t, []string{"--summary"}, cGuest("spins.c", "uncontended")(t))
+	if r.Exit != 0 || string(r.Stdout) != "uncontended: 20000 times\n" || !spinWaitsRE.Match(r.Stderr) {
+		t.Fatalf("want exit 0, the count and a spin wait; %s", describe(r))
+	}
+	m := stopsLineRE.FindSubmatch(r.Stderr)
+	if m == nil {
+		t.Fatalf("no ptrace stops in the summary:\n%s", r.Stderr)
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n > 2000 {
+		t.Errorf("%d ptrace stops for 20,000 arrivals at a trap that finds no spin after the first: the trap stayed", n)
 	}
 }
 

@@ -42,6 +42,7 @@ type runFlags struct {
 	debug     string
 	noTSC     bool
 	noFast    bool
+	noTraps   bool
 	cpuid     bool
 	timeslice int
 	tmp       string
@@ -61,6 +62,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.cpuid, "virtualize-cpuid", false, "make cpuid trap and hide RDRAND, RDSEED and the APIC ids (needs CPUID faulting; in VMs it makes every ptrace stop several times dearer)")
 	fs.StringVar(&f.mtimes, "real-mtimes", strings.Join(detcore.DefaultRealMtimes, ":"), "colon-separated directories whose files keep their real modification times unless the guest writes them (installed software: mtime-keyed caches such as Python's .pyc stay valid); elsewhere mtimes are virtual")
 	fs.BoolVar(&f.noFast, "no-fast-io", false, "stop at every read and write of files and pipes and every futex wake, as hermit did before it made them in the guest (slower; another schedule)")
+	fs.BoolVar(&f.noTraps, "no-spin-traps", false, "do not put an int3 at a loop a thread was found spinning in, which finds the next spin there at once; each spin is then found after a budget of 2-20 ms (the same schedule; use it for a program that reads its own code)")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
 	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
 	fs.StringVar(&f.network, "network", "host", "`host`: the guest uses the host's network; local: a network of its own with only loopback, whose TCP is tuned so that a client and server in the guest repeat exactly (nothing outside is reachable)")
@@ -307,15 +309,16 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 	current <- tr
 	defer func() { <-current; tr.Close() }()
 	cfg := detcore.Config{
-		Seed:       f.seed,
-		Timeslice:  f.timeslice,
-		TrapTSC:    !f.noTSC,
-		NoFastIO:   f.noFast,
-		Epoch:      f.epochTime,
-		CPUs:       f.cpus,
-		RealMtimes: mtimePrefixes(f.mtimes),
-		Watchdog:   f.watchdog,
-		Warn:       func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
+		Seed:        f.seed,
+		Timeslice:   f.timeslice,
+		TrapTSC:     !f.noTSC,
+		NoFastIO:    f.noFast,
+		NoSpinTraps: f.noTraps,
+		Epoch:       f.epochTime,
+		CPUs:        f.cpus,
+		RealMtimes:  mtimePrefixes(f.mtimes),
+		Watchdog:    f.watchdog,
+		Warn:        func(msg string) { fmt.Fprintf(os.Stderr, "hermit: warning: %s\n", msg) },
 	}
 	endLog, err := f.ch.apply(&cfg)
 	if err != nil {
@@ -444,6 +447,9 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	}
 	if s.SpinWaits > 0 {
 		fmt.Fprintf(w, "  spin waits: %d (a thread spinning on memory waited at its loop's head for another thread)\n", s.SpinWaits)
+	}
+	if s.SpinTraps > 0 {
+		fmt.Fprintf(w, "  spin traps: %d (int3s at loops threads spun in; %d later spins found there at once, without waiting for a spin budget)\n", s.SpinTraps, s.SpinTrapHits)
 	}
 	if s.SpinYields > 0 {
 		fmt.Fprintf(w, "  spin yields: %d (a thread spinning in a loop that takes and lets go of a lock let the others run at its loop's head)\n", s.SpinYields)

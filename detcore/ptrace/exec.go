@@ -233,14 +233,35 @@ func vdsoRange(tid int) (uint64, uint64, error) {
 // SharedMapping implements detcore.Tracer.SharedMapping from
 // /proc/TID/maps.
 func (t *Tracer) SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok bool) {
+	fs, start, ok := mappingAt(tid, addr)
+	if !ok || len(fs[1]) < 4 || fs[1][3] != 's' {
+		return 0, 0, 0, false
+	}
+	offset, _ := strconv.ParseUint(fs[2], 16, 64)
+	maj, min, _ := strings.Cut(fs[3], ":")
+	ma, _ := strconv.ParseUint(maj, 16, 64)
+	mi, _ := strconv.ParseUint(min, 16, 64)
+	inode, _ := strconv.ParseUint(fs[4], 10, 64)
+	return ma<<32 | mi, inode, offset + addr - start, true
+}
+
+// FileCode implements detcore.SpinTrapTracer.FileCode from
+// /proc/TID/maps: perms r-xp and a file's path.
+func (t *Tracer) FileCode(tid int, addr uint64) bool {
+	fs, _, ok := mappingAt(tid, addr)
+	return ok && len(fs) >= 6 && fs[1] == "r-xp" && fs[4] != "0" && strings.HasPrefix(fs[5], "/")
+}
+
+// mappingAt returns the fields of the line of /proc/TID/maps that maps
+// addr (start-end perms offset major:minor inode [path]), and its start.
+func mappingAt(tid int, addr uint64) ([]string, uint64, bool) {
 	f, err := procOpen(fmt.Sprintf("/proc/%d/maps", tid))
 	if err != nil {
-		return 0, 0, 0, false
+		return nil, 0, false
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		// start-end perms offset major:minor inode path
 		fs := strings.Fields(s.Text())
 		if len(fs) < 5 {
 			continue
@@ -248,18 +269,9 @@ func (t *Tracer) SharedMapping(tid int, addr uint64) (dev, ino, off uint64, ok b
 		lo, hi, _ := strings.Cut(fs[0], "-")
 		start, _ := strconv.ParseUint(lo, 16, 64)
 		end, _ := strconv.ParseUint(hi, 16, 64)
-		if addr < start || addr >= end {
-			continue
+		if addr >= start && addr < end {
+			return fs, start, true
 		}
-		if len(fs[1]) < 4 || fs[1][3] != 's' {
-			return 0, 0, 0, false
-		}
-		offset, _ := strconv.ParseUint(fs[2], 16, 64)
-		maj, min, _ := strings.Cut(fs[3], ":")
-		ma, _ := strconv.ParseUint(maj, 16, 64)
-		mi, _ := strconv.ParseUint(min, 16, 64)
-		inode, _ := strconv.ParseUint(fs[4], 10, 64)
-		return ma<<32 | mi, inode, offset + addr - start, true
 	}
-	return 0, 0, 0, false
+	return nil, 0, false
 }

@@ -25,6 +25,13 @@
  *             the lock (as Go's background sweeper does while another
  *             sweeper finishes): the walk is an inner loop whose registers
  *             differ from node to node, inside a round that repeats
+ *   forked    the main thread waits 3 times in one loop for a thread it
+ *             starts to set a flag; then a forked child does the same 3
+ *             times (its memory holds hermit's int3 at that loop), then
+ *             the parent 3 times more
+ *   uncontended  a thread holds a spin lock while it computes, so the
+ *             main thread spins on it once; then the main thread alone
+ *             takes and lets go of the lock 20,000 times
  *   barrier   two threads compute unequal shares of work, then meet at a
  *             spin barrier, 8 rounds: the one with less work spins after
  *             computing past the point where hermit first looked at it
@@ -50,6 +57,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <x86intrin.h>
 
 static volatile int flag;
@@ -369,6 +377,69 @@ static void spin_barrier(void) {
 	say("barrier: %d rounds\n", atomic_load(&generation));
 }
 
+static volatile int fflag;
+
+static void *fset(void *arg) {
+	(void)arg;
+	fflag = 1;
+	return NULL;
+}
+
+static __attribute__((noinline)) void wait_once(void) {
+	pthread_t th;
+	fflag = 0;
+	CHECK(pthread_create(&th, NULL, fset, NULL) == 0);
+	while (!fflag)
+		;
+	CHECK(pthread_join(th, NULL) == 0);
+}
+
+static void spin_forked(void) {
+	for (int i = 0; i < 3; i++)
+		wait_once();
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++)
+			wait_once();
+		_exit(0);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	for (int i = 0; i < 3; i++)
+		wait_once();
+	if (WIFSIGNALED(st))
+		say("forked: child killed by signal %d\n", WTERMSIG(st));
+	else
+		say("forked: child exited %d, parent waited 6 times\n", WEXITSTATUS(st));
+}
+
+static void *holder(void *arg) {
+	(void)arg;
+	long x = 0;
+	for (long i = 0; i < 2000000; i++) /* a computation, no syscalls */
+		x += i ^ (x >> 3);
+	sink = x;
+	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void spin_uncontended(void) {
+	pthread_t th;
+	lock = 1;
+	CHECK(pthread_create(&th, NULL, holder, NULL) == 0);
+	long n = 0;
+	for (int i = 0; i < 20000; i++) {
+		while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+			;
+		n++;
+		__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+		if (i == 0)
+			CHECK(pthread_join(th, NULL) == 0);
+	}
+	say("uncontended: %ld times\n", n);
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "flag";
 	if (strcmp(mode, "flag") == 0)
@@ -401,6 +472,10 @@ int main(int argc, char **argv) {
 		spin_listwalk();
 	else if (strcmp(mode, "barrier") == 0)
 		spin_barrier();
+	else if (strcmp(mode, "uncontended") == 0)
+		spin_uncontended();
+	else if (strcmp(mode, "forked") == 0)
+		spin_forked();
 	else {
 		sayfd(2, "spins: unknown mode %s\n", mode);
 		return 2;
