@@ -78,7 +78,7 @@ func TestLoopWaitingForAnotherProcess(t *testing.T) {
 	if r.Exit != 0 || string(r.Stdout) != "file: the parent's file ended the child's loop on access\n" {
 		t.Fatalf("want exit 0 and the loop's end; %s", describe(r))
 	}
-	warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+ \((?:access\+0x[0-9a-f]+ in libc[^)]*|handshake\+0x[0-9a-f]+ in untraced_loops)\)\) while other threads waited to run; ` +
+	warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+ \((?:access\+0x[0-9a-f]+ in libc[^)]*|(?:handshake|file_made)\+0x[0-9a-f]+ in untraced_loops)\)\) while other threads waited to run; ` +
 		`it is not a pure spin hermit can stop deterministically \(it calls access, which hermit lets run without a stop\)`)
 	if !warn.Match(r.Stderr) || !bytes.Contains(r.Stderr, []byte("(1 watchdog preemptions)")) {
 		t.Errorf("stderr lacks the watchdog's warning naming access, or the summary's preemption; %s", describe(r))

@@ -158,6 +158,21 @@ func TestSpinTrapGoes(t *testing.T) {
 	}
 }
 
+// TestSpinTrapsReplayAcross: a recording made without spin traps replays
+// with them (and one made with them, in TestSpinWaits): the schedule is
+// the same either way.
+func TestSpinTrapsReplayAcross(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("spins.c", "pingpong")(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "--no-spin-traps", "-o", dir, "--"}, argv...)...)
+	if rec.Exit != 0 || string(rec.Stdout) != "pingpong: 20 handoffs\n" {
+		t.Fatalf("hermit record --no-spin-traps: %s", describe(rec))
+	}
+	rec.Stderr = hermitLinesOut(rec.Stderr)
+	sameRun(t, "replay", rec, replay(t, dir))
+}
+
 // TestProgressLoopReported: a thread that counts while it waits
 // (`while (!flag) n++;`) never reaches the same state twice, so no point
 // of its loop is canonical. hermit examines it, finds no spin, and its
