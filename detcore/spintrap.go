@@ -24,9 +24,9 @@ import (
 // A trap goes only into code mapped from a file, executable and not
 // writable (a JIT's code moves and changes), in an address space no
 // guest process traces (a guest debugger would see the int3s). The
-// memory under it reads as the original byte to the engine and to a
-// debugger of the replay (MaskSpinTraps); a program that reads its own
-// code sees the int3. A trap whose arrivals keep finding no spin (a lock
+// engine steps a thread with the int3s out of memory, and a replay under
+// a debugger runs without traps; a program that reads its own code sees
+// the int3. A trap whose arrivals keep finding no spin (a lock
 // taken at once, most of the time) is taken out for good, once they
 // outnumber spinTrapMisses and four for each arrival that found one.
 
@@ -44,6 +44,8 @@ const (
 // spinTrap is one int3 hermit put in a guest address space.
 type spinTrap struct {
 	orig byte
+	// in: the int3 is in memory (it is out while a thread is stepped).
+	in bool
 	// loop holds the instructions of the cycle found there: leaving them
 	// ends an examination at the trap.
 	loop map[uint64]bool
@@ -56,8 +58,6 @@ type spinTraps struct {
 	at map[uint64]*spinTrap
 	// gone holds the addresses whose trap was taken out: none goes back.
 	gone map[uint64]bool
-	// off: the int3s are out of memory (an examination steps the code).
-	off bool
 }
 
 // SpinTrapTracer is implemented by tracers that tell where a spin trap
@@ -85,7 +85,7 @@ func (e *Engine) addSpinTrap(t *thread, at uint64, loop map[uint64]bool) {
 		return
 	}
 	if mm.traps == nil {
-		mm.traps = &spinTraps{at: map[uint64]*spinTrap{}, gone: map[uint64]bool{}, off: true}
+		mm.traps = &spinTraps{at: map[uint64]*spinTrap{}, gone: map[uint64]bool{}}
 	}
 	mm.traps.at[at] = &spinTrap{orig: b[0], loop: loop}
 	e.result.Stats.SpinTraps++
@@ -102,28 +102,21 @@ func (e *Engine) tracedMM(mm *addrSpace) bool {
 	return false
 }
 
-// trap returns the armed trap at at, or nil.
+// trap returns the trap at at whose int3 is in memory, or nil.
 func (mm *addrSpace) trap(at uint64) *spinTrap {
-	if mm.traps == nil || mm.traps.off {
+	if mm.traps == nil {
 		return nil
 	}
-	return mm.traps.at[at]
+	if tr := mm.traps.at[at]; tr != nil && tr.in {
+		return tr
+	}
+	return nil
 }
 
 // disarmSpinTraps takes the int3s of t's address space out of memory
 // before t is stepped.
 func (e *Engine) disarmSpinTraps(t *thread) {
-	ts := t.proc.mm.traps
-	if ts == nil || ts.off {
-		return
-	}
-	for at, tr := range ts.at {
-		if e.putByte(t.tid, ts, at, int3, tr.orig) != nil {
-			// The thread is gone: the int3s stay, and so does "on".
-			return
-		}
-	}
-	ts.off = true
+	e.setSpinTraps(t.proc.mm, t, false)
 }
 
 // armSpinTraps puts the int3s of mm, t's address space when it was
@@ -131,22 +124,63 @@ func (e *Engine) disarmSpinTraps(t *thread) {
 // address space: mm's int3s stay out (its vfork parent, if any, runs
 // without them).
 func (e *Engine) armSpinTraps(t *thread, mm *addrSpace) {
+	if t.proc.mm == mm {
+		e.setSpinTraps(mm, t, true)
+	}
+}
+
+// setSpinTraps puts the int3s of mm in memory (in) or takes them out,
+// through t if it lives, else through another thread of mm.
+func (e *Engine) setSpinTraps(mm *addrSpace, t *thread, in bool) {
 	ts := mm.traps
-	if ts == nil || !ts.off || t.proc.mm != mm || t.state == tsDying {
+	if ts == nil {
 		return
 	}
+	tid := e.memTid(mm, t, 0)
 	for at, tr := range ts.at {
-		if e.putByte(t.tid, ts, at, tr.orig, int3) != nil {
-			return
+		if tr.in == in {
+			continue
+		}
+		want, b := tr.orig, byte(int3)
+		if !in {
+			want, b = b, want
+		}
+		err := e.putByte(tid, ts, at, want, b)
+		if err != nil {
+			// The thread is gone: another may reach the memory.
+			if tid = e.memTid(mm, nil, tid); tid == 0 {
+				return
+			}
+			if err = e.putByte(tid, ts, at, want, b); err != nil {
+				return
+			}
+		}
+		tr.in = in
+	}
+}
+
+// memTid returns a thread through which to reach mm's memory, other
+// than thread not: t if it lives in mm, else another of its threads,
+// else 0.
+func (e *Engine) memTid(mm *addrSpace, t *thread, not int) int {
+	if t != nil && t.proc.mm == mm && t.state != tsDying && t.tid != not {
+		return t.tid
+	}
+	for _, o := range e.ordered() {
+		if o.tid != not && o.proc.mm == mm && o.state != tsDying {
+			return o.tid
 		}
 	}
-	ts.off = false
+	return 0
 }
 
 // putByte writes b at addr in tid's memory if want is there. Another
 // byte there means the code changed (unmapped, mapped again, rewritten):
 // the trap goes, with no write. An error says the thread is gone.
 func (e *Engine) putByte(tid int, ts *spinTraps, addr uint64, want, b byte) error {
+	if tid == 0 {
+		return ErrGone
+	}
 	var cur [1]byte
 	if err := e.t.ReadMem(tid, addr, cur[:]); err != nil {
 		if errors.Is(err, ErrGone) {
@@ -175,13 +209,11 @@ func (e *Engine) dropTrap(ts *spinTraps, at uint64) {
 // guest process starts tracing it).
 func (e *Engine) dropSpinTraps(p *process) {
 	ts := p.mm.traps
-	if ts == nil || len(p.threads) == 0 {
+	if ts == nil {
 		return
 	}
-	for at, tr := range ts.at {
-		if !ts.off {
-			_ = e.putByte(p.threads[0].tid, ts, at, int3, tr.orig)
-		}
+	e.setSpinTraps(p.mm, nil, false)
+	for at := range ts.at {
 		e.dropTrap(ts, at)
 	}
 }
@@ -193,7 +225,7 @@ func forkSpinTraps(parent, child *addrSpace) {
 	if ts == nil {
 		return
 	}
-	c := &spinTraps{at: make(map[uint64]*spinTrap, len(ts.at)), gone: make(map[uint64]bool, len(ts.gone)), off: ts.off}
+	c := &spinTraps{at: make(map[uint64]*spinTrap, len(ts.at)), gone: make(map[uint64]bool, len(ts.gone))}
 	for at, tr := range ts.at {
 		cp := *tr
 		c.at[at] = &cp
@@ -266,8 +298,8 @@ func (e *Engine) examineAtTrap(t *thread, addr uint64, tr *spinTrap, wake bool) 
 	if ts := mm.traps; ts != nil && tr.hits-tr.waits > spinTrapMisses+4*tr.waits && ts.at[addr] == tr {
 		// Mostly no spin here (a lock taken at once, or no other
 		// thread to wait for): the trap costs more than it saves.
-		if !ts.off {
-			_ = e.putByte(t.tid, ts, addr, int3, tr.orig)
+		if tr.in {
+			_ = e.putByte(e.memTid(mm, t, 0), ts, addr, int3, tr.orig)
 		}
 		e.dropTrap(ts, addr)
 	}
@@ -288,12 +320,12 @@ func (e *Engine) examineAtTrap(t *thread, addr uint64, tr *spinTrap, wake bool) 
 // resumePastTrap resumes t, stepped past the int3 of a trap if it stands
 // on one.
 func (e *Engine) resumePastTrap(t *thread) error {
-	if ts := t.proc.mm.traps; ts != nil && !ts.off {
+	if ts := t.proc.mm.traps; ts != nil {
 		var r abi.Regs
 		if err := e.t.GetRegs(t.tid, &r); err != nil {
 			return e.gone(t, err)
 		}
-		if ts.at[r.Rip] != nil {
+		if t.proc.mm.trap(r.Rip) != nil {
 			mm := t.proc.mm
 			e.disarmSpinTraps(t)
 			stop, trapped, err := e.stepOnce(t)
@@ -317,19 +349,4 @@ func (e *Engine) resumePastTrap(t *thread) error {
 // blocked thread it may have woken would be served by its waiting.
 func (e *Engine) spinExamWanted() bool {
 	return e.others.Load() > 0 || e.timed.Load() || e.blockedOthers.Load()
-}
-
-// MaskSpinTraps puts the original bytes in place of the int3s of spin
-// traps in b, read at addr in tid's memory. Call it only from the Run
-// goroutine (a Tracer method or a Journal hook).
-func (e *Engine) MaskSpinTraps(tid int, addr uint64, b []byte) {
-	t := e.threads[tid]
-	if t == nil || t.proc.mm.traps == nil || t.proc.mm.traps.off {
-		return
-	}
-	for at, tr := range t.proc.mm.traps.at {
-		if at >= addr && at-addr < uint64(len(b)) && b[at-addr] == int3 {
-			b[at-addr] = tr.orig
-		}
-	}
 }

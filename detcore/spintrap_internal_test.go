@@ -1,0 +1,100 @@
+package detcore
+
+import (
+	"errors"
+	"testing"
+)
+
+// trapMem is a Tracer with only guest memory: a byte map per thread group
+// (tids in one map share it), where a missing byte is unmapped and a tid in
+// gone has exited.
+type trapMem struct {
+	Tracer
+	mem    map[uint64]byte
+	gone   map[int]bool
+	writes int
+}
+
+func (c *trapMem) ReadMem(tid int, addr uint64, b []byte) error {
+	if c.gone[tid] {
+		return ErrGone
+	}
+	for i := range b {
+		v, ok := c.mem[addr+uint64(i)]
+		if !ok {
+			return errors.New("unmapped")
+		}
+		b[i] = v
+	}
+	return nil
+}
+
+func (c *trapMem) WriteMem(tid int, addr uint64, b []byte) error {
+	if c.gone[tid] {
+		return ErrGone
+	}
+	for i, v := range b {
+		c.mem[addr+uint64(i)] = v
+	}
+	c.writes++
+	return nil
+}
+
+// TestSpinTrapsFollowTheCode: hermit's int3s go in and out of memory as
+// the engine steps a thread, never overwrite
+// code that replaced the loop they were put in (a library unmapped and
+// another mapped there), go with their code when it is unmapped, reach
+// the memory through another thread when the one at hand has exited,
+// and are copied with a fork's memory.
+func TestSpinTrapsFollowTheCode(t *testing.T) {
+	const a, b, c = 0x1000, 0x2000, 0x3000
+	m := &trapMem{mem: map[uint64]byte{a: 0x90, b: 0x8b, c: 0x48}, gone: map[int]bool{}}
+	e := &Engine{t: m, threads: map[int]*thread{}}
+	mm := &addrSpace{id: 1}
+	p := &process{pid: 10, mm: mm}
+	t1 := &thread{tid: 10, proc: p, state: tsRunning}
+	t2 := &thread{tid: 11, proc: p, state: tsReady}
+	for _, th := range []*thread{t1, t2} {
+		e.threads[th.tid] = th
+		e.order = append(e.order, th)
+		p.threads = append(p.threads, th)
+	}
+	mm.traps = &spinTraps{at: map[uint64]*spinTrap{}, gone: map[uint64]bool{}}
+	for _, at := range []uint64{a, b, c} {
+		mm.traps.at[at] = &spinTrap{orig: m.mem[at]}
+	}
+
+	e.armSpinTraps(t1, mm)
+	for _, at := range []uint64{a, b, c} {
+		if m.mem[at] != int3 || mm.trap(at) == nil {
+			t.Fatalf("armed: byte at %#x is %#x, trap %v; want the int3 in", at, m.mem[at], mm.trap(at))
+		}
+	}
+	// Another library now maps b, and c is unmapped.
+	m.mem[b] = 0x55
+	delete(m.mem, c)
+	writes := m.writes
+	e.disarmSpinTraps(t1)
+	if m.mem[a] != 0x90 || m.mem[b] != 0x55 {
+		t.Errorf("disarmed: bytes %#x at %#x, %#x at %#x; want the original and the new code's", m.mem[a], a, m.mem[b], b)
+	}
+	if m.writes != writes+1 {
+		t.Errorf("disarming wrote %d times; want once, at %#x only", m.writes-writes, a)
+	}
+	if mm.traps.at[b] != nil || mm.traps.at[c] != nil || !mm.traps.gone[b] || !mm.traps.gone[c] {
+		t.Errorf("the traps over changed and unmapped code stayed: %v", mm.traps.at)
+	}
+
+	// The running thread exits: its siblings still reach the memory.
+	m.gone[10] = true
+	e.armSpinTraps(t1, mm)
+	if m.mem[a] != int3 || mm.trap(a) == nil {
+		t.Errorf("armed through another thread: byte %#x at %#x, want the int3", m.mem[a], a)
+	}
+
+	child := &addrSpace{id: 2}
+	forkSpinTraps(mm, child)
+	if tr := child.trap(a); tr == nil || tr.orig != 0x90 || tr == mm.traps.at[a] || !child.traps.gone[b] {
+		t.Errorf("a fork's traps: %+v; want a copy of its parent's", child.traps)
+	}
+}
