@@ -1,6 +1,7 @@
 package detcore
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -34,6 +35,9 @@ import (
 const int3 = 0xcc
 
 const (
+	// spinTrapCode is how many bytes of code from a trap's address on
+	// tell that the code there is still the loop it was put in.
+	spinTrapCode = 32
 	// maxSpinTraps bounds the traps of one address space.
 	maxSpinTraps = 32
 	// spinTrapMisses is how many arrivals at a trap may find no spin
@@ -43,7 +47,11 @@ const (
 
 // spinTrap is one int3 hermit put in a guest address space.
 type spinTrap struct {
-	orig byte
+	// code is the code from the trap's address on, to spinTrapCode bytes
+	// or the end of its page, as it was before the int3: its first byte
+	// is the one the int3 replaces. Other code there (a library
+	// unmapped, another mapped at its address) takes the trap out.
+	code []byte
 	// in: the int3 is in memory (it is out while a thread is stepped).
 	in bool
 	// loop holds the instructions of the cycle found there: leaving them
@@ -80,14 +88,14 @@ func (e *Engine) addSpinTrap(t *thread, at uint64, loop map[uint64]bool) {
 	if !ok || e.tracedMM(mm) || !ct.FileCode(t.tid, at) {
 		return
 	}
-	var b [1]byte
-	if e.t.ReadMem(t.tid, at, b[:]) != nil || b[0] == int3 {
+	code := make([]byte, min(spinTrapCode, 4096-at%4096))
+	if e.t.ReadMem(t.tid, at, code) != nil || code[0] == int3 {
 		return
 	}
 	if mm.traps == nil {
 		mm.traps = &spinTraps{at: map[uint64]*spinTrap{}, gone: map[uint64]bool{}}
 	}
-	mm.traps.at[at] = &spinTrap{orig: b[0], loop: loop}
+	mm.traps.at[at] = &spinTrap{code: code, loop: loop}
 	e.result.Stats.SpinTraps++
 }
 
@@ -141,17 +149,13 @@ func (e *Engine) setSpinTraps(mm *addrSpace, t *thread, in bool) {
 		if tr.in == in {
 			continue
 		}
-		want, b := tr.orig, byte(int3)
-		if !in {
-			want, b = b, want
-		}
-		err := e.putByte(tid, ts, at, want, b)
+		err := e.putTrap(tid, ts, at, tr, in)
 		if err != nil {
 			// The thread is gone: another may reach the memory.
 			if tid = e.memTid(mm, nil, tid); tid == 0 {
 				return
 			}
-			if err = e.putByte(tid, ts, at, want, b); err != nil {
+			if err = e.putTrap(tid, ts, at, tr, in); err != nil {
 				return
 			}
 		}
@@ -174,30 +178,34 @@ func (e *Engine) memTid(mm *addrSpace, t *thread, not int) int {
 	return 0
 }
 
-// putByte writes b at addr in tid's memory if want is there. Another
-// byte there means the code changed (unmapped, mapped again, rewritten):
-// the trap goes, with no write. An error says the thread is gone.
-func (e *Engine) putByte(tid int, ts *spinTraps, addr uint64, want, b byte) error {
+// putTrap puts tr's int3 at at in tid's memory (in) or takes it out, if
+// the code there is still the code it was put in. Other code there (a
+// library unmapped, another mapped at its address), or none, takes the
+// trap out for good, with no write. An error says the thread is gone.
+func (e *Engine) putTrap(tid int, ts *spinTraps, at uint64, tr *spinTrap, in bool) error {
 	if tid == 0 {
 		return ErrGone
 	}
-	var cur [1]byte
-	if err := e.t.ReadMem(tid, addr, cur[:]); err != nil {
+	cur := make([]byte, len(tr.code))
+	if err := e.t.ReadMem(tid, at, cur); err != nil {
 		if errors.Is(err, ErrGone) {
 			return err
 		}
-		// Unmapped: the code is gone.
-		e.dropTrap(ts, addr)
+		e.dropTrap(ts, at)
 		return nil
 	}
-	if cur[0] == b {
+	b := tr.code[0]
+	if in {
+		b = int3
+	}
+	if cur[0] == b && bytes.Equal(cur[1:], tr.code[1:]) {
 		return nil
 	}
-	if cur[0] != want {
-		e.dropTrap(ts, addr)
+	if cur[0] != int3 && cur[0] != tr.code[0] || !bytes.Equal(cur[1:], tr.code[1:]) {
+		e.dropTrap(ts, at)
 		return nil
 	}
-	return ignoreUnlessGone(e.t.WriteMem(tid, addr, []byte{b}))
+	return ignoreUnlessGone(e.t.WriteMem(tid, at, []byte{b}))
 }
 
 func (e *Engine) dropTrap(ts *spinTraps, at uint64) {
@@ -299,7 +307,7 @@ func (e *Engine) examineAtTrap(t *thread, addr uint64, tr *spinTrap, wake bool) 
 		// Mostly no spin here (a lock taken at once, or no other
 		// thread to wait for): the trap costs more than it saves.
 		if tr.in {
-			_ = e.putByte(e.memTid(mm, t, 0), ts, addr, int3, tr.orig)
+			_ = e.putTrap(e.memTid(mm, t, 0), ts, addr, tr, false)
 		}
 		e.dropTrap(ts, addr)
 	}
