@@ -336,7 +336,7 @@ func (e *Engine) resumePastTrap(t *thread) error {
 		if t.proc.mm.trap(r.Rip) != nil {
 			mm := t.proc.mm
 			e.disarmSpinTraps(t)
-			stop, trapped, err := e.stepOnce(t)
+			stop, trapped, err := e.stepGuest(t, nil, &r)
 			e.armSpinTraps(t, mm)
 			if err != nil {
 				return e.gone(t, err)

@@ -246,6 +246,11 @@ func (e *Engine) clockSpent(t *thread) bool {
 
 // resumeThread arms t's clock page and resumes it.
 func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
+	if t.popfStepped && mode != ResumeStep && mode != ResumeCountStep {
+		if err := e.restoreTF(t); err != nil {
+			return err
+		}
+	}
 	e.armClock(t)
 	e.armFast(t, mode)
 	return e.t.Resume(t.tid, mode, sig)

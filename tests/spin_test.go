@@ -69,6 +69,9 @@ func TestSpinWaits(t *testing.T) {
 		// round six times a round, with other registers each time; the
 		// round is the cycle.
 		{"waiting under a lock, walking a list each round", cGuest("spins.c", "listwalk"), nil, "listwalk: seen, 0 dead\n", false, false},
+		// Stepped, its pushfq pushes the trap flag, which its popfq
+		// would set once it ran free (a JVM died of the SIGTRAP).
+		{"saving and restoring its flags in the loop", cGuest("spins.c", "pushf"), nil, "pushf: seen\n", false, false},
 		// The thread with less work is first looked at while it
 		// computes, then spins: it is looked at again as it runs on,
 		// not left to the watchdog's arbitrary preemption.

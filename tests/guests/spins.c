@@ -32,6 +32,9 @@
  *   uncontended  a thread holds a spin lock while it computes, so the
  *             main thread spins on it once; then the main thread alone
  *             takes and lets go of the lock 20,000 times
+ *   pushf     a thread saves and restores its flags (pushfq; popfq, as a
+ *             JVM's call stub does) in the loop it spins in: a single step
+ *             must not leave the trap flag in the word it pushes
  *   barrier   two threads compute unequal shares of work, then meet at a
  *             spin barrier, 8 rounds: the one with less work spins after
  *             computing past the point where hermit first looked at it
@@ -440,6 +443,15 @@ static void spin_uncontended(void) {
 	say("uncontended: %ld times\n", n);
 }
 
+static void spin_pushf(void) {
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, setter, NULL) == 0);
+	while (!flag)
+		__asm__ volatile("pushfq\n\tpopfq" ::: "memory", "cc");
+	CHECK(pthread_join(th, NULL) == 0);
+	say("pushf: seen\n");
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "flag";
 	if (strcmp(mode, "flag") == 0)
@@ -474,6 +486,8 @@ int main(int argc, char **argv) {
 		spin_barrier();
 	else if (strcmp(mode, "uncontended") == 0)
 		spin_uncontended();
+	else if (strcmp(mode, "pushf") == 0)
+		spin_pushf();
 	else if (strcmp(mode, "forked") == 0)
 		spin_forked();
 	else {
