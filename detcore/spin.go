@@ -420,86 +420,18 @@ func (e *Engine) stepOnce(t *thread) (Stop, bool, error) {
 	}
 }
 
-// tfFlag is EFLAGS.TF, which a single-step sets while the instruction
-// runs.
-const tfFlag = 1 << 8
-
 // stepGuest single-steps t over its instruction inst at r, its registers
-// (nil: read them), as stepOnce does, keeping the trap flag the step sets
-// out of the program's sight (gdb does the same). A pushf would push it,
-// and a later popf of that word, once the thread ran free, would set it:
-// the thread would die of a SIGTRAP (a JVM's call stub saves the flags
-// so). And once the kernel has stepped a popf it takes the flag for the
-// program's own, and leaves it set when the thread goes on: the flag the
-// popf loaded is put back before t next runs free (restoreTF).
+// (nil: read them), as stepOnce does, with the step's trap flag kept out
+// of the program's sight (TrapFlag).
 func (e *Engine) stepGuest(t *thread, inst *x86asm.Inst, r *abi.Regs) (Stop, bool, error) {
-	var own abi.Regs
-	if r == nil {
-		if err := e.t.GetRegs(t.tid, &own); err != nil {
-			return Stop{}, false, err
-		}
-		r = &own
-	}
-	if inst == nil {
-		if code := e.readCode(t, r.Rip); code != nil {
-			if in, err := x86asm.Decode(code, 64); err == nil {
-				inst = &in
-			}
-		}
-	}
-	// The program's own trap flag: what its last popf loaded, else what
-	// the kernel shows (it hides the flag a step set).
-	progTF := r.Eflags & tfFlag
-	if t.popfStepped {
-		progTF = t.popfTF
-	}
-	size := uint64(0)
-	if inst != nil {
-		switch inst.Op {
-		case x86asm.PUSHFQ, x86asm.POPFQ:
-			size = 8
-		case x86asm.PUSHF, x86asm.POPF:
-			size = 2
-		}
-	}
-	var popped [2]byte
-	pop := size != 0 && (inst.Op == x86asm.POPF || inst.Op == x86asm.POPFQ)
-	if pop && e.t.ReadMem(t.tid, r.Rsp, popped[:]) != nil {
-		pop = false
-	}
+	t.tf.Stepping(e.t, t.tid, inst, r)
 	st, trapped, err := e.stepOnce(t)
-	if err != nil || !trapped || size == 0 {
-		return st, trapped, err
-	}
-	if pop {
-		t.popfStepped, t.popfTF = true, uint64(popped[1]&(tfFlag>>8))<<8
-		return st, trapped, nil
-	}
-	// A push: the word is at the stack pointer it left.
-	at := r.Rsp - size + 1
-	var b [1]byte
-	if progTF == 0 && e.t.ReadMem(t.tid, at, b[:]) == nil && b[0]&(tfFlag>>8) != 0 {
-		b[0] &^= tfFlag >> 8
-		if err := e.t.WriteMem(t.tid, at, b[:]); err != nil {
+	if err == nil && trapped {
+		if err := t.tf.Stepped(e.t, t.tid); err != nil {
 			return st, false, ignoreUnlessGone(err)
 		}
 	}
-	return st, trapped, nil
-}
-
-// restoreTF gives t, about to run free after the engine stepped a popf,
-// the trap flag that popf loaded (stepGuest).
-func (e *Engine) restoreTF(t *thread) error {
-	t.popfStepped = false
-	var r abi.Regs
-	if err := e.t.GetRegs(t.tid, &r); err != nil {
-		return err
-	}
-	if r.Eflags&tfFlag == t.popfTF {
-		return nil
-	}
-	r.Eflags = r.Eflags&^tfFlag | t.popfTF
-	return e.t.SetRegs(t.tid, &r)
+	return st, trapped, err
 }
 
 // wait returns the next stop: one kept while a thread was stepped, or
@@ -520,16 +452,7 @@ func (e *Engine) wait() (Stop, error) {
 // readCode reads the instruction bytes at rip (fewer at the end of a
 // mapping).
 func (e *Engine) readCode(t *thread, rip uint64) []byte {
-	b := make([]byte, 16)
-	if e.t.ReadMem(t.tid, rip, b) == nil {
-		return b
-	}
-	// Only the rest of the page, if the instruction ends a mapping (an
-	// unreadable page reads as nothing: the examination ends there).
-	if n := 4096 - rip%4096; n < 16 && e.t.ReadMem(t.tid, rip, b[:n]) == nil {
-		return b[:n]
-	}
-	return nil
+	return codeAt(e.t, t.tid, rip)
 }
 
 // readRanges reads and concatenates rs in t's memory; nil on failure.

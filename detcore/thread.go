@@ -132,11 +132,9 @@ type thread struct {
 	spinAt      uint64
 	spinRecheck bool
 	spinLoop    map[uint64]bool
-	// popfStepped: the engine stepped a popf of t's since it last ran
-	// free, and popfTF is the trap flag that popf loaded (spin.go's
-	// stepGuest).
-	popfStepped bool
-	popfTF      uint64
+	// tf keeps the trap flag of the engine's steps out of the program
+	// (spin.go's stepGuest).
+	tf TrapFlag
 	// readyTurn is the turn (Stats.Turns) in which t's call was let run
 	// in the kernel because a descriptor it waits for was ready
 	// (readyDecided), or 0.

@@ -246,8 +246,8 @@ func (e *Engine) clockSpent(t *thread) bool {
 
 // resumeThread arms t's clock page and resumes it.
 func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
-	if t.popfStepped && mode != ResumeStep && mode != ResumeCountStep {
-		if err := e.restoreTF(t); err != nil {
+	if mode != ResumeStep && mode != ResumeCountStep {
+		if err := t.tf.Free(e.t, t.tid); err != nil {
 			return err
 		}
 	}

@@ -143,6 +143,9 @@ type lthread struct {
 	// they hold a watchpoint.
 	drGen int
 	drSet bool
+	// tf keeps the trap flag of the steps the layer makes out of the
+	// program (detcore.TrapFlag).
+	tf detcore.TrapFlag
 }
 
 // goal is what the Session waits for while the run goes on.
@@ -429,6 +432,11 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	if !c.ours() {
 		return false
 	}
+	if c.step {
+		if err := th.tf.Stepped(l.inner, th.tid); err != nil {
+			return l.failed(err)
+		}
+	}
 	l.activity.Add(1)
 	if c.brk {
 		regs.Rip--
@@ -618,12 +626,18 @@ func (l *layer) resume(th *lthread, sig int) error {
 		mode = stepMode(mode)
 		th.ourStep, th.sigStep = true, sig != 0
 		th.resultOf = 0
+		th.tf.Stepping(l.inner, th.tid, nil, nil)
 	case runs && th.resultOf != 0:
 		// Through the call to its exit, for its result (see onEvent).
 		mode = detcore.ResumeSyscall
 		th.exitForResult = true
 	default:
 		th.resultOf = 0
+	}
+	if mode != detcore.ResumeStep && mode != detcore.ResumeCountStep {
+		if err := th.tf.Free(l.inner, th.tid); err != nil {
+			return err
+		}
 	}
 	return l.inner.Resume(th.tid, mode, sig)
 }
@@ -650,6 +664,7 @@ func (l *layer) stepOver(th *lthread, addr uint64, sig int, restore bool) error 
 			return err
 		}
 	}
+	th.tf.Stepping(l.inner, th.tid, nil, nil)
 	if err := l.inner.Resume(th.tid, stepMode(th.intent), sig); err != nil {
 		_ = l.inner.WriteMem(th.tid, addr, []byte{int3})
 		return err

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -236,4 +237,40 @@ func TestGDBSecondDebuggerRefused(t *testing.T) {
 	if !strings.Contains(string(res.Stderr), "refused a debugger from 127.0.0.1:") {
 		t.Errorf("hermit's stderr does not say it refused the second debugger:\n%s", res.Stderr)
 	}
+}
+
+// TestGDBStepsOverPushfPopf: gdb steps a thread over `pushfq; popfq` in a
+// replay, then continues. A single step sets the trap flag; the word the
+// pushfq pushes and the flags the popfq loads must not keep it, or the
+// program takes a SIGTRAP the recording never had once it runs on (the
+// kernel leaves a flag a stepped popf loaded to the program).
+func TestGDBStepsOverPushfPopf(t *testing.T) {
+	requireDebugging(t, "gdb")
+	src, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "tests", "guests", "spins.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 0
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.Contains(l, `"pushfq\n\tpopfq"`) {
+			line = i + 1
+		}
+	}
+	if line == 0 {
+		t.Fatal("spins.c has no pushfq; popfq line")
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "spins.c", "-O0"), "pushf"})
+	if rec.Exit != 0 || string(rec.Stdout) != "pushf: seen\n" {
+		t.Fatalf("hermit record spins pushf: %s", describe(rec))
+	}
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, fmt.Sprintf("break spins.c:%d", line), "continue",
+		"stepi", "stepi", "stepi", "delete", "continue")
+	rep := s.wait(t)
+	noClientErrors(t, tr, nil)
+	if strings.Contains(tr.text, "SIGTRAP") || !strings.Contains(tr.out(t, "continue", 1), "exited normally") {
+		t.Errorf("after three steps over pushfq and popfq, continue should run to the end, with no SIGTRAP:\n%s", tr.text)
+	}
+	checkServedRun(t, rec, rep)
 }
