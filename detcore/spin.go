@@ -122,22 +122,8 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 	if err != nil {
 		return e.gone(t, err)
 	}
-	if res != examRuns {
-		e.foldWakes(t.tid)
-	}
-	switch res {
-	case examSpin:
-		return nil
-	case examStop:
-		return e.handleStop(stop)
-	case examSyscall:
-		// What watchKernelWait would have found had it looked (its
-		// stop and this one may have been one signal): an open that
-		// sleeps is made again, marked, for the engine to see.
-		if e.cfg.Journal == nil && e.kwaitSkip.Load() != int64(t.tid) {
-			return e.kernelWaitStop(t)
-		}
-		return e.deliver(t, 0)
+	if done, err := e.examined(t, res, stop); done {
+		return err
 	}
 	if !recheck {
 		e.warnStarved(t)
@@ -158,6 +144,29 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 		return e.gone(t, err)
 	}
 	return nil
+}
+
+// examined acts on what an examination of t found, unless it found t
+// free to run on (examRuns, which the caller handles), and reports
+// whether it did.
+func (e *Engine) examined(t *thread, res examResult, stop Stop) (bool, error) {
+	if res == examRuns {
+		return false, nil
+	}
+	e.foldWakes(t.tid)
+	switch res {
+	case examSpin:
+		return true, nil
+	case examStop:
+		return true, e.handleStop(stop)
+	}
+	// examSyscall: what watchKernelWait would have found had it looked
+	// (its stop and this one may have been one signal): an open that
+	// sleeps is made again, marked, for the engine to see.
+	if e.cfg.Journal == nil && e.kwaitSkip.Load() != int64(t.tid) {
+		return true, e.kernelWaitStop(t)
+	}
+	return true, e.deliver(t, 0)
 }
 
 // examine single-steps t until its states repeat, spinSteps pass, or it

@@ -314,13 +314,8 @@ func (e *Engine) examineAtTrap(t *thread, addr uint64, tr *spinTrap, wake bool) 
 	if err != nil {
 		return e.gone(t, err)
 	}
-	switch res {
-	case examSpin:
-		return nil
-	case examStop:
-		return e.handleStop(stop)
-	case examSyscall:
-		return e.deliver(t, 0)
+	if done, err := e.examined(t, res, stop); done {
+		return err
 	}
 	return e.resumePastTrap(t)
 }
