@@ -311,8 +311,15 @@ func effAddr(m x86asm.Mem, inst *x86asm.Inst, r *abi.Regs) (uint64, bool) {
 	default:
 		return 0, false
 	}
+	disp := m.Disp
+	if m.Base != 0 || m.Index != 0 {
+		// x86asm gives a 32-bit displacement zero-extended
+		// ([rsp+0xfffff000]); the CPU sign-extends it ([rsp-0x1000], a
+		// JVM's stack bang). Only an absolute address (moffs) has 64.
+		disp = int64(int32(disp))
+	}
 	if m.Base == x86asm.RIP {
-		return addr + r.Rip + uint64(inst.Len) + uint64(m.Disp), true
+		return addr + r.Rip + uint64(inst.Len) + uint64(disp), true
 	}
 	var ea uint64
 	if m.Base != 0 {
@@ -329,7 +336,7 @@ func effAddr(m x86asm.Mem, inst *x86asm.Inst, r *abi.Regs) (uint64, bool) {
 		}
 		ea += v * uint64(m.Scale)
 	}
-	ea += uint64(m.Disp)
+	ea += uint64(disp)
 	if inst.AddrSize == 32 {
 		ea = uint64(uint32(ea))
 	}

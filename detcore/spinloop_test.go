@@ -17,6 +17,12 @@ func TestAccesses(t *testing.T) {
 	}{
 		// mov eax, [rip+0x10]: the address is after the instruction.
 		{"rip relative load", []byte{0x8b, 0x05, 0x10, 0x00, 0x00, 0x00}, []memRange{{0x1000 + 6 + 0x10, 4}}, true},
+		// mov [rsp-0x1000], eax and mov eax, [rbp-0x1000]: 32-bit
+		// displacements are signed (a JVM bangs its stack so).
+		{"negative disp32 with sib", []byte{0x89, 0x84, 0x24, 0x00, 0xf0, 0xff, 0xff}, []memRange{{0x7000 - 0x1000, 4}}, true},
+		{"negative disp32", []byte{0x8b, 0x85, 0x00, 0xf0, 0xff, 0xff}, []memRange{{0x7100 - 0x1000, 4}}, true},
+		// mov eax, [rip-0x1000]
+		{"rip relative, before the code", []byte{0x8b, 0x05, 0x00, 0xf0, 0xff, 0xff}, []memRange{{0x1000 + 6 - 0x1000, 4}}, true},
 		// cmp byte [rax+rbx*4+8], 0
 		{"base index scale", []byte{0x80, 0x7c, 0x98, 0x08, 0x00}, []memRange{{0x2000 + 12 + 8, 1}}, true},
 		// mov rax, fs:[0x28]
