@@ -271,7 +271,7 @@ func (e *Engine) Run() (Result, error) {
 				e.timed.Store(timed)
 				if budget < shortBudget {
 					// Whether the watchdog may time it, as it asks.
-					e.noteRunStart(e.running, e.others.Load() > 0 || timed || e.blockedOthers.Load() || e.wakePage.Load() != nil)
+					e.noteRunStart(e.running, e.spinExamWanted() || e.wakePage.Load() != nil)
 				}
 			}
 			st, err := e.wait()

@@ -346,10 +346,3 @@ func (e *Engine) resumePastTrap(t *thread) error {
 	}
 	return nil
 }
-
-// spinExamWanted reports whether the watchdog would examine the running
-// thread once its budget ran out: others wait to run, or a deadline or a
-// blocked thread it may have woken would be served by its waiting.
-func (e *Engine) spinExamWanted() bool {
-	return e.others.Load() > 0 || e.timed.Load() || e.blockedOthers.Load()
-}

@@ -143,7 +143,7 @@ func (w *watchdog) look() time.Duration {
 	// A wake the thread left in its page (fastfutex.go) has made a
 	// thread ready, as far as the watchdog is concerned.
 	woke := e.wokeFromPage()
-	if e.others.Load() == 0 && !woke && !e.timed.Load() && !e.blockedOthers.Load() {
+	if !woke && !e.spinExamWanted() {
 		return watchdogTick
 	}
 	// First an examination for a spin (spin.go), then, if the thread
@@ -221,4 +221,11 @@ func (m *cpuMeter) ran(pid, tid int, wall time.Duration) time.Duration {
 		m.start(tid, now)
 	}
 	return now - m.base
+}
+
+// spinExamWanted reports whether the watchdog would examine the running
+// thread once its budget ran out: others wait to run, or a deadline or a
+// blocked thread it may have woken would be served by its waiting.
+func (e *Engine) spinExamWanted() bool {
+	return e.others.Load() > 0 || e.timed.Load() || e.blockedOthers.Load()
 }
