@@ -289,6 +289,11 @@ type Stats struct {
 	// in, and SpinTrapHits the spins found at one as a thread arrived,
 	// without a budget (spintrap.go).
 	SpinTraps, SpinTrapHits int64
+	// SpinExams counts the watchdog's examinations of threads that ran
+	// a budget without a stop; SpinHops those that began by hops
+	// (spinhop.go), and SpinHopsStepped those of them that went on to
+	// single steps (the thread came back with the registers it had).
+	SpinExams, SpinHops, SpinHopsStepped int64
 	// Counted counts the syscalls the filter lets through that were
 	// scheduling points, made while other threads (or a deadline) waited
 	// for a thread that made no other (count.go).

@@ -279,7 +279,7 @@ func (e *Engine) Run() (Result, error) {
 			if err != nil {
 				return e.result, err
 			}
-			if _, spin := e.ownStop(st, false); !spin {
+			if _, spin := e.ownStop(st, false); !spin && !e.hopping(st) {
 				// The watchdog's own stop for an examination is no
 				// progress: if the thread runs on, the plain watchdog
 				// still counts from its last stop.
@@ -498,6 +498,11 @@ func (e *Engine) handleStop(st Stop) error {
 	if !t.started {
 		e.noteFirstStop(t, st)
 		return nil
+	}
+	if t.proc.mm.hop != nil {
+		if done, err := e.hopStop(t, st); done {
+			return err
+		}
 	}
 	if st.Kind == StopEvent && isStopSignal(st.Sig) {
 		e.groupStop(t)

@@ -114,10 +114,15 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 		noLoop, loop = spinNoLoopRecheck, t.spinLoop
 	}
 	start := time.Now()
-	res, stop, err := e.examine(t, noLoop, loop, spinLeftRecheck)
+	res, stop, err := examRuns, Stop{}, error(nil)
+	hops := !recheck && e.startHop(t)
+	if !hops {
+		res, stop, err = e.examine(t, noLoop, loop, spinLeftRecheck)
+	}
 	e.examCost.Store(int64(time.Since(start)))
+	e.result.Stats.SpinExams++
 	if e.cfg.Debug != nil {
-		e.cfg.Debug("spin examination tid=%d recheck=%v: result %d (%s) stop %+v err %v", t.tid, recheck, res, t.note(), stop, err)
+		e.cfg.Debug("spin examination tid=%d recheck=%v hops=%v: result %d (%s) stop %+v err %v", t.tid, recheck, hops, res, t.note(), stop, err)
 	}
 	if err != nil {
 		return e.gone(t, err)

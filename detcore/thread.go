@@ -198,6 +198,9 @@ type addrSpace struct {
 	id                  int
 	shared, sharedWrite bool
 	traps               *spinTraps
+	// hop is the int3 of an examination by hops, while it is in
+	// (spinhop.go).
+	hop *spinHop
 }
 
 func (p *process) remove(t *thread) {

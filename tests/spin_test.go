@@ -19,6 +19,8 @@ import (
 var (
 	digestLineRE = regexp.MustCompile(`(?m)^  schedule digest: [0-9a-f]{16}$`)
 	spinWaitsRE  = regexp.MustCompile(`(?m)^  spin (?:waits|yields): [1-9][0-9]* `)
+	eventStopsRE = regexp.MustCompile(`(?m)^  event stops: (\d+)$`)
+	spinExamsRE  = regexp.MustCompile(`(?m)^  spin examinations: (\d+) \(.*; (\d+) by hops, of which (\d+) went on to single steps\)$`)
 	spinTrapsRE  = regexp.MustCompile(`(?m)^  spin traps: [1-9][0-9]* \(int3s at loops threads spun in; [1-9][0-9]* later spins`)
 )
 
@@ -174,6 +176,52 @@ func TestSpinTrapsReplayAcross(t *testing.T) {
 	}
 	rec.Stderr = hermitLinesOut(rec.Stderr)
 	sameRun(t, "replay", rec, replay(t, dir))
+}
+
+// TestComputeExaminedByHops: a thread that computes for a few hundred
+// milliseconds while a new thread waits to run is examined by the
+// watchdog; each examination tells it from a spin by hops (an int3 where
+// it was stopped, and its registers compared at each arrival there), a
+// couple of dozen stops, where stepping it (--no-spin-traps) takes one
+// stop per instruction; output and schedule are the same either way.
+func TestComputeExaminedByHops(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("spins.c", "crunch")(t)
+	type look struct {
+		r                            testenv.Result
+		events, exams, hops, stepped int
+	}
+	run := func(flags ...string) look {
+		r := hermitRun(t, append([]string{"--summary"}, flags...), argv)
+		if r.Exit != 0 || string(r.Stdout) != "compute: the new thread ran meanwhile: no\n" {
+			t.Fatalf("hermit run %v: want exit 0 and the line; %s", flags, describe(r))
+		}
+		l := look{r: r}
+		m := eventStopsRE.FindSubmatch(r.Stderr)
+		x := spinExamsRE.FindSubmatch(r.Stderr)
+		if m == nil || x == nil {
+			t.Fatalf("hermit run %v: the summary lacks the event stops or the spin examinations:\n%s", flags, r.Stderr)
+		}
+		l.events, _ = strconv.Atoi(string(m[1]))
+		l.exams, _ = strconv.Atoi(string(x[1]))
+		l.hops, _ = strconv.Atoi(string(x[2]))
+		l.stepped, _ = strconv.Atoi(string(x[3]))
+		return l
+	}
+	hop, step := run(), run("--no-spin-traps")
+	if hop.exams == 0 || hop.hops != hop.exams || hop.stepped != 0 {
+		t.Errorf("with hops: %d examinations, %d by hops, %d stepped; want every one by hops alone", hop.exams, hop.hops, hop.stepped)
+	}
+	if step.hops != 0 {
+		t.Errorf("--no-spin-traps: %d examinations by hops; want none", step.hops)
+	}
+	if hop.exams > 0 && step.exams > 0 && hop.events*step.exams*2 > step.events*hop.exams {
+		t.Errorf("%d event stops for %d examinations by hops, %d for %d by steps: want less than half as many an examination",
+			hop.events, hop.exams, step.events, step.exams)
+	}
+	if a, b := digestLineRE.Find(hop.r.Stderr), digestLineRE.Find(step.r.Stderr); a == nil || !bytes.Equal(a, b) {
+		t.Errorf("schedule digest %q with hops, %q without", a, b)
+	}
 }
 
 // TestProgressLoopReported: a thread that counts while it waits

@@ -451,6 +451,9 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	if s.SpinTraps > 0 {
 		fmt.Fprintf(w, "  spin traps: %d (int3s at loops threads spun in; %d later spins found there at once, without waiting for a spin budget)\n", s.SpinTraps, s.SpinTrapHits)
 	}
+	if s.SpinExams > 0 {
+		fmt.Fprintf(w, "  spin examinations: %d (of threads that ran a spin budget without a syscall while another waited; %d by hops, of which %d went on to single steps)\n", s.SpinExams, s.SpinHops, s.SpinHopsStepped)
+	}
 	if s.SpinYields > 0 {
 		fmt.Fprintf(w, "  spin yields: %d (a thread spinning in a loop that takes and lets go of a lock let the others run at its loop's head)\n", s.SpinYields)
 	}
