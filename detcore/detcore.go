@@ -213,9 +213,11 @@ type Config struct {
 	// NoSpinCheck turns off spin detection (spin.go), leaving the plain
 	// watchdog.
 	NoSpinCheck bool
-	// NoSpinTraps: no int3 at the loops threads were found spinning in
-	// (spintrap.go); each spin is found after its budget. The schedule
-	// is the same.
+	// NoSpinTraps: no int3 in the guest's code: none at the loops
+	// threads were found spinning in (spintrap.go), each spin being
+	// found after its budget, and none for an examination's hops
+	// (spinhop.go), a computing thread being stepped. The schedule is
+	// the same.
 	NoSpinTraps bool
 	// NoFastIO makes every read, write and futex wake take its stop
 	// (fastio.go, fastfutex.go):
