@@ -216,6 +216,9 @@ func (e *Engine) unputHop(tid int, h *spinHop) {
 // has a hop's int3 in and that may have come to it: part of an
 // examination, not progress the watchdog counts.
 func (e *Engine) hopping(st Stop) bool {
+	if st.Kind != StopSignal || st.Sig != abi.SIGTRAP {
+		return false
+	}
 	t := e.threads[st.Tid]
-	return st.Kind == StopSignal && st.Sig == abi.SIGTRAP && t != nil && t.proc.mm.hop != nil
+	return t != nil && t.proc.mm.hop != nil
 }

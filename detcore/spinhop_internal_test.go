@@ -95,16 +95,7 @@ func TestHopLeavesNoInt3(t *testing.T) {
 			if c.over {
 				m.mem[1][at] = 0x90
 			}
-			e := &Engine{t: m, threads: map[int]*thread{}}
-			mm := &addrSpace{id: 1}
-			p := &process{pid: 10, mm: mm}
-			t1 := &thread{tid: 10, proc: p, state: tsRunning}
-			t2 := &thread{tid: 11, proc: p, state: tsReady}
-			for _, th := range []*thread{t1, t2} {
-				e.threads[th.tid] = th
-				e.order = append(e.order, th)
-				p.threads = append(p.threads, th)
-			}
+			e, mm, t1 := twoThreads(m)
 			if c.exited {
 				m.gone[10] = true
 				t1.state = tsDying

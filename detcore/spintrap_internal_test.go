@@ -40,6 +40,22 @@ func (c *trapMem) WriteMem(tid int, addr uint64, b []byte) error {
 	return nil
 }
 
+// twoThreads returns an engine over tracer tr with one process, pid 10,
+// of two threads: 10, running, which it returns, and 11, ready.
+func twoThreads(tr Tracer) (*Engine, *addrSpace, *thread) {
+	e := &Engine{t: tr, threads: map[int]*thread{}}
+	mm := &addrSpace{id: 1}
+	p := &process{pid: 10, mm: mm}
+	t1 := &thread{tid: 10, proc: p, state: tsRunning}
+	t2 := &thread{tid: 11, proc: p, state: tsReady}
+	for _, th := range []*thread{t1, t2} {
+		e.threads[th.tid] = th
+		e.order = append(e.order, th)
+		p.threads = append(p.threads, th)
+	}
+	return e, mm, t1
+}
+
 // TestSpinTrapsFollowTheCode: hermit's int3s go in and out of memory as
 // the engine steps a thread; never go into code that replaced the loop
 // they were put in (a library unmapped and another mapped there), even
@@ -58,16 +74,7 @@ func TestSpinTrapsFollowTheCode(t *testing.T) {
 		}
 		return code
 	}
-	e := &Engine{t: m, threads: map[int]*thread{}}
-	mm := &addrSpace{id: 1}
-	p := &process{pid: 10, mm: mm}
-	t1 := &thread{tid: 10, proc: p, state: tsRunning}
-	t2 := &thread{tid: 11, proc: p, state: tsReady}
-	for _, th := range []*thread{t1, t2} {
-		e.threads[th.tid] = th
-		e.order = append(e.order, th)
-		p.threads = append(p.threads, th)
-	}
+	e, mm, t1 := twoThreads(m)
 	mm.traps = &spinTraps{at: map[uint64]*spinTrap{}, gone: map[uint64]bool{}}
 	for i, at := range []uint64{a, b, c} {
 		mm.traps.at[at] = &spinTrap{code: lib(at, byte(0x10*(i+1)))}
