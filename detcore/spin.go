@@ -578,13 +578,19 @@ func loopNote(rips []uint64, st SpinTracer, tid int) func() string {
 		}
 	}
 	if best >= 3 {
-		return func() string {
-			return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, head))
-		}
+		return countingNote(st, tid, head)
 	}
 	n, start := len(rips), rips[0]
 	return func() string {
 		return fmt.Sprintf("in %d instructions from %s it did not loop", n, where(st, tid, start))
+	}
+}
+
+// countingNote is the spinNote of a thread found in a loop at head whose
+// registers never came back.
+func countingNote(st SpinTracer, tid int, head uint64) func() string {
+	return func() string {
+		return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, head))
 	}
 }
 

@@ -146,33 +146,28 @@ func (e *Engine) hopArrival(t *thread, h *spinHop, r *abi.Regs) error {
 	case len(h.seen)+1 >= spinRounds:
 		e.endHop(mm, t, Stop{})
 		st, _ := e.t.(SpinTracer)
-		tid, at := t.tid, h.at
-		t.spinNote = func() string {
-			return fmt.Sprintf("it loops at %s, but its registers change on every round (a counter or a computation), so no point of the loop repeats exactly", where(st, tid, at))
-		}
+		t.spinNote = countingNote(st, t.tid, h.at)
 		if e.cfg.Debug != nil {
 			e.cfg.Debug("spin examination tid=%d by hops: it computes (%d arrivals at %#x)", t.tid, spinRounds, h.at)
 		}
 	default:
-		// On past the int3, and round again.
+		// On past the int3 (out of memory meanwhile), and round again.
 		h.seen[k] = true
+		mm.hop = nil
 		if err := e.t.WriteMem(t.tid, h.at, []byte{h.orig}); err != nil {
-			mm.hop = nil
 			return e.gone(t, err)
 		}
 		stop, trapped, err := e.stepGuest(t, nil, r)
 		if err != nil {
-			mm.hop = nil
 			return e.gone(t, err)
 		}
 		if !trapped {
-			mm.hop = nil
 			return e.handleStop(stop)
 		}
 		if err := e.t.WriteMem(t.tid, h.at, []byte{int3}); err != nil {
-			mm.hop = nil
 			return e.gone(t, err)
 		}
+		mm.hop = h
 	}
 	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
