@@ -62,7 +62,10 @@ func (e *Engine) picked(t *thread) *thread {
 	e.result.Stats.Turns++
 	e.clock += e.cfg.Quantum
 	t.charge(e.cfg.Quantum)
-	e.digest.add(int64(t.vtid), int64(t.nr), int64(t.act), t.ret)
+	// Not t.act: how hermit carries a call out (natively, to its exit,
+	// from the recording) is no part of the schedule, and differs
+	// between a replay and its recording.
+	e.digest.add(int64(t.vtid), int64(t.nr), t.ret)
 	if e.cfg.TurnLog != nil {
 		e.logTurn(t)
 	}

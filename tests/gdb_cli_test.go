@@ -97,6 +97,7 @@ func TestReplayGDBBadFlags(t *testing.T) {
 		{[]string{"--keep-listening"}, "go with --gdb-port"},
 		{[]string{"--onprocess", "2", "--autopilot"}, "go with --gdb-port or --gdb"},
 		{[]string{"--gdb", "--gdb-port", "0"}, "exclude each other"},
+		{[]string{"--summary", "--gdb-port", "0"}, "--summary goes with --autopilot"},
 		{[]string{"--gdb-port", "0", "a", "b"}, "at most one TRACE"},
 		{[]string{"--gdb-port", "0", "a", "--", "-batch"}, "after -- are for gdb"},
 		{[]string{"--debug=bogus", "--gdb-port", "0"}, "want sched or rsp"},

@@ -13,7 +13,8 @@ import (
 // TestRecordIsRun: `hermit record` runs a program exactly as `hermit run`
 // with the same flags: the calls record intercepts only to log them are no
 // scheduling points, so the schedule digest, stdout and stderr are run's,
-// under an unusual seed and timeslice too; and the replay shows the same.
+// under an unusual seed and timeslice too; and the replay shows the same,
+// with the same digest in its --summary.
 func TestRecordIsRun(t *testing.T) {
 	cases := []struct {
 		name string
@@ -63,8 +64,13 @@ func TestRecordIsRun(t *testing.T) {
 				if d := firstDiff(hermitLinesOut(run.Stderr), hermitLinesOut(rec.Stderr)); d != "" {
 					t.Errorf("%v: record's stderr differs from run's at %s", flags, d)
 				}
+				rep := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "replay", "--autopilot", "--summary", dir)
+				if dp := digestRE.FindSubmatch(rep.Stderr); dp == nil || string(dp[1]) != string(dc[1]) {
+					t.Errorf("%v: replay --summary's schedule digest is not the recording's %s:\n%s", flags, dc[1], rep.Stderr)
+				}
 				rec.Stderr = hermitLinesOut(rec.Stderr)
-				sameRun(t, "replay", rec, replay(t, dir))
+				rep.Stderr = hermitLinesOut(rep.Stderr)
+				sameRun(t, "replay", rec, rep)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/hermitdbg/hermit/recorder"
 	"github.com/hermitdbg/hermit/replay"
 	"github.com/hermitdbg/hermit/trace"
 )
@@ -65,7 +66,7 @@ Flags:
 			break
 		}
 	}
-	var autopilot, progress, gdb, keep bool
+	var autopilot, progress, gdb, keep, summary bool
 	var gdbPort int
 	var cpu, debug, host, onProcess string
 	var gotoEvent uint64
@@ -81,6 +82,7 @@ Flags:
 	fs.Var(&exs, "ex", "in the interactive debugger: run `CMD` (repeatable), then exit")
 	fs.StringVar(&batch, "batch", "", "in the interactive debugger: run the commands in `FILE`, then exit")
 	fs.BoolVar(&progress, "progress", false, "show how far the replay is on stderr (with --autopilot)")
+	fs.BoolVar(&summary, "summary", false, "with --autopilot: print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr, as 'hermit record --summary' does; the digest is the recording's")
 	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
 	fs.StringVar(&cpu, "cpu", replayCPUDefault(), "pin hermit and the guest to one CPU: `recorded` (the one the recording ran on, if this machine lets hermit use it; else first), first, auto, a CPU number, or none; $HERMIT_CPU sets the default")
 	if done, code := parseFlags(fs, args); done {
@@ -115,6 +117,8 @@ Flags:
 		return usage("--ex and --batch are for the interactive debugger (no --autopilot, --gdb or --gdb-port)")
 	case (set["onprocess"] || set["goto"]) && !set["gdb-port"] && !gdb:
 		return usage("--onprocess and --goto go with --gdb-port or --gdb")
+	case summary && !autopilot:
+		return usage("--summary goes with --autopilot")
 	}
 	pin, err := cpuFlag(cpu, true)
 	if err != nil {
@@ -205,7 +209,16 @@ Flags:
 		fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
 		return exitHermit
 	}
+	if summary {
+		printSummary(os.Stderr, res, recordedFlags(rec.Settings))
+	}
 	return res.ExitCode
+}
+
+// recordedFlags are the run flags a recording was made with, as far as
+// printSummary reads them.
+func recordedFlags(s recorder.Settings) *runFlags {
+	return &runFlags{seed: s.Seed, noTSC: !s.TrapTSC, cpuid: s.CPUID, ch: chaosFlags{heur: s.Heuristic, pts: s.ChaosPoints}}
 }
 
 // isLoopback says whether host names a loopback address.
