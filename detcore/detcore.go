@@ -224,7 +224,7 @@ type Config struct {
 	// the schedule of a hermit without fast calls.
 	NoFastIO bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
-	// ("--watchdog sets the limit" by default).
+	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string
 	// TrapTSC says rdtsc and rdtscp fault (PR_SET_TSC) and the engine
 	// answers them from the virtual clock.

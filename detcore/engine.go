@@ -79,6 +79,11 @@ type Engine struct {
 	preemptMu sync.Mutex
 	preempts  map[int]bool
 	spinWait  atomic.Int64
+	// preemptDue is how much CPU time the running thread may use before
+	// the watchdog preempts it, whoever waits, as the recording's did
+	// (PreemptJournal.PreemptDue), or 0; plainRan, how much it had used
+	// when the watchdog last preempted a thread.
+	preemptDue, plainRan atomic.Int64
 	// examCost is how long the last spin examination took (spin.go).
 	examCost atomic.Int64
 	// deferred holds stops of other threads that came while one was
@@ -253,6 +258,7 @@ func (e *Engine) Run() (Result, error) {
 			if e.running != nil {
 				budget := e.spinBudgetOf(e.running)
 				e.spinWait.Store(int64(budget))
+				e.preemptDue.Store(e.recordedPreempt(e.running))
 				e.waitPid.Store(int64(e.running.proc.pid))
 				e.waitTid.Store(int64(e.running.tid))
 				n := e.countWaiting()

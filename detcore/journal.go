@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // Call is an intercepted system call as a Journal sees it.
 type Call struct {
@@ -96,6 +100,21 @@ type Journal interface {
 	// Exec is called after each successful execve, the first program's
 	// included, with the thread stopped.
 	Exec(tid, vtid int) error
+}
+
+// A PreemptJournal is a Journal that keeps the watchdog's preemptions,
+// the points of a run no other run repeats (hermit record), or repeats
+// them (replay). The engine calls it from the Run goroutine.
+type PreemptJournal interface {
+	Journal
+	// Preempted is called as the watchdog's plain preemption of guest
+	// thread vtid is handled: the thread had run ran of CPU time since
+	// its last stop. It returns an error to end the run with.
+	Preempted(vtid int, ran time.Duration) error
+	// PreemptDue is asked as guest thread vtid is about to run: whether
+	// the recording's watchdog preempted it before its next stop, and
+	// after how much of its CPU time.
+	PreemptDue(vtid int) (time.Duration, bool)
 }
 
 // A ProcessJournal is a Journal that also hears of every thread and

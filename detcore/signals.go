@@ -2,6 +2,7 @@ package detcore
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -24,26 +25,16 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 		e.result.Stats.Preemptions++
 		e.result.Stats.Nondet++
-		var r abi.Regs
-		_ = e.t.GetRegs(t.tid, &r)
-		hint := e.cfg.WatchdogHint
-		if hint == "" {
-			hint = "--watchdog sets the limit"
+		if pj, ok := e.cfg.Journal.(PreemptJournal); ok {
+			// A recording keeps it; a replay checks that its recording
+			// has it here (it made it, preemptDue, or diverged).
+			if err := pj.Preempted(t.vtid, time.Duration(e.plainRan.Load())); err != nil {
+				return err
+			}
 		}
-		st, _ := e.t.(SpinTracer)
-		why := t.note()
-		if why == "" {
-			why = "hermit did not examine it"
+		if e.preemptDue.Load() == 0 {
+			e.warnPreempted(t)
 		}
-		waited := "other threads waited to run"
-		if len(e.threads) == 1 {
-			// The only thread: a timer or a sleep's end waited for
-			// virtual time, which computation does not move.
-			waited = "a timer waited for virtual time to reach its deadline (it moves at syscalls)"
-		}
-		e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
-			"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
-			"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), waited, why, hint))
 		if done, err := e.outOfCode(t); done {
 			return err
 		}

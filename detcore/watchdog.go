@@ -1,8 +1,11 @@
 package detcore
 
 import (
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // The watchdog: a goroutine that examines a thread which runs too long
@@ -143,7 +146,12 @@ func (w *watchdog) look() time.Duration {
 	// A wake the thread left in its page (fastfutex.go) has made a
 	// thread ready, as far as the watchdog is concerned.
 	woke := e.wokeFromPage()
-	if !woke && !e.spinExamWanted() {
+	limit, forced := e.cfg.Watchdog, false
+	if d := time.Duration(e.preemptDue.Load()); d > 0 {
+		// A replay preempts where the recording did, whoever waits.
+		limit, forced = d, true
+	}
+	if !woke && !forced && !e.spinExamWanted() {
 		return watchdogTick
 	}
 	// First an examination for a spin (spin.go), then, if the thread
@@ -164,12 +172,19 @@ func (w *watchdog) look() time.Duration {
 		// Quiet, but not running: it sleeps in a syscall.
 		spin, w.asleep = false, true
 	}
-	if !spin && (e.cfg.Watchdog <= 0 || ran < e.cfg.Watchdog || e.others.Load() == 0 && !woke && !e.timed.Load()) {
+	if !spin && (limit <= 0 || ran < limit || !forced && e.others.Load() == 0 && !woke && !e.timed.Load()) {
+		next := watchdogTick
 		if !w.asleep && !e.cfg.NoSpinCheck && ran < due {
 			// Look again as the budget ends, not up to a tick after.
-			return min(watchdogTick, max(due-ran, watchdogMinSleep))
+			next = min(next, max(due-ran, watchdogMinSleep))
 		}
-		return watchdogTick
+		if forced && ran < limit {
+			next = min(next, max(limit-ran, watchdogMinSleep))
+		}
+		return next
+	}
+	if !spin {
+		e.plainRan.Store(int64(ran))
 	}
 	sent := e.preempt(tid, spin)
 	if spin {
@@ -228,4 +243,43 @@ func (m *cpuMeter) ran(pid, tid int, wall time.Duration) time.Duration {
 // blocked thread it may have woken would be served by its waiting.
 func (e *Engine) spinExamWanted() bool {
 	return e.others.Load() > 0 || e.timed.Load() || e.blockedOthers.Load()
+}
+
+// recordedPreempt returns how much CPU time t may use before the
+// watchdog preempts it as the recording's did (a replay), or 0.
+func (e *Engine) recordedPreempt(t *thread) int64 {
+	pj, ok := e.cfg.Journal.(PreemptJournal)
+	if !ok {
+		return 0
+	}
+	d, ok := pj.PreemptDue(t.vtid)
+	if !ok {
+		return 0
+	}
+	return max(int64(d), 1)
+}
+
+// warnPreempted warns, once, that the watchdog preempted t at an
+// arbitrary point.
+func (e *Engine) warnPreempted(t *thread) {
+	var r abi.Regs
+	_ = e.t.GetRegs(t.tid, &r)
+	hint := e.cfg.WatchdogHint
+	if hint == "" {
+		hint = "--watchdog sets the limit; --watchdog=0 never preempts, which keeps a run whose threads end their work by themselves deterministic"
+	}
+	st, _ := e.t.(SpinTracer)
+	why := t.note()
+	if why == "" {
+		why = "hermit did not examine it"
+	}
+	waited := "other threads waited to run"
+	if len(e.threads) == 1 {
+		// The only thread: a timer or a sleep's end waited for
+		// virtual time, which computation does not move.
+		waited = "a timer waited for virtual time to reach its deadline (it moves at syscalls)"
+	}
+	e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
+		"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
+		"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), waited, why, hint))
 }

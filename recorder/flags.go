@@ -80,10 +80,12 @@ const StdinPath = "/.hermit-stdin"
 // write-end query answers WriteDatagrams for its datagram sockets.
 // Version 15: a FUTEX_WAKE_PRIVATE from a patched site is answered in the
 // guest without a scheduling point (detcore/fastfutex.go).
-const JournalVersion = "15"
+// Version 16 keeps the watchdog's preemptions (trace.KindPreempt), which
+// a replay repeats; a version-15 trace has none, and replays as before.
+const JournalVersion = "16"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{JournalVersion: true}
+var replayable = map[string]bool{"15": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -138,7 +140,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 		if v == "" {
 			v = "none"
 		}
-		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays version %s only (record it again with this hermit)", v, JournalVersion)
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 15 and %s only (record it again with this hermit)", v, JournalVersion)
 	}
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)

@@ -13,6 +13,7 @@ import (
 	"path"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -492,6 +493,17 @@ func (r *Recorder) Exec(tid, vtid int) error {
 	r.captureProgram(tid, p, 0)
 	return r.failed()
 }
+
+// Preempted implements detcore.PreemptJournal: the preemption is kept,
+// with the CPU time after which replay makes it.
+func (r *Recorder) Preempted(vtid int, ran time.Duration) error {
+	r.append(&trace.Event{Kind: trace.KindPreempt, Tid: int32(vtid), Ran: int64(ran)})
+	return r.failed()
+}
+
+// PreemptDue implements detcore.PreemptJournal: a recording's watchdog
+// decides for itself.
+func (r *Recorder) PreemptDue(int) (time.Duration, bool) { return 0, false }
 
 // Close ends the trace, recording the root process's exit status.
 // rootVtid 0 stands for the process of the first exec.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -110,6 +111,41 @@ func (p *player) peek() (*trace.Event, error) {
 
 func (p *player) take() { p.have = false }
 
+// preemptEarly is the share of the recording's CPU time after which a
+// replay preempts a thread where the recording's watchdog did: its own
+// pace differs, and a thread that got to its next call first would
+// diverge at once.
+const preemptEarly = 0.9
+
+// PreemptDue implements detcore.PreemptJournal: the recording's watchdog
+// preempted thread vtid next, after ran of CPU time.
+func (p *player) PreemptDue(vtid int) (time.Duration, bool) {
+	ev, err := p.peek()
+	if err != nil || ev.Kind != trace.KindPreempt || int(ev.Tid) != vtid {
+		return 0, false
+	}
+	return time.Duration(float64(ev.Ran) * preemptEarly), true
+}
+
+// Preempted implements detcore.PreemptJournal.
+func (p *player) Preempted(vtid int, _ time.Duration) error {
+	if p.err != nil {
+		return p.err
+	}
+	ev, err := p.peek()
+	if err == nil && ev.Kind == trace.KindPreempt && int(ev.Tid) == vtid {
+		p.take()
+		return nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if err != nil {
+		ev = nil
+	}
+	return p.diverge(vtid, "the watchdog preempted it where the recording has %s", p.describe(ev, vtid))
+}
+
 func (p *player) diverge(tid int, format string, args ...any) error {
 	if p.err == nil {
 		p.err = &DivergenceError{Event: p.n, Tid: tid, Msg: fmt.Sprintf(format, args...)}
@@ -123,6 +159,8 @@ func (p *player) describe(ev *trace.Event, tid int) string {
 	switch {
 	case ev == nil:
 		return "the end of the recording"
+	case ev.Kind == trace.KindPreempt:
+		return fmt.Sprintf("the watchdog's preemption of thread %d", ev.Tid)
 	case ev.Kind != trace.KindSyscall:
 		return fmt.Sprintf("a %s event", ev.Kind)
 	case ev.Sysno < 0:

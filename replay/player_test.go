@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -240,5 +241,37 @@ func TestPlayerPreemptedAndTerminal(t *testing.T) {
 	want := []detcore.GroupSignal{{Group: 43, Sig: abi.SIGINT}, {Group: 43, Sig: abi.SIGQUIT}}
 	if !out.Emulate || out.Result != 1 || len(out.Mem) != 0 || !reflect.DeepEqual(out.GroupSignals, want) {
 		t.Errorf("write of ^C and ^\\ to a pty master: outcome %+v; want 1, no memory, and signals %v", out, want)
+	}
+}
+
+// TestPlayerWatchdogPreemption: a recorded preemption is due for its own
+// thread only, after a share of its CPU time, and is taken when the
+// replay's watchdog makes it; a preemption the recording did not make, or
+// a call where the recording preempted, diverges, naming both.
+func TestPlayerWatchdogPreemption(t *testing.T) {
+	args := [6]uint64{1, 0x1000, 5}
+	evs := []trace.Event{{Kind: trace.KindPreempt, Tid: 3, Ran: int64(2 * time.Second)}, enter(2, abi.SYS_WRITE, args)}
+	p := newPlayer(writeTrace(t, evs, true), nil)
+	if _, due := p.PreemptDue(2); due {
+		t.Error("thread 2's preemption is due: the recording preempted thread 3")
+	}
+	if d, due := p.PreemptDue(3); !due || d <= 0 || d > 2*time.Second {
+		t.Errorf("thread 3's preemption due after %v, %v; want at most the recording's 2s", d, due)
+	}
+	if err := p.Preempted(3, time.Second); err != nil {
+		t.Fatalf("the recorded preemption: %v", err)
+	}
+	if _, due := p.PreemptDue(3); due {
+		t.Error("the preemption is due again once taken")
+	}
+	err := p.Preempted(2, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "thread 2: the watchdog preempted it where the recording has write(") {
+		t.Errorf("a preemption the recording did not make: %v", err)
+	}
+
+	p = newPlayer(writeTrace(t, evs, true), nil)
+	err = p.Enter(&detcore.Call{Vtid: 3, Nr: abi.SYS_WRITE, Args: args})
+	if err == nil || !strings.Contains(err.Error(), "expected the watchdog's preemption of thread 3 got write(") {
+		t.Errorf("a call where the recording preempted: %v", err)
 	}
 }

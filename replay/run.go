@@ -333,11 +333,12 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	}
 	cfg.Warn = opts.Warn
 	cfg.Debug = opts.Debug
-	// A thread that spins without syscalls would hang the replay where
-	// the recording's watchdog preempted it (record warned that a replay
-	// may then diverge): the replay's watchdog is slower to fire, so as
-	// not to preempt where the recording did not, and the divergence
-	// that follows is reported.
+	// The replay's watchdog preempts a thread where the recording's did
+	// (trace.KindPreempt: after as much CPU time, at a point that may
+	// differ, as record warned). Elsewhere it waits for replayWatchdog,
+	// so as not to preempt where the recording did not (a thread that
+	// spins without syscalls would hang a replay that went astray), and
+	// the divergence that follows is reported.
 	cfg.Watchdog = replayWatchdog
 	if h.Wrap != nil {
 		// A debugger's breakpoints, steps and memory view stay apart
@@ -345,7 +346,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		// its budget, at the same point (detcore/spintrap.go).
 		cfg.NoSpinTraps = true
 	}
-	cfg.WatchdogHint = "a replay preempts after 10 s; where the recording's watchdog fired, the replay may diverge"
+	cfg.WatchdogHint = "the recording's watchdog did not preempt it here: a replay preempts after 10 s, and diverges"
 	r.eng = detcore.NewEngine(tr, cfg, root)
 	return r, nil
 }

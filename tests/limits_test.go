@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,9 +51,10 @@ func TestWatchdogPreemptsSpinner(t *testing.T) {
 			if c.arg == "" {
 				return
 			}
-			// Its replay does not hang either: the replay's own watchdog
-			// (10 s) preempts the spinner, and the replay ends as
-			// recorded or says where it diverged.
+			// Its replay does not hang either: it preempts the spinner
+			// where the recording did, after as much CPU time, which may
+			// be another point of its loop (TestRecordedPreemptionReplays),
+			// and ends as recorded or says where it diverged.
 			dir := filepath.Join(t.TempDir(), "trace")
 			rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "--watchdog", "300ms", "-o", dir, "--"}, argv...)...)
 			if rec.Exit != 0 {
@@ -63,6 +65,43 @@ func TestWatchdogPreemptsSpinner(t *testing.T) {
 				t.Errorf("replay: want the recorded output or a divergence; %s", describe(rep))
 			}
 		})
+	}
+}
+
+// TestRecordedPreemptionReplays: a thread that computes without syscalls
+// while another sleeps is preempted by the watchdog at a point no run
+// repeats, and virtual time moves to the sleep's end there. The recording
+// keeps each preemption, and the replay makes it after as much CPU time:
+// it ends as recorded, with the recording's schedule digest, where it
+// used to diverge (its own watchdog waited 10 s).
+func TestRecordedPreemptionReplays(t *testing.T) {
+	t.Parallel()
+	bin := testenv.BuildC(t, "spins.c")
+	// Rounds for about 600 ms of this machine's CPU.
+	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
+	if cal.Exit != 0 || cal.Duration <= 0 {
+		t.Fatalf("calibration: %s", describe(cal))
+	}
+	rounds := strconv.FormatInt(int64(20000000*(600*time.Millisecond)/cal.Duration), 10)
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "record", "--summary", "--watchdog", "150ms", "-o", dir, "--", bin, "bounded", rounds)
+	dc := digestRE.FindSubmatch(rec.Stderr)
+	if rec.Exit != 0 || string(rec.Stdout) != "bounded: "+rounds+" rounds\n" || dc == nil {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	if !regexp.MustCompile(`\([1-9]\d* watchdog preemptions\)`).Match(rec.Stderr) {
+		t.Fatalf("the recording's watchdog preempted nothing: the replay would prove nothing; %s", describe(rec))
+	}
+	dump := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "trace", "dump", dir)
+	if !regexp.MustCompile(`(?m)^#\d+ 2 preempted by the watchdog after \d+\.\d{9}s of CPU$`).Match(dump.Stdout) {
+		t.Errorf("trace dump shows no preemption of thread 2; %s", describe(dump))
+	}
+	rep := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "replay", "--autopilot", "--summary", dir)
+	if dp := digestRE.FindSubmatch(rep.Stderr); rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) || dp == nil || string(dp[1]) != string(dc[1]) {
+		t.Errorf("replay: want the recording's output, status and schedule digest %s; %s", dc[1], describe(rep))
+	}
+	if bytes.Contains(rep.Stderr, []byte("hermit: warning")) {
+		t.Errorf("the replay warns of a preemption it repeats from the recording; %s", describe(rep))
 	}
 }
 

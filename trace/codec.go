@@ -251,6 +251,10 @@ func (e *encoder) encodeBody(b []byte, ev *Event) []byte {
 		b = appendInt(b, ev.Time-e.lastTime)
 		e.lastTime = ev.Time
 		return b
+	case KindPreempt:
+		b = appendArrayHeader(b, 2)
+		b = appendInt(b, int64(ev.Tid))
+		return appendInt(b, ev.Ran)
 	}
 	panic("trace: encodeBody called with unchecked kind") // checkEvent guards every caller
 }
@@ -347,6 +351,8 @@ func (d *decoder) next(ev *Event) error {
 			ev.Time = d.lastTime + dt
 			d.lastTime = ev.Time
 		}
+	case KindPreempt:
+		ev.Ran, err = d.r.int()
 	}
 	if err != nil {
 		return err
@@ -434,6 +440,7 @@ var minFields = [NumKinds]int{
 	KindSignal:  5,
 	KindTiming:  2,
 	KindFile:    5,
+	KindPreempt: 2,
 }
 
 func (d *decoder) syscall(ev *Event) (err error) {

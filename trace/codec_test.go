@@ -91,6 +91,7 @@ func sampleEvents() []Event {
 		{Kind: KindTiming, Tid: 100, Time: 5},
 		{Kind: KindTiming, Tid: 100, Time: math.MinInt64},
 		{Kind: KindTiming, Tid: 100, Time: math.MaxInt64},
+		{Kind: KindPreempt, Tid: 7, Ran: 2_000_123_456},
 	}
 }
 
@@ -232,7 +233,7 @@ func TestUnknownKindIsSkipped(t *testing.T) {
 	e.reset()
 	e.append(&Event{Kind: KindTiming, Tid: 1, Time: 10})
 	// A kind from a later version, with a nested body.
-	b := append(e.buf, 9)
+	b := append(e.buf, byte(NumKinds))
 	b = appendArrayHeader(b, 3)
 	b = appendInt(b, 1)
 	b = appendArrayHeader(b, 1)
@@ -244,8 +245,8 @@ func TestUnknownKindIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[1].Kind != 9 || got[2].Time != 25 {
-		t.Errorf("got %+v, want timing 10, kind 9, timing 25", got)
+	if len(got) != 3 || got[1].Kind != NumKinds || got[2].Time != 25 {
+		t.Errorf("got %+v, want timing 10, kind %d, timing 25", got, NumKinds)
 	}
 }
 

@@ -28,15 +28,20 @@ const (
 	// host's filesystem that the guest used, captured once so that replay
 	// can rebuild it without the host (File).
 	KindFile Kind = 8
+	// KindPreempt is the watchdog's preemption of thread Tid, a thread
+	// that ran Ran nanoseconds of CPU time since its last stop without a
+	// syscall while others waited, at a point no run repeats: replay
+	// preempts it after as much CPU time (journal version 11).
+	KindPreempt Kind = 9
 
 	// NumKinds bounds the kinds this version knows: every known Kind is
 	// below it. Readers yield events of unknown kinds below maxKind with
 	// only Kind set, so later minor additions stay readable.
-	NumKinds = 9
+	NumKinds = 10
 	maxKind  = 16
 )
 
-var kindNames = [NumKinds]string{"", "syscall", "clone", "exit", "exec", "mmap", "signal", "timing", "file"}
+var kindNames = [NumKinds]string{"", "syscall", "clone", "exit", "exec", "mmap", "signal", "timing", "file", "preempt"}
 
 func (k Kind) String() string {
 	if k > 0 && int(k) < len(kindNames) {
@@ -88,6 +93,9 @@ type Event struct {
 
 	// KindFile.
 	File *File
+
+	// KindPreempt.
+	Ran int64 // CPU nanoseconds since the thread's last stop
 }
 
 // File is one filesystem object the guest used, as it was when the guest

@@ -143,7 +143,7 @@ Flags:
 		printSummary(os.Stderr, res, &f)
 	}
 	if n := res.Stats.Preemptions; n > 0 {
-		fmt.Fprintf(os.Stderr, "hermit record: warning: the watchdog preempted a spinning thread %d times; those points are not deterministic, so a replay may diverge there\n", n)
+		fmt.Fprintf(os.Stderr, "hermit record: warning: the watchdog preempted a thread that ran without syscalls %d times; a replay preempts it after as much CPU time, at a point that may differ, so it may diverge there (--watchdog=0 never preempts: for threads whose work ends by itself)\n", n)
 	}
 	events, files, bytes := uint64(0), 0, int64(0)
 	if r := rec.Load(); r != nil {

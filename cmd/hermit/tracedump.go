@@ -178,6 +178,8 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 		}
 	case trace.KindTiming:
 		b = fmt.Appendf(b, "timing %d.%09ds", ev.Time/1e9, abs(ev.Time%1e9))
+	case trace.KindPreempt:
+		b = fmt.Appendf(b, "preempted by the watchdog after %d.%09ds of CPU", ev.Ran/1e9, abs(ev.Ran%1e9))
 	default:
 		b = fmt.Appendf(b, "%s (unknown to this hermit)", ev.Kind)
 	}
@@ -241,6 +243,7 @@ type jsonEvent struct {
 	Deterministic bool              `json:"deterministic,omitempty"`
 	Siginfo       []byte            `json:"siginfo,omitempty"` // base64
 	Time          *int64            `json:"time_ns,omitempty"`
+	Ran           *int64            `json:"ran_ns,omitempty"`
 }
 
 type jsonMem struct {
@@ -277,6 +280,8 @@ func appendJSONEvent(b []byte, n uint64, ev *trace.Event) []byte {
 		j.Deterministic, j.Siginfo = ev.Deterministic, ev.Siginfo
 	case trace.KindTiming:
 		j.Time = &ev.Time
+	case trace.KindPreempt:
+		j.Ran = &ev.Ran
 	case trace.KindFile:
 		j.File = ev.File
 	}
