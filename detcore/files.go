@@ -44,12 +44,14 @@ type FileTracer interface {
 	// Statx looks up the file that thread tid's statx(req.Dirfd, req.Path,
 	// req.Flags, req.Mask) would find, resolving paths in tid's root and
 	// working directory, and returns its struct statx. The tracer adds
-	// STATX_BASIC_STATS and STATX_BTIME to the mask.
+	// STATX_BASIC_STATS and STATX_BTIME to the mask. With req.Where it
+	// also returns where the file is: its absolute path as the guest sees
+	// it, symbolic links resolved, if the tracer can tell ("" otherwise).
 	//
 	// Errors: an Errno is the error the guest's own call gets;
 	// ErrNotEmulated says the tracer cannot reproduce the guest's lookup;
 	// an error wrapping ErrGone says tid is gone.
-	Statx(tid int, req StatReq) (StatxBuf, error)
+	Statx(tid int, req StatReq) (StatxBuf, string, error)
 	// OpenDir returns a handle on directory descriptor fd of tid's process
 	// that shares its open file description, and so its offset.
 	//
@@ -79,6 +81,8 @@ type StatReq struct {
 	Path  string
 	Flags int // AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH, AT_STATX_*
 	Mask  uint32
+	// Where asks Statx for the file's path too.
+	Where bool
 }
 
 // StatxBuf is a struct statx (<linux/stat.h>) in the kernel's layout.
@@ -279,7 +283,7 @@ func (e *Engine) noteWrite(t *thread, fd int) (uint64, bool) {
 	if !ok || fd < 0 {
 		return 0, false
 	}
-	st, err := ft.Statx(t.tid, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno})
+	st, _, err := ft.Statx(t.tid, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno})
 	if err != nil || le16(st[stxMode:])&sIFMT != sIFREG {
 		return 0, false
 	}
@@ -323,7 +327,7 @@ func sysUtimensat(e *Engine, t *thread) {
 		if t.regs.Rax != 0 {
 			return
 		}
-		st, err := ft.Statx(t.tid, req)
+		st, _, err := ft.Statx(t.tid, req)
 		if err != nil {
 			return
 		}

@@ -14,8 +14,10 @@ import (
 // fixed struct statx results, and descriptor dirFd is a directory.
 type fileFake struct {
 	*detcoretest.Tracer
-	files  map[string]detcore.StatxBuf // by path; "" is descriptor dirFd
-	errs   map[string]error
+	files map[string]detcore.StatxBuf // by path; "" is descriptor dirFd
+	errs  map[string]error
+	// found are the paths Statx says it found, by the path asked.
+	found  map[string]string
 	dir    []detcore.DirEntry
 	dirOff int64
 	// wrote records the engine's writes to guest memory.
@@ -27,6 +29,7 @@ const (
 	pathA   = 0x5000 // guest strings
 	pathB   = 0x5100
 	outAddr = 0x6000 // stat buffers
+	outB    = 0x6100
 	dentsAt = 0x7000
 )
 
@@ -35,15 +38,15 @@ func (f *fileFake) WriteMem(tid int, addr uint64, b []byte) error {
 	return f.Tracer.WriteMem(tid, addr, b)
 }
 
-func (f *fileFake) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
+func (f *fileFake) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, string, error) {
 	if err := f.errs[req.Path]; err != nil {
-		return detcore.StatxBuf{}, err
+		return detcore.StatxBuf{}, "", err
 	}
 	st, ok := f.files[req.Path]
 	if !ok {
-		return st, detcore.Errno(abi.ENOENT)
+		return st, "", detcore.Errno(abi.ENOENT)
 	}
-	return st, nil
+	return st, f.found[req.Path], nil
 }
 
 func (f *fileFake) OpenDir(tid, fd int) (detcore.DirHandle, error) {
@@ -82,7 +85,7 @@ func statx(major, minor uint32, ino uint64) detcore.StatxBuf {
 
 func newFileFake(root ...step) *fileFake {
 	f := &fileFake{Tracer: detcoretest.New(root...), files: map[string]detcore.StatxBuf{},
-		errs: map[string]error{}, wrote: map[uint64][]byte{}}
+		errs: map[string]error{}, found: map[string]string{}, wrote: map[uint64][]byte{}}
 	// The engine reads paths by the chunk, as far as the page allows.
 	for addr, s := range map[uint64]string{pathA: "a", pathB: "b"} {
 		b := make([]byte, 256)
@@ -138,6 +141,30 @@ func TestFilesStat(t *testing.T) {
 	ino, minor, blksize, mtime := le.Uint64(b[32:]), le.Uint32(b[140:]), le.Uint32(b[4:]), le.Uint64(b[112:])
 	if ino != 1000 || minor != 0x8000 || blksize != 4096 || mtime != epoch {
 		t.Errorf("statx gave ino %d, dev 0:%#x, blksize %d, mtime %d; want 1000, 0:0x8000, 4096, %d", ino, minor, blksize, mtime, epoch)
+	}
+}
+
+// TestFilesRealMtimeWherever: a file under --real-mtimes keeps its mtime
+// however the guest names it (here by a relative path, which the tracer
+// finds under /usr/); one found elsewhere shows the epoch.
+func TestFilesRealMtimeWherever(t *testing.T) {
+	epoch := uint64(detcore.DefaultEpoch.Unix())
+	f := newFileFake(exiting([]step{newfstatat(pathA, outAddr), newfstatat(pathB, outB)})...)
+	f.files["a"], f.found["a"] = statx(8, 1, 7), "/usr/lib/a"
+	f.files["b"], f.found["b"] = statx(8, 1, 8), "/home/u/b"
+	_ = f.Tracer.WriteMem(1, outB, make([]byte, 256))
+	cfg := detcore.Config{Quantum: quantum, RealMtimes: []string{"/usr/"}}
+	if _, err := detcore.NewEngine(f, cfg, 1).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Finished(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, m := statFields(f.wrote[outAddr]); m != 1_700_000_000 {
+		t.Errorf("the file found under /usr/ by a relative path has mtime %d, want its own 1700000000", m)
+	}
+	if _, _, _, m := statFields(f.wrote[outB]); m != epoch {
+		t.Errorf("the file found elsewhere has mtime %d, want the epoch %d", m, epoch)
 	}
 }
 

@@ -69,11 +69,15 @@ func sysStat(e *Engine, t *thread) {
 		e.statNatively(t, c)
 		return
 	}
-	st, err := ft.Statx(t.tid, c.req)
+	c.req.Where = true
+	st, found, err := ft.Statx(t.tid, c.req)
 	var en Errno
 	switch {
 	case err == nil:
-		e.files().virtualize(e, &st, c.req.Mask, true, e.realMtime(c.req.Path))
+		if found == "" && strings.HasPrefix(c.req.Path, "/") {
+			found = c.req.Path
+		}
+		e.files().virtualize(e, &st, c.req.Mask, true, e.realMtime(found))
 		if e.t.WriteMem(t.tid, c.out, c.guestBytes(&st)) != nil {
 			t.emulate(-abi.EFAULT)
 			return
@@ -233,8 +237,10 @@ func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btime
 // recompile every module it imports on every run (3.5x slower).
 var DefaultRealMtimes = []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/opt/", "/etc/"}
 
-// realMtime reports whether a file looked up by path keeps its real mtime:
-// an absolute path under one of Config.RealMtimes.
+// realMtime reports whether the file at absolute path keeps its real
+// mtime: one under one of Config.RealMtimes, however the guest named it
+// (a relative path, a descriptor, a symbolic link: FileTracer.Statx says
+// where the file is).
 func (e *Engine) realMtime(path string) bool {
 	for _, p := range e.cfg.RealMtimes {
 		if strings.HasPrefix(path, p) {

@@ -100,10 +100,12 @@ func (t *tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 	return ready, nil
 }
 
-func (t *tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
-	st, err := t.HostTracer.Statx(tid, req)
-	t.answerErr(QueryStatx, StringKey(req.Path, uint64(req.Dirfd)<<32|uint64(req.Flags)), err, st[:])
-	return st, err
+func (t *tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, string, error) {
+	st, found, err := t.HostTracer.Statx(tid, req)
+	// The answer is the struct statx, then the path the host found
+	// (journal version 16), which replay gives the engine again.
+	t.answerErr(QueryStatx, StringKey(req.Path, uint64(req.Dirfd)<<32|uint64(req.Flags)), err, append(st[:len(st):len(st)], found...))
+	return st, found, err
 }
 
 func (t *tracer) OpenDir(tid, fd int) (detcore.DirHandle, error) {

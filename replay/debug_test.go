@@ -406,15 +406,15 @@ type (
 	fileProcCPU struct{ *fakeCPU }
 )
 
-func (fileCPU) Statx(int, detcore.StatReq) (detcore.StatxBuf, error) {
-	return detcore.StatxBuf{}, nil
+func (fileCPU) Statx(int, detcore.StatReq) (detcore.StatxBuf, string, error) {
+	return detcore.StatxBuf{}, "", nil
 }
 func (fileCPU) OpenDir(int, int) (detcore.DirHandle, error) { return nil, nil }
 func (procCPU) FdPath(int, int) (string, error)             { return "", nil }
 func (procCPU) ReadFd(int, int) ([]byte, int64, error)      { return nil, 0, nil }
 func (procCPU) SeekFd(int, int, int64) error                { return nil }
-func (fileProcCPU) Statx(int, detcore.StatReq) (detcore.StatxBuf, error) {
-	return detcore.StatxBuf{}, nil
+func (fileProcCPU) Statx(int, detcore.StatReq) (detcore.StatxBuf, string, error) {
+	return detcore.StatxBuf{}, "", nil
 }
 func (fileProcCPU) OpenDir(int, int) (detcore.DirHandle, error) { return nil, nil }
 func (fileProcCPU) FdPath(int, int) (string, error)             { return "", nil }

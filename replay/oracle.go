@@ -124,11 +124,13 @@ func (o *oracle) data(q int, key uint64) ([]byte, int64, error) {
 	return b, ev.Result, nil
 }
 
-func (o *oracle) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
+func (o *oracle) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, string, error) {
 	var st detcore.StatxBuf
 	b, _, err := o.data(recorder.QueryStatx, recorder.StringKey(req.Path, uint64(req.Dirfd)<<32|uint64(req.Flags)))
-	copy(st[:], b)
-	return st, err
+	n := copy(st[:], b)
+	// After the struct, the path the recording's host found, if it did
+	// (traces of journal version 16).
+	return st, string(b[n:]), err
 }
 
 func (o *oracle) OpenDir(tid, fd int) (detcore.DirHandle, error) {

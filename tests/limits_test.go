@@ -320,6 +320,37 @@ func TestSystemFilesKeepMtime(t *testing.T) {
 	}
 }
 
+// TestSystemFileMtimeByAnyName: an installed file keeps its real mtime
+// whatever name the guest stats it by (tar archives /usr/include by
+// relative paths and descriptors): an absolute path, a relative one, a
+// descriptor (fstat), and find's fstatat on a directory descriptor all
+// give the host's mtime, in a run and in the replay of its recording.
+func TestSystemFileMtimeByAnyName(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	testenv.Require(t, "stat")
+	testenv.Require(t, "find")
+	const file = "/etc/passwd"
+	st, err := os.Stat(file)
+	if err != nil {
+		testenv.Skip(t, "no "+file+" to stat: "+err.Error())
+	}
+	want := strings.Repeat(fmt.Sprintf("%d\n", st.ModTime().Unix()), 4)
+	script := `stat -c %Y /etc/passwd; cd /etc && stat -c %Y passwd && stat -c %Y - < passwd && find /etc -maxdepth 1 -name passwd -printf '%Ts\n'`
+	argv := []string{sh, "-c", script}
+	r := hermitRun(t, nil, argv)
+	if r.Exit != 0 || string(r.Stdout) != want {
+		t.Fatalf("want the host's mtime of %s four times (%q); %s", file, want, describe(r))
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	rec.Stderr = guestStderr(rec.Stderr)
+	sameRun(t, "replay", rec, replay(t, dir))
+}
+
 func grepLines(b []byte, word string) string {
 	var out []string
 	for _, l := range strings.Split(string(b), "\n") {

@@ -33,41 +33,45 @@ var _ detcore.FileTracer = (*Tracer)(nil)
 const statxWant = unix.STATX_BASIC_STATS | unix.STATX_BTIME
 
 // Statx implements detcore.FileTracer.Statx.
-func (t *Tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, error) {
+func (t *Tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, string, error) {
 	var st detcore.StatxBuf
 	flags := unix.AT_EMPTY_PATH | req.Flags&(unix.AT_STATX_FORCE_SYNC|unix.AT_STATX_DONT_SYNC)
 	mask := req.Mask | statxWant
 	var fd int
 	var err error
+	own := true // fd is a descriptor of the tracer's own, closed here
 	switch {
 	case req.Path != "":
 		fd, err = t.lookup(tid, req.Dirfd, req.Path, req.Flags&unix.AT_SYMLINK_NOFOLLOW != 0)
 	case req.Flags&unix.AT_EMPTY_PATH == 0:
-		return st, detcore.Errno(unix.ENOENT)
+		return st, "", detcore.Errno(unix.ENOENT)
 	case req.Dirfd != unix.AT_FDCWD:
 		// A descriptor: the copy the stop's other questions share.
-		h, err := t.heldFd(tid, req.Dirfd)
+		var h *held
+		h, err = t.heldFd(tid, req.Dirfd)
 		if errors.Is(err, unix.EBADF) {
-			return st, detcore.Errno(unix.EBADF)
+			return st, "", detcore.Errno(unix.EBADF)
 		}
-		if err != nil {
-			return st, notEmulated(err)
+		if err == nil {
+			fd, own = h.fd, false
 		}
-		if err := statx(h.fd, "", flags, mask, (*[256]byte)(&st)); err != nil {
-			return st, notEmulated(err)
-		}
-		return st, nil
 	default:
 		fd, err = t.dirFd(tid, req.Dirfd)
 	}
 	if err != nil {
-		return st, notEmulated(err)
+		return st, "", notEmulated(err)
 	}
-	defer unix.Close(fd)
+	if own {
+		defer unix.Close(fd)
+	}
 	if err := statx(fd, "", flags, mask, (*[256]byte)(&st)); err != nil {
-		return st, notEmulated(err)
+		return st, "", notEmulated(err)
 	}
-	return st, nil
+	found := ""
+	if req.Where {
+		found, _ = guestView(tid, fmt.Sprintf("/proc/self/fd/%d", fd))
+	}
+	return st, found, nil
 }
 
 // lookup opens (O_PATH) what path names for thread tid relative to dirfd.
@@ -196,23 +200,9 @@ func (t *Tracer) dirFd(tid, dirfd int) (int, error) {
 // guestPath returns the path of directory dir as thread tid, whose root
 // is open as root, sees it, checking that the path leads back to dir.
 func guestPath(tid, root, dir int) (string, error) {
-	base, err := readlink(fmt.Sprintf("/proc/self/fd/%d", dir))
-	if err != nil || !strings.HasPrefix(base, "/") || strings.HasSuffix(base, " (deleted)") {
-		return "", detcore.ErrNotEmulated
-	}
-	// The link is relative to the root of the guest's mount namespace;
-	// after a chroot the guest's root is elsewhere.
-	rootPath, err := readlink(fmt.Sprintf("/proc/%d/root", tid))
-	switch {
-	case err != nil:
-		return "", detcore.ErrNotEmulated
-	case rootPath == "/":
-	case base == rootPath:
-		base = "/"
-	case strings.HasPrefix(base, rootPath+"/"):
-		base = base[len(rootPath):]
-	default:
-		return "", detcore.ErrNotEmulated
+	base, err := guestView(tid, fmt.Sprintf("/proc/self/fd/%d", dir))
+	if err != nil {
+		return "", err
 	}
 	fd, err := unix.Openat2(root, base, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
@@ -229,6 +219,30 @@ func guestPath(tid, root, dir int) (string, error) {
 		return "", detcore.ErrNotEmulated
 	}
 	return base, nil
+}
+
+// guestView returns the path that link (a /proc/.../fd/N) names, as
+// thread tid, whose root may be elsewhere (a chroot, a replay's rebuilt
+// root), sees it.
+func guestView(tid int, link string) (string, error) {
+	base, err := readlink(link)
+	if err != nil || !strings.HasPrefix(base, "/") || strings.HasSuffix(base, " (deleted)") {
+		return "", detcore.ErrNotEmulated
+	}
+	// The link is relative to the root of the guest's mount namespace;
+	// after a chroot the guest's root is elsewhere.
+	rootPath, err := readlink(fmt.Sprintf("/proc/%d/root", tid))
+	switch {
+	case err != nil:
+		return "", detcore.ErrNotEmulated
+	case rootPath == "/":
+		return base, nil
+	case base == rootPath:
+		return "/", nil
+	case strings.HasPrefix(base, rootPath+"/"):
+		return base[len(rootPath):], nil
+	}
+	return "", detcore.ErrNotEmulated
 }
 
 // namesSelf says whether some component of path is procfs's self or
