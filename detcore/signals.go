@@ -27,8 +27,14 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		e.result.Stats.Nondet++
 		if pj, ok := e.cfg.Journal.(PreemptJournal); ok {
 			// A recording keeps it; a replay checks that its recording
-			// has it here (it made it, preemptDue, or diverged).
-			if err := pj.Preempted(t.vtid, time.Duration(e.plainRan.Load())); err != nil {
+			// has it here (it made it, preemptDue, or diverged). A stop
+			// sent for an examination that came only once the thread ran
+			// again stopped it as it started.
+			ran := time.Duration(e.plainRan.Load())
+			if spin {
+				ran = 0
+			}
+			if err := pj.Preempted(t.vtid, ran); err != nil {
 				return err
 			}
 		}
