@@ -1,6 +1,7 @@
 package detcore
 
 import (
+	"hash/fnv"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -19,6 +20,11 @@ type Call struct {
 	// signal of the guest's is pending): the kernel makes it again once
 	// the stop is taken. Spin says the stop was for a spin examination.
 	Preempted, Spin bool
+	// Written, at Enter, is a digest of the bytes a write, pwrite64,
+	// writev, pwritev or pwritev2 writes (HasWritten), so that a replay
+	// that prints other bytes than its recording is caught.
+	Written    uint32
+	HasWritten bool
 }
 
 // MemWrite is guest memory an emulated call writes.
@@ -428,4 +434,45 @@ func sendsSIGPIPE(nr int, r *abi.Regs) bool {
 		return r.Rdx&msgNosignal == 0
 	}
 	return false
+}
+
+// writtenMax bounds the bytes of a call that written reads.
+const writtenMax = 64 << 10
+
+// written sets c.Written to a digest of the bytes c, a call that writes
+// from guest memory, writes: the first writtenMax of them and their
+// count. Memory it cannot read counts as no bytes.
+func (e *Engine) written(t *thread, c *Call) {
+	var bufs [][2]uint64 // address, length
+	switch c.Nr {
+	case abi.SYS_WRITE, abi.SYS_PWRITE64:
+		bufs = [][2]uint64{{c.Args[1], c.Args[2]}}
+	case abi.SYS_WRITEV, abi.SYS_PWRITEV, abi.SYS_PWRITEV2:
+		n := min(c.Args[2], uioMaxiov)
+		iov := make([]byte, 16*n)
+		if e.t.ReadMem(t.tid, c.Args[1], iov) == nil {
+			for i := range n {
+				bufs = append(bufs, [2]uint64{le64(iov[16*i:]), le64(iov[16*i+8:])})
+			}
+		}
+	default:
+		return
+	}
+	h := fnv.New32a()
+	var total uint64
+	left := uint64(writtenMax)
+	for _, b := range bufs {
+		total += b[1]
+		if n := min(b[1], left); n > 0 {
+			buf := make([]byte, n)
+			if e.t.ReadMem(t.tid, b[0], buf) == nil {
+				h.Write(buf)
+			}
+			left -= n
+		}
+	}
+	var n [8]byte
+	putLE64(n[:], total)
+	h.Write(n[:])
+	c.Written, c.HasWritten = h.Sum32(), true
 }

@@ -137,7 +137,9 @@ func (e *Engine) syscall(t *thread) error {
 	e.result.Stats.Syscalls++
 	e.result.Stats.BySyscall[t.nr]++
 	if j := e.cfg.Journal; j != nil {
-		if err := j.Enter(t.call()); err != nil {
+		c := t.call()
+		e.written(t, c)
+		if err := j.Enter(c); err != nil {
 			return err
 		}
 	}

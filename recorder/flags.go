@@ -81,8 +81,14 @@ const StdinPath = "/.hermit-stdin"
 // Version 15: a FUTEX_WAKE_PRIVATE from a patched site is answered in the
 // guest without a scheduling point (detcore/fastfutex.go).
 // Version 16 keeps the watchdog's preemptions (trace.KindPreempt), which
-// a replay repeats; a version-15 trace has none, and replays as before.
+// a replay repeats, a digest of the bytes each write writes (in its
+// entry's result), and where a file stat found is (the statx answer); a
+// version-15 trace has none of them, and replays as before.
 const JournalVersion = "16"
+
+// WrittenDigests reports whether a trace of journal version v keeps, in
+// each write's entry, a digest of the bytes it writes (version 16 on).
+func WrittenDigests(v string) bool { return v != "15" }
 
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{"15": true, JournalVersion: true}

@@ -242,6 +242,11 @@ func (r *Recorder) Enter(c *detcore.Call) error {
 	r.known.valid = false
 	d := ArgDigest(c.Nr, c.Args)
 	ev := trace.Event{Kind: trace.KindSyscall, Tid: int32(c.Vtid), Sysno: int32(c.Nr), Digest: d}
+	if c.HasWritten {
+		// A call's entry has no result: it holds the digest of the
+		// bytes it writes (journal version 16).
+		ev.Result = int64(c.Written)
+	}
 	k := [2]int32{int32(c.Vtid), int32(c.Nr)}
 	if last, ok := r.lastArgs[k]; !ok || last != d {
 		r.lastArgs[k] = d

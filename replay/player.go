@@ -71,6 +71,9 @@ type player struct {
 	// pipes redoes a kept splice's work on its internal end (nil: such
 	// a call diverges).
 	pipes recorder.Pipes
+	// written says the trace holds digests of the bytes calls write
+	// (recorder.WrittenDigests).
+	written bool
 }
 
 func newPlayer(r *trace.Reader, onEvent func(uint64)) *player {
@@ -237,6 +240,9 @@ func (p *player) Enter(c *detcore.Call) error {
 	if ev.Kind != trace.KindSyscall || ev.External || ev.Tid != int32(c.Vtid) || ev.Sysno != int32(c.Nr) ||
 		ev.Digest != recorder.ArgDigest(c.Nr, c.Args) {
 		return p.diverge(c.Vtid, "expected %s got %s", p.describe(ev, c.Vtid), callString(c.Nr, c.Args))
+	}
+	if p.written && c.HasWritten && ev.Result != int64(c.Written) {
+		return p.diverge(c.Vtid, "%s writes other bytes than the recording's", callString(c.Nr, c.Args))
 	}
 	n := p.n
 	p.take()

@@ -105,6 +105,27 @@ func TestRecordedPreemptionReplays(t *testing.T) {
 	}
 }
 
+// TestReplayChecksBytesWritten: where the recording's watchdog preempted
+// a loop that counts until SIGALRM, a replay preempts it elsewhere in the
+// loop and prints another count, of the same width: the write's
+// arguments are the recording's, but not its bytes. The replay must say
+// so and fail, never end as if it had repeated the recording.
+func TestReplayChecksBytesWritten(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("spins.c", "alarmcount", "count")(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "--watchdog", "300ms", "-o", dir, "--"}, argv...)...)
+	if rec.Exit != 0 || !regexp.MustCompile(`alarmcount: \d{20} rounds\n$`).Match(rec.Stdout) {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	rep := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "replay", "--autopilot", dir)
+	same := rep.Exit == 0 && string(rep.Stdout) == string(rec.Stdout)
+	caught := rep.Exit == 125 && regexp.MustCompile(`replay diverged at event \d+: thread \d+: write\(0x1, 0x[0-9a-f]+, 0x28\) writes other bytes than the recording's`).Match(rep.Stderr)
+	if !same && !caught {
+		t.Errorf("replay: want the recorded output, or a divergence naming the write whose bytes differ; recording: %s\nreplay: %s", describe(rec), describe(rep))
+	}
+}
+
 // TestLoopWaitingForAnotherProcess: a loop on a call hermit lets through
 // (access) that waits for another process, sharing no memory with it, to
 // make a file is the one wait count mode leaves to the watchdog
