@@ -47,6 +47,10 @@ type spinHop struct {
 	orig byte
 	// seen holds the hashes of the general registers at each arrival.
 	seen map[uint64]bool
+	// prevNote is t's spinNote before the look: what an earlier
+	// examination found, which a look that ends without a verdict (the
+	// watchdog's preemption came first) leaves in place.
+	prevNote func() string
 }
 
 // startHop begins an examination of running thread t, stopped by the
@@ -78,7 +82,7 @@ func (e *Engine) startHop(t *thread) bool {
 		return false
 	}
 	// It stands on the int3: its first arrival is at once.
-	mm.hop = &spinHop{t: t, at: r.Rip, orig: code[0], seen: map[uint64]bool{}}
+	mm.hop = &spinHop{t: t, at: r.Rip, orig: code[0], seen: map[uint64]bool{}, prevNote: t.spinNote}
 	e.result.Stats.SpinHops++
 	st, _ := e.t.(SpinTracer)
 	tid, at := t.tid, r.Rip
@@ -181,7 +185,14 @@ func (e *Engine) hopArrival(t *thread, h *spinHop, r *abi.Regs) error {
 func (e *Engine) endHop(mm *addrSpace, t *thread, st Stop) {
 	h := mm.hop
 	mm.hop = nil
-	if h == nil || st.Kind == StopExec {
+	if h == nil {
+		return
+	}
+	if h.prevNote != nil {
+		// Its verdict, if any, comes after this.
+		h.t.spinNote = h.prevNote
+	}
+	if st.Kind == StopExec {
 		return
 	}
 	tid := t.tid

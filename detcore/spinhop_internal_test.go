@@ -124,3 +124,20 @@ func TestHopLeavesNoInt3(t *testing.T) {
 		})
 	}
 }
+
+// TestHopWithoutVerdictKeepsNote: a look by hops that another stop ends
+// before any verdict (the watchdog's preemption came first) leaves what
+// an earlier examination found for the warning, not "it did not come
+// back", which says nothing of the loop.
+func TestHopWithoutVerdictKeepsNote(t *testing.T) {
+	const at = 0x401000
+	m := &forkMem{group: map[int]int{10: 1, 11: 1}, mem: map[int]map[uint64]byte{1: {at: int3}}, gone: map[int]bool{}}
+	e, mm, t1 := twoThreads(m)
+	t1.spinNote = fixedNote("it calls access, which hermit lets run without a stop")
+	mm.hop = &spinHop{t: t1, at: at, orig: 0x90, seen: map[uint64]bool{}, prevNote: t1.spinNote}
+	t1.spinNote = fixedNote("it did not come back to 0x401000")
+	e.endHop(mm, t1, Stop{Tid: 10, Kind: StopSignal, Sig: 19})
+	if got := t1.note(); got != "it calls access, which hermit lets run without a stop" {
+		t.Errorf("note after a look without verdict: %q; want the earlier examination's", got)
+	}
+}
