@@ -69,12 +69,16 @@ func sysStat(e *Engine, t *thread) {
 		e.statNatively(t, c)
 		return
 	}
-	c.req.Where = true
+	// Where the file lives decides whether it keeps its real mtime; an
+	// absolute path under --real-mtimes says so without asking (two
+	// /proc links, some 8 µs).
+	abs := strings.HasPrefix(c.req.Path, "/")
+	c.req.Where = !abs || !e.realMtime(c.req.Path)
 	st, found, err := ft.Statx(t.tid, c.req)
 	var en Errno
 	switch {
 	case err == nil:
-		if found == "" && strings.HasPrefix(c.req.Path, "/") {
+		if found == "" && abs {
 			found = c.req.Path
 		}
 		e.files().virtualize(e, &st, c.req.Mask, true, e.realMtime(found))

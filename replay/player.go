@@ -136,15 +136,14 @@ func (p *player) Preempted(vtid int, _ time.Duration) error {
 		return p.err
 	}
 	ev, err := p.peek()
-	if err == nil && ev.Kind == trace.KindPreempt && int(ev.Tid) == vtid {
+	switch {
+	case err == io.EOF:
+		ev = nil
+	case err != nil:
+		return err
+	case ev.Kind == trace.KindPreempt && int(ev.Tid) == vtid:
 		p.take()
 		return nil
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if err != nil {
-		ev = nil
 	}
 	return p.diverge(vtid, "the watchdog preempted it where the recording has %s", p.describe(ev, vtid))
 }
