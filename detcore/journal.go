@@ -458,17 +458,18 @@ func (e *Engine) written(t *thread, c *Call) {
 	default:
 		return
 	}
-	h := fnv.New32a()
 	var total uint64
-	left := uint64(writtenMax)
 	for _, b := range bufs {
 		total += b[1]
-		if n := min(b[1], left); n > 0 {
-			buf := make([]byte, n)
-			if e.t.ReadMem(t.tid, b[0], buf) == nil {
-				h.Write(buf)
+	}
+	h := fnv.New32a()
+	buf := make([]byte, min(total, writtenMax)) // what is left of it
+	for _, b := range bufs {
+		if n := min(b[1], uint64(len(buf))); n > 0 {
+			if e.t.ReadMem(t.tid, b[0], buf[:n]) == nil {
+				h.Write(buf[:n])
 			}
-			left -= n
+			buf = buf[n:]
 		}
 	}
 	var n [8]byte
