@@ -86,6 +86,10 @@ type FastWrites struct {
 	Unmark func(tid, fd int) bool
 	// CodeStart and CodeEnd bound the page's code and its sites' stubs.
 	CodeStart, CodeEnd uint64
+	// SlowCall is the address of the slow page's syscall instruction,
+	// which makes, traced, the calls the fast path does not, and leaves
+	// the page's words alone.
+	SlowCall uint64
 }
 
 // maxCodeSteps bounds the steps that take a thread out of the page's
@@ -94,12 +98,15 @@ const maxCodeSteps = 4096
 
 // leaveFastCode single-steps t, stopped at an arbitrary point (a signal
 // from outside, the watchdog's preemption), out of hermit's code for its
-// page (ClockPage.inCode):
-// stopped inside, a signal handler's own fast call, or another thread's
-// after a preemption, would find the page's words half written (a
-// clock read not yet stored, a wake not yet left). It reports a stop of
-// t's that ended the steps (not a trap), which the caller handles
-// instead, with ok false.
+// page (ClockPage.inCode): a signal handler's own fast call, or another
+// thread's after a preemption, would find the page's words half written
+// (a clock read not yet stored, a wake not yet left). A thread that a
+// signal interrupted as it waited in the slow page's syscall (a read of
+// an empty pipe) stays there: the page's words are whole, and a step
+// would make the call again (the signal consumed), where the handler must
+// interrupt it as it would libc's. It reports a stop of t's that ended
+// the steps (not a trap), which the caller handles instead, with ok
+// false.
 func (e *Engine) leaveFastCode(t *thread) (Stop, bool, error) {
 	c := t.proc.clock
 	if c == nil {
@@ -110,7 +117,7 @@ func (e *Engine) leaveFastCode(t *thread) (Stop, bool, error) {
 		if err := e.t.GetRegs(t.tid, &r); err != nil {
 			return Stop{}, false, err
 		}
-		if !c.inCode(r.Rip) {
+		if !c.inCode(r.Rip) || (i == 0 && c.inSlowCall(&r)) {
 			if i > 0 && e.cfg.Debug != nil {
 				e.cfg.Debug("tid=%d stepped %d instructions out of the fast code to %#x", t.tid, i, r.Rip)
 			}
@@ -121,6 +128,17 @@ func (e *Engine) leaveFastCode(t *thread) (Stop, bool, error) {
 		}
 	}
 	return Stop{}, true, nil
+}
+
+// inSlowCall reports whether r, a stopped thread's registers, show the
+// slow page's syscall interrupted: the kernel makes it again (a restart
+// code in rax) unless a handler runs and ends it with EINTR.
+func (c *ClockPage) inSlowCall(r *abi.Regs) bool {
+	if c.fast == nil || c.fast.SlowCall == 0 || r.Rip != c.fast.SlowCall+2 {
+		return false
+	}
+	res := int64(r.Rax)
+	return preemptedResult(res) || res == -abi.ERESTART_RESTARTBLOCK
 }
 
 // SetFastWrites gives c fast writes; c's memory must hold the table.

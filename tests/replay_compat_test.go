@@ -61,6 +61,8 @@ func TestReplayCompat(t *testing.T) {
 		// A signal that ends a probed wait (EINTR) or has it made again.
 		{"a signal ends a probed wait", false, cGuest("wait_signal.c", "eintr")},
 		{"a signal restarts a probed wait", false, cGuest("wait_signal.c", "restart")},
+		// A signal that interrupts a read waiting in hermit's code.
+		{"a signal interrupts a read of an empty pipe", false, cGuest("pipe_signal.c")},
 		// The interpreter of a script the guest writes and then runs.
 		{"exec a written script", false, func(t *testing.T) []string {
 			return []string{testenv.BuildC(t, "exec_written.c"), t.TempDir()}

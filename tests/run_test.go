@@ -107,6 +107,9 @@ func TestCompletion(t *testing.T) {
 		{"futex requeue counts the requeued", cGuest("futex_requeue_plain.c"), 0, "requeue: 4\nwake b: 3\n"},
 		{"a seccomp filter of the guest's own", cGuest("seccomp_self.c"), 0, "seccomp mode before: 0\ngetppid: -1, errno 42; seccomp mode after: 2\nthread started before: 0, after: 2\nafter a TSYNC filter, thread started before: 2\n"},
 		{"sleeps a signal interrupts leave the time left", cGuest("sleep_signal.c"), 0, "nanosleep: EINTR, 4 s left\nclock_nanosleep: EINTR, 4 s left\n"},
+		// Through hermit's code in the guest: its slow path for the
+		// reads of a patched read site.
+		{"a signal interrupts a read of an empty pipe", cGuest("pipe_signal.c"), 0, "read 0: -1 (Interrupted system call), handler ran 1 times\nread 1: -1 (Interrupted system call), handler ran 2 times\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
 		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
 		{"exec from a non-leader thread", cGuest("exec_threads.c"), 3, "after exec from a thread: pid == tid: yes\n"},

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,56 @@ func TestOutsideSignalLeavesHermitCode(t *testing.T) {
 	if err := cmd.Wait(); err != nil || rest.String() != want {
 		t.Fatalf("hermit run: %v; stdout after ready %q, want %q; stderr:\n%s", err, rest.String(), want, stderr.String())
 	}
+}
+
+// TestOutsideSignalInterruptsRead: a SIGINT from outside (a user's
+// Ctrl-C) interrupts a read of stdin, a pipe that stays open and empty,
+// made through libc's read site once hermit has patched it (the read then
+// waits in hermit's slow path in the guest). The handler runs and the
+// read ends with EINTR, as natively; hermit made the read again, the
+// signal lost, and the program waited for ever.
+func TestOutsideSignalInterruptsRead(t *testing.T) {
+	const want = "read stdin: -1 (Interrupted system call), handler ran 1 times\n"
+	argv := cGuest("pipe_signal.c", "stdin")(t)
+	cmd := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe() // open, never written: the read waits
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(out)
+		if line, err := r.ReadString('\n'); err != nil || line != "ready\n" {
+			done <- fmt.Sprintf("first line %q, %v", line, err)
+			return
+		}
+		if pid := guestPid(argv); pid == 0 || syscall.Kill(pid, syscall.SIGINT) != nil {
+			done <- "no guest process to signal"
+			return
+		}
+		line, _ := r.ReadString('\n')
+		done <- line
+	}()
+	select {
+	case got := <-done:
+		if got != want {
+			t.Errorf("after SIGINT: %q, want %q; stderr:\n%s", got, want, stderr.String())
+		}
+	case <-time.After(runTimeout):
+		t.Errorf("no output %v after SIGINT; stderr:\n%s", runTimeout, stderr.String())
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
 }
 
 // guestPid finds the host pid of the process that runs argv (its argv[0]

@@ -109,7 +109,7 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 	le := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
 	var jmpTo func(site uint64, stub []byte, entry uint64, pad []byte) (uint64, []byte, bool)
 	fw := &detcore.FastWrites{
-		CodeStart: fioFast, CodeEnd: fioBase + fioSize,
+		CodeStart: fioFast, CodeEnd: fioBase + fioSize, SlowCall: fioBase + fioSlowOff,
 		FdID: func(tid, fd int) (uint64, uint64, bool) {
 			h, err := t.heldFd(tid, fd)
 			if err != nil || h.stErr != nil {
