@@ -193,14 +193,17 @@ func (e *Engine) foldWrites(c *ClockPage) {
 // until its next one: only when it runs on freely (mode ResumeCont, not
 // counted), no guest's tracer follows it and it has no seccomp filter of
 // its own (which could refuse, or kill for, the fcntl and fstat the fast
-// code makes: strict mode does).
+// code makes: strict mode does). A step (a spin examination, which the
+// real time a thread ran decides on) leaves the word as a free run would
+// have it: were it off, a write the step reached would take the slow
+// path, a stop and a turn the schedule has only when hermit looked.
 func (e *Engine) armFast(t *thread, mode ResumeMode) {
 	c := t.proc.clock
 	if c == nil || c.fast == nil {
 		return
 	}
 	var on uint64
-	if mode == ResumeCont && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastIO {
+	if (mode == ResumeCont || mode == ResumeStep) && !t.counting && t.pt == nil && t.seccompMode == 0 && !e.cfg.NoFastIO {
 		on = 1
 		if len(e.threads) == 1 {
 			// Pipes too: no other thread could wait for this one's.
