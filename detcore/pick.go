@@ -65,11 +65,27 @@ func (e *Engine) picked(t *thread) *thread {
 	// Not t.act: how hermit carries a call out (natively, to its exit,
 	// from the recording) is no part of the schedule, and differs
 	// between a replay and its recording.
-	e.digest.add(int64(t.vtid), int64(t.nr), t.ret)
+	e.digest.add(int64(t.vtid), e.turnCall(t), t.ret)
 	if e.cfg.TurnLog != nil {
 		e.logTurn(t)
 	}
 	return t
+}
+
+// turnCall returns the call t's turn is at: the one it stopped at, or at
+// an event stop (a vfork's return, a call counted on its way out) the one
+// its registers show, -1 for none. t.nr there is the last call hermit
+// stopped t at, which record, stopping at more calls than run, has
+// another.
+func (e *Engine) turnCall(t *thread) int64 {
+	if t.atSyscall || t.state == tsNew || !t.started {
+		return int64(t.nr)
+	}
+	var r abi.Regs
+	if e.t.GetRegs(t.tid, &r) != nil {
+		return -1
+	}
+	return int64(r.OrigRax)
 }
 
 func (e *Engine) runnable(t *thread) bool {

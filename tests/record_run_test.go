@@ -30,6 +30,14 @@ func TestRecordIsRun(t *testing.T) {
 		// A wake left in the page (detcore/fastfutex.go) is made at the
 		// next stop a run has too, not at a call only record stops at.
 		{"futex wakes beside recorded calls", cGuest("futex_wakes.c", "journal", "200")},
+		// hermit looks at the writer for a spin when real time says;
+		// the look must change nothing of what it does.
+		{"fast writes beside a sleeper", func(t *testing.T) []string {
+			return cGuest("fast_writes.c", "sleeper", "300000", t.TempDir())(t)
+		}},
+		// record stops at the access before the vfork, run does not:
+		// the turn at the vfork's return is the same in both.
+		{"vfork after a call record stops at", cGuest("vfork_exec.c", "access")},
 		{"shell pipeline", tool("sh", "-c", "seq 1 200 | sort -r | head -3; "+shellJobs)},
 		// A signal pending as a counted call is resumed comes after the
 		// call, whether the stop before it was record's (mmap) or not.

@@ -12,6 +12,10 @@
  *   pipe    N one-byte round trips through a pipe of its own, then writes
  *           larger than a page and than the room left, and reads to the
  *           end once the write end is closed.
+ *   sleeper N writes to one file while a thread sleeps 100 ms at a time:
+ *           hermit looks at the writer for a spin (it runs while another
+ *           thread waits, real time deciding when), which must not
+ *           change its path (a write the look reached took a stop).
  *   signals N round trips through a pipe, then F_GETSIG of its read end
  *           (0: the guest set none), then O_ASYNC on it: the next write
  *           brings SIGIO, as natively.
@@ -180,6 +184,28 @@ static void threads(void) {
 	report("tb");
 }
 
+static volatile int slept_enough;
+
+static void *sleeper(void *arg) {
+	(void)arg;
+	struct timespec ts = {0, 100000000};
+	while (!slept_enough)
+		nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void beside_sleeper(void) {
+	pthread_t b;
+	CHECK(pthread_create(&b, NULL, sleeper, NULL) == 0);
+	int fd = openw("sleeper", O_TRUNC);
+	for (int i = 0; i < n; i++)
+		CHECK(write(fd, "x", 1) == 1);
+	CHECK(close(fd) == 0);
+	slept_enough = 1;
+	CHECK(pthread_join(b, NULL) == 0);
+	report("sleeper");
+}
+
 static void piped(void) {
 	int p[2];
 	CHECK(pipe(p) == 0);
@@ -256,6 +282,8 @@ int main(int argc, char **argv) {
 		threads();
 	else if (!strcmp(argv[1], "pipe"))
 		piped();
+	else if (!strcmp(argv[1], "sleeper"))
+		beside_sleeper();
 	else if (!strcmp(argv[1], "signals"))
 		signals();
 	else
