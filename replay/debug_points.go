@@ -189,7 +189,11 @@ func (l *layer) armedAt(tid int, addr uint64) bool {
 // insert sets a breakpoint at addr in every guest process that maps it.
 // The first process read (the focused one, if it maps addr) gives the
 // original byte; a process holding another byte there runs another
-// program and is left alone.
+// program and is left alone. A pending breakpoint (its page was not
+// mapped when the run began) waits until the page may run code: the
+// dynamic loader maps a library whole, read-only, before it maps its
+// code over that with MAP_FIXED, which would take an int3 written
+// earlier away.
 func (l *layer) insert(addr uint64) error {
 	if _, ok := l.bps[addr]; ok {
 		return nil
@@ -202,6 +206,9 @@ func (l *layer) insert(addr uint64) error {
 		switch {
 		case rerr != nil:
 			err = rerr
+			continue
+		case l.pending[addr] && !executable(tid, addr):
+			err = errors.New("not mapped to run code yet")
 			continue
 		case !have:
 			orig, have = b, true

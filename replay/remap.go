@@ -51,15 +51,33 @@ func placeDiffers(c *detcore.Call) string {
 // mapped returns the first mapping of thread tid's process that overlaps
 // [addr, addr+size), as a range, or "" if none does.
 func mapped(tid int, addr, size uint64) (string, error) {
+	rng, _, err := mappingAt(tid, addr, size)
+	return rng, err
+}
+
+// executable reports whether addr lies in a mapping of thread tid's
+// process that may run code.
+func executable(tid int, addr uint64) bool {
+	_, perms, err := mappingAt(tid, addr, 1)
+	return err == nil && strings.Contains(perms, "x")
+}
+
+// mappingAt returns the first mapping of thread tid's process that
+// overlaps [addr, addr+size), as a range and its permissions ("r-xp"),
+// or "" if none does.
+func mappingAt(tid int, addr, size uint64) (rng, perms string, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", tid))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rng, _, _ := strings.Cut(sc.Text(), " ")
-		lo, hi, ok := strings.Cut(rng, "-")
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		lo, hi, ok := strings.Cut(fields[0], "-")
 		if !ok {
 			continue
 		}
@@ -69,8 +87,8 @@ func mapped(tid int, addr, size uint64) (string, error) {
 			continue
 		}
 		if start < addr+size && addr < end {
-			return rng, nil
+			return fields[0], fields[1], nil
 		}
 	}
-	return "", sc.Err()
+	return "", "", sc.Err()
 }

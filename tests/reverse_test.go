@@ -240,3 +240,43 @@ func TestLLDBReverse(t *testing.T) {
 		t.Errorf("lldb %d: process continue --reverse did not stop:\n%s", major, tr.text)
 	}
 }
+
+// TestReverseIntoLibrary: a breakpoint on puts, in libc, which the
+// dynamic loader maps after the program starts, hits in a replay that
+// starts again from the beginning: gdb's reverse-continue from the second
+// call stops at the first (not at main, after running the recording to
+// its end), and the REPL's continue after goto start stops at the first
+// call. The loader maps a library whole, read-only, then its code over
+// that: a breakpoint armed in between was lost.
+func TestReverseIntoLibrary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "libcalls.c", "-O0")}); rec.Exit != 0 {
+		t.Fatalf("hermit record libcalls: %s", describe(rec))
+	}
+	t.Run("gdb", func(t *testing.T) {
+		requireDebugging(t, "gdb")
+		s := startReplay(t, dir)
+		tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break main", "continue",
+			"break puts", "continue", "continue", "reverse-continue", "print (char *)$rdi", "continue", "continue", "continue")
+		s.wait(t)
+		noClientErrors(t, tr, nil)
+		mustMatch(t, regexp.MustCompile(`(?m)^Breakpoint 2, .*puts \(str=0x[0-9a-f]+ "call 1"\)`), tr.out(t, "continue", 2), "continue to the second call")
+		back := tr.out(t, "reverse-continue", 0)
+		mustMatch(t, regexp.MustCompile(`(?m)^Breakpoint 2, .*puts \(str=0x[0-9a-f]+ "call 0"\)`), back, "reverse-continue to the first call")
+		if strings.Contains(back, "call 2") {
+			t.Errorf("reverse-continue ran the recording past where it began (the program's later output):\n%s", back)
+		}
+		mustMatch(t, regexp.MustCompile(`(?m)^\$1 = 0x[0-9a-f]+ "call 0"$`), tr.out(t, "print (char *)$rdi", 0), "puts's argument")
+		mustMatch(t, regexp.MustCompile(`(?m)^Breakpoint 2, .*puts \(str=0x[0-9a-f]+ "call 1"\)`), tr.out(t, "continue", 3), "continue to the second call again")
+		if t.Failed() {
+			t.Logf("gdb:\n%s", tr.text)
+		}
+	})
+	t.Run("REPL", func(t *testing.T) {
+		out := string(runREPLScript(t, dir, []string{"goto end", "break func puts", "goto start", "continue", "continue", "quit"}).Stdout)
+		hits := regexp.MustCompile(`(?m)^#\d+ tid \d+ breakpoint 1 at 0x[0-9a-f]+  _?I?O?_?puts\+0x0 in \S*libc\.so\.6$`).FindAllString(out, -1)
+		if len(hits) != 2 {
+			t.Errorf("continue twice after goto start: want 2 stops at puts, got %d:\n%s", len(hits), out)
+		}
+	})
+}
