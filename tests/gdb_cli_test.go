@@ -111,7 +111,8 @@ func TestReplayGDBBadFlags(t *testing.T) {
 }
 
 // TestGDBDisconnectMidPacket: a debugger that connects, sends half a
-// packet and goes away ends the replay: hermit exits, and no process of
+// packet and goes away ends the replay: hermit exits, saying so in a line
+// with status 125 (the program did not reach its end), and no process of
 // the guest is left.
 func TestGDBDisconnectMidPacket(t *testing.T) {
 	requireDebugging(t, "gdb")
@@ -129,8 +130,8 @@ func TestGDBDisconnectMidPacket(t *testing.T) {
 	}
 	conn.Close()
 	res := s.wait(t)
-	if res.Exit != 0 {
-		t.Errorf("hermit replay after the debugger left: exit %d, want 0\n%s", res.Exit, res.Stderr)
+	if res.Exit != 125 || !strings.Contains(string(res.Stderr), "hermit replay: the debugger went away at event ") {
+		t.Errorf("hermit replay after the debugger left: exit %d, want 125 and a line saying the debugger went away\n%s", res.Exit, res.Stderr)
 	}
 	if left := processesRunning(t, threadsBinary(t)); len(left) > 0 {
 		t.Errorf("guest processes left behind: %v", left)

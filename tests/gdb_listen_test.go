@@ -1,11 +1,13 @@
 package tests
 
 import (
+	"net"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
@@ -127,6 +129,32 @@ func TestGDBKeepListening(t *testing.T) {
 	checkServedRun(t, rec, rep)
 	if t.Failed() {
 		t.Logf("gdb:\n%s", tr.text)
+	}
+}
+
+// TestKeepListeningAfterDisconnect: with --keep-listening, a debugger
+// that goes away without detaching (killed, or a half packet and a closed
+// connection) leaves the replay listening, as a detach does: hermit says
+// so, and the next gdb runs it to the end.
+func TestKeepListeningAfterDisconnect(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	s := startReplay(t, dir, "--keep-listening")
+	conn, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("+$qSupported:multiprocess+;swbr")); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue")
+	rep := s.wait(t)
+	noClientErrors(t, tr, nil)
+	checkGDBExit(t, tr, 0, g.pid, rec.Exit)
+	if !strings.Contains(string(rep.Stderr), "hermit: the debugger went away without detaching at event ") || rep.Exit != rec.Exit {
+		t.Errorf("after a debugger went away and another ran the replay to its end: want the recording's exit %d and a line saying the first went away; %s", rec.Exit, describe(rep))
 	}
 }
 

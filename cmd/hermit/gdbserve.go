@@ -116,6 +116,7 @@ func serveGDB(cfg serveConfig) int {
 		}()
 	}
 	conns, free, acceptErr := acceptOneAtATime(ln)
+	gone := false // the debugger went away without detaching or killing
 	for {
 		conn, ok := <-conns
 		if !ok {
@@ -133,10 +134,15 @@ func serveGDB(cfg serveConfig) int {
 			fmt.Fprintf(os.Stderr, "hermit replay: the debugger's connection: %v\n", err)
 		}
 		free <- struct{}{} // the next connection may be served
-		if end == gdbstub.EndDetached && cfg.keepListening {
-			fmt.Fprintf(os.Stderr, "hermit: the debugger detached at event %d; listening again on %s\n", t.When(), addr)
+		if cfg.keepListening && (end == gdbstub.EndDetached || end == gdbstub.EndDisconnected && !ended(t)) {
+			how := "detached"
+			if end == gdbstub.EndDisconnected {
+				how = "went away without detaching"
+			}
+			fmt.Fprintf(os.Stderr, "hermit: the debugger %s at event %d; listening again on %s\n", how, t.When(), addr)
 			continue
 		}
+		gone = end == gdbstub.EndDisconnected
 		break
 	}
 	if readyDone != nil {
@@ -155,7 +161,19 @@ func serveGDB(cfg serveConfig) int {
 	case gdbstub.StopKilled:
 		return 128 + st.Signal
 	}
+	if gone {
+		// Before the program's end (a client that ends with it, as gdb
+		// -batch does, closes the connection too: that came above).
+		fmt.Fprintf(os.Stderr, "hermit replay: the debugger went away at event %d without detaching (--keep-listening waits for another)\n", t.When())
+		return exitHermit
+	}
 	return 0
+}
+
+// ended reports whether the replay t serves has reached its end.
+func ended(t *replay.GDBTarget) bool {
+	k := t.LastStop().Kind
+	return k == gdbstub.StopExited || k == gdbstub.StopKilled
 }
 
 // acceptOneAtATime accepts connections on ln and hands them over one at
