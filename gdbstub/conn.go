@@ -187,6 +187,15 @@ func (s *session) logf(format string, args ...any) {
 	}
 }
 
+// refused tells Options.Refused why the stub refused a request, and
+// returns the error reply.
+func (s *session) refused(why error) []byte {
+	if s.opts.Refused != nil {
+		s.opts.Refused(why)
+	}
+	return errReply
+}
+
 // maxLogged is how much of a packet a log line shows.
 const maxLogged = 512
 

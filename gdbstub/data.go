@@ -62,8 +62,11 @@ func (s *session) readRegister(r *request) []byte {
 // writeRegisters answers G: OK when it writes what the registers hold.
 func (s *session) writeRegisters(r *request) []byte {
 	args, regs, ok := s.regsOf(r)
-	if !ok || !strings.EqualFold(args, string(appendAllRegsHex(nil, regs))) {
+	switch {
+	case !ok:
 		return errReply
+	case !strings.EqualFold(args, string(appendAllRegsHex(nil, regs))):
+		return s.refused(errRegReadOnly)
 	}
 	return []byte("OK")
 }
@@ -78,8 +81,10 @@ func (s *session) writeRegister(r *request) []byte {
 		return errReply
 	case n == regOrigAX:
 		return []byte("OK")
-	case !ok || !strings.EqualFold(val, string(appendRegHex(nil, regs, n))):
+	case !ok:
 		return errReply
+	case !strings.EqualFold(val, string(appendRegHex(nil, regs, n))):
+		return s.refused(errRegReadOnly)
 	}
 	return []byte("OK")
 }
@@ -184,14 +189,16 @@ func parseBreak(args string) (BreakKind, uint64, int, error) {
 }
 
 func (s *session) insertBreak(r *request) []byte {
-	return s.breakpoint(r, s.t.SetBreakpoint)
+	return s.breakpoint(r, s.t.SetBreakpoint, true)
 }
 
 func (s *session) removeBreak(r *request) []byte {
-	return s.breakpoint(r, s.t.ClearBreakpoint)
+	return s.breakpoint(r, s.t.ClearBreakpoint, false)
 }
 
-func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error) []byte {
+// breakpoint answers Z (insert) or z with op; why an insert failed goes
+// to Options.Refused.
+func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error, insert bool) []byte {
 	kind, addr, size, err := parseBreak(r.args)
 	if err != nil {
 		return errReply
@@ -203,6 +210,9 @@ func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error) 
 		return nil
 	default:
 		s.logf("gdbstub: breakpoint %d at %#x: %v", kind, addr, err)
-		return errReply
+		if !insert {
+			return errReply
+		}
+		return s.refused(err)
 	}
 }

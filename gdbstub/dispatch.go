@@ -1,6 +1,7 @@
 package gdbstub
 
 import (
+	"errors"
 	"sort"
 	"strings"
 )
@@ -119,9 +120,15 @@ func lookup(pkt []byte) handler {
 }
 
 // Simple answers.
-func empty(*session, *request) []byte    { return nil }
-func ok(*session, *request) []byte       { return []byte("OK") }
-func readOnly(*session, *request) []byte { return errReply }
+func empty(*session, *request) []byte        { return nil }
+func ok(*session, *request) []byte           { return []byte("OK") }
+func readOnly(s *session, _ *request) []byte { return s.refused(errMemReadOnly) }
+
+// Why writes are refused.
+var (
+	errMemReadOnly = errors.New("the debugger asked to write memory (set var, call, a breakpoint it writes itself): a replay is read-only, it shows what the recording did")
+	errRegReadOnly = errors.New("the debugger asked to change a register (set $reg, call, jump): a replay is read-only, it shows what the recording did")
+)
 
 // reply is a handler answering text.
 func reply(text string) handler {

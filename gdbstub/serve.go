@@ -14,6 +14,11 @@ import (
 type Options struct {
 	// Log, when set, receives one line per packet received ("<- ...") and sent ("-> ...").
 	Log func(line string)
+	// Refused, when set, receives why the stub refused a request a user
+	// made (a write to memory or a register, a breakpoint it could not
+	// set): a client shows only the error code (gdb 13 prints no
+	// message the stub sends), so the caller tells the user.
+	Refused func(why error)
 }
 
 // End says how a connection ended.

@@ -244,9 +244,14 @@ func TestGDBHandshake(t *testing.T) {
 	}
 }
 
+// TestReadOnlyAndUnknown: writes are refused unless they change nothing,
+// and each refusal of a user's request (a write, a breakpoint the target
+// could not set) reaches Options.Refused with why, which a client never
+// shows (gdb 13 prints only the code).
 func TestReadOnlyAndUnknown(t *testing.T) {
 	ft := newFakeTarget()
-	c := startServe(t, ft, Options{})
+	var refused []string
+	c := startServe(t, ft, Options{Refused: func(err error) { refused = append(refused, err.Error()) }})
 	for _, tc := range []struct{ pkt, want string }{
 		{"G00", "E01"},
 		{"P10=0000000000000000", "E01"},
@@ -279,8 +284,15 @@ func TestReadOnlyAndUnknown(t *testing.T) {
 		{"qRRCmd:frobnicate:-1", "E01"},
 		{"qXfer:features:write:target.xml:0:abc", ""},
 		{"qXfer:auxv:read::zz", "E01"},
+		{"Z0,0,1", "E01"},
+		{"z0,0,1", "OK"},
 	} {
 		c.expect(tc.pkt, tc.want)
+	}
+	reg, mem := errRegReadOnly.Error(), errMemReadOnly.Error()
+	want := []string{reg, reg, mem, mem, reg, "no memory there"}
+	if strings.Join(refused, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Options.Refused heard:\n%s\nwant:\n%s", strings.Join(refused, "\n"), strings.Join(want, "\n"))
 	}
 }
 

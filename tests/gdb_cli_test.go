@@ -110,6 +110,29 @@ func TestReplayGDBBadFlags(t *testing.T) {
 	}
 }
 
+// TestReplayGDBSaysWhy: gdb shows only an error code when the stub
+// refuses a write ("Cannot access memory", "remote failure reply
+// 'E01'"); hermit, in the same terminal under --gdb, says why, once.
+func TestReplayGDBSaysWhy(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "libcalls.c", "-O0")}); rec.Exit != 0 {
+		t.Fatalf("hermit record libcalls: %s", describe(rec))
+	}
+	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break main", "-ex", "continue",
+		"-ex", "set var *(char *)$sp = 1", "-ex", "set var *(char *)$sp = 2", "-ex", "set $rax = 7")
+	out := string(r.Stdout) + string(r.Stderr)
+	for _, want := range []string{
+		"hermit: the debugger asked to write memory (set var, call, a breakpoint it writes itself): a replay is read-only",
+		"hermit: the debugger asked to change a register (set $reg, call, jump): a replay is read-only",
+	} {
+		if n := strings.Count(out, want); n != 1 {
+			t.Errorf("%q said %d times, want once:\n%s", want, n, out)
+		}
+	}
+}
+
 // TestGDBDisconnectMidPacket: a debugger that connects, sends half a
 // packet and goes away ends the replay: hermit exits, saying so in a line
 // with status 125 (the program did not reach its end), and no process of

@@ -106,7 +106,18 @@ func serveGDB(cfg serveConfig) int {
 		announceGDB(addr, local)
 	}
 
-	opts := gdbstub.Options{Log: cfg.log}
+	refused := map[string]bool{}
+	opts := gdbstub.Options{Log: cfg.log, Refused: func(err error) {
+		// The client shows only an error code: say why here, once.
+		why := err.Error()
+		if errors.Is(err, ptrace.ErrDebugRegsDead) {
+			why += "; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping instead"
+		}
+		if !refused[why] {
+			refused[why] = true
+			fmt.Fprintf(os.Stderr, "hermit: %s\n", why)
+		}
+	}}
 	var readyDone chan int
 	if cfg.ready != nil {
 		readyDone = make(chan int, 1)
