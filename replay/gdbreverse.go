@@ -26,6 +26,9 @@ func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
 		if g, done, err := t.reverseEnd(err); done {
 			return g, err
 		}
+		if t.beforeStart() {
+			return t.atBegin()
+		}
 		g, ours := t.convert(st)
 		if ours || t.intr.Swap(false) {
 			return t.stopped(g), nil
@@ -42,6 +45,9 @@ func (t *GDBTarget) ReverseStep(vtid int) (gdbstub.Stop, error) {
 	st, err := t.tl.ReverseStep(th.Tid)
 	if g, done, err := t.reverseEnd(err); done {
 		return g, err
+	}
+	if t.beforeStart() {
+		return t.atBegin()
 	}
 	g, _ := t.convert(st)
 	if g.Kind == gdbstub.StopStart || g.Kind == gdbstub.StopBreakpoint {
@@ -79,8 +85,19 @@ func (t *GDBTarget) interrupted() (gdbstub.Stop, error) {
 // steps through a long stretch.
 func (t *GDBTarget) SetProgress(fn func(string)) { t.tl.opts.Progress = fn }
 
-// atBegin is the stop at the start of the recording, going backwards.
+// beforeStart reports whether the replay went back past where the
+// debugged process has its program (--onprocess): the start of its
+// history, before which it runs another program or does not exist.
+func (t *GDBTarget) beforeStart() bool { return t.start > 0 && t.s.Event() < t.start }
+
+// atBegin is the stop at the start of the recording, going backwards, or
+// of the debugged process's program.
 func (t *GDBTarget) atBegin() (gdbstub.Stop, error) {
+	if t.beforeStart() {
+		if _, err := t.Goto(t.start); err != nil {
+			return t.last, err
+		}
+	}
 	g, _ := t.convert(t.s.LastStop())
 	g.Kind, g.Begin = gdbstub.StopStart, true
 	return t.stopped(g), gdbstub.ErrNoHistory

@@ -51,6 +51,19 @@ func TestGDBOnProcess(t *testing.T) {
 		t.Errorf("hermit replay --onprocess exited %d, want the process's 3", res.Exit)
 	}
 
+	// Going back past the start of its program stops there, where its
+	// registers can be read (not before the process existed).
+	s = startReplay(t, dir, "--onprocess", filepath.Base(bin))
+	tr = runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break worker", "continue", "reverse-continue", "info registers rip", "continue")
+	s.wait(t)
+	noClientErrors(t, tr, regexp.MustCompile(`^No more reverse-execution history\.$`))
+	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-continue", 0), "reverse-continue to the start of the process's program")
+	mustMatch(t, regexp.MustCompile(`(?m)^rip +0x[0-9a-f]+ `), tr.out(t, "info registers rip", 0), "its registers there")
+	mustMatch(t, gdbBreakWorkerRE, tr.out(t, "continue", 1), "continue to worker again")
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+
 	// A name that no process ran is an error that lists the processes.
 	bad := testenv.Run(t, runTimeout, testenv.Hermit(t), "replay", "--gdb-port", "0", "--onprocess", "nosuchprog", dir)
 	if bad.Exit != 125 || !strings.Contains(string(bad.Stderr), "nosuchprog") || !strings.Contains(string(bad.Stderr), strconv.Itoa(g.pid)) {
