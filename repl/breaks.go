@@ -90,9 +90,20 @@ func (r *REPL) wanted(st Stop) bool {
 	return false
 }
 
+// breakKinds are the words break takes before its argument.
+var breakKinds = map[string]bool{"syscall": true, "signal": true, "tid": true, "event": true, "func": true, "addr": true, "exit": true}
+
 func (r *REPL) cmdBreak(args []string) error {
 	if len(args) == 1 && args[0] == "exit" {
 		return r.addBreak(&breakpoint{kind: bpExit, desc: "exit and exit_group"})
+	}
+	if len(args) == 1 && !breakKinds[args[0]] {
+		// As in gdb: break SYMBOL, break *ADDR.
+		if a, ok := strings.CutPrefix(args[0], "*"); ok {
+			args = []string{"addr", a}
+		} else {
+			args = []string{"func", args[0]}
+		}
 	}
 	if err := wantArgs("break", args, 2, 2); err != nil {
 		return err

@@ -61,6 +61,9 @@ func TestErrors(t *testing.T) {
 		// Symbols: the fake's mappings have no file to read them from.
 		{"print nosuch", `print: no symbol`},
 		{"break func nosuch", `break func: no symbol`},
+		// As in gdb: break SYMBOL is break func SYMBOL, break *ADDR break addr ADDR.
+		{"break nosuch", `break func: no symbol`},
+		{"break *0", `break addr 0: no process maps 0x0`},
 		{"watch nosuch", `watch: no symbol`},
 		{"disas zz", `disas: no symbol`},
 		{"disas 0x401000 0", `disas: "0" is not a count`},
@@ -117,7 +120,7 @@ func TestCodeBreakpointBackwards(t *testing.T) {
 	f := newFakeSession()
 	// Forwards: the hits of 0x401000 at events 2, 5 and 5 again; then
 	// back one at a time to each of them, the two in one span told apart.
-	out := outputOf(run(t, f, "break addr 0x401000\nc\nc\nc\nrc\nrc\nrc\nc\n"))
+	out := outputOf(run(t, f, "break *0x401000\nc\nc\nc\nrc\nrc\nrc\nc\n"))
 	want := []string{
 		`^breakpoint 1: address 0x401000`,
 		`^#2 tid 2 breakpoint 1 at 0x401000`,
