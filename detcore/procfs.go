@@ -178,8 +178,9 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	m, g := procStatPath.FindStringSubmatch(path), procGlobalPath.FindStringSubmatch(path)
 	mi := procMountinfoPath.MatchString(path)
 	sc := procSchedPath.FindStringSubmatch(path)
-	mp := procMapsPath.MatchString(path)
-	if m == nil && g == nil && !mi && sc == nil && !mp {
+	mp := procMapsPath.FindStringSubmatch(path)
+	sm := procStatmPath.MatchString(path)
+	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -189,8 +190,10 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	switch {
 	case sc != nil:
 		content = e.normalizeSched(sc[3], content)
-	case mp:
-		content = e.files().normalizeMaps(content)
+	case mp != nil:
+		content = e.files().normalizeMaps(content, mp[3] == "smaps_rollup")
+	case sm:
+		content = normalizeStatm(content)
 	case mi:
 		content = normalizeMountinfo(content, e.files().vdevMinor)
 	case g != nil:

@@ -23,7 +23,7 @@ func TestNormalizeMountinfo(t *testing.T) {
 // TestNormalizeMaps: /proc/PID/maps shows the device and inode stat
 // shows (virtual inodes in order of first sight, minors of filesystems
 // without a device from 0x8000, block devices kept), the kernel's column
-// for the path, and smaps' counter lines untouched.
+// for the path, and smaps' counters of the mapping itself untouched.
 func TestNormalizeMaps(t *testing.T) {
 	in := "555555554000-555555555000 r--p 00000000 00:2a 1022                       /tmp/x/a b\n" +
 		"555555555000-555555556000 r-xp 00001000 fe:01 393220                     /usr/bin/cat\n" +
@@ -38,7 +38,41 @@ func TestNormalizeMaps(t *testing.T) {
 		"7ffff7fc8000-7ffff7fca000 r-xp 00000000 00:00 0                          [vdso]\n" +
 		"555555556000-555555557000 r--p 00002000 00:8000 1000                     /tmp/x/a b\n"
 	e := &Engine{}
-	if got := string(e.files().normalizeMaps([]byte(in))); got != want {
+	if got := string(e.files().normalizeMaps([]byte(in), false)); got != want {
 		t.Errorf("normalizeMaps:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestSmapsCounters: smaps' counters of resident pages read 0 kB,
+// smaps_rollup's totals are status's, the mapping's own sizes and flags
+// are kept, and statm's resident and shared pages are status's.
+func TestSmapsCounters(t *testing.T) {
+	in := "7ffff7dd2000-7ffff7dd5000 rw-p 00000000 00:00 0 \n" +
+		"Size:                 12 kB\n" +
+		"KernelPageSize:        4 kB\n" +
+		"Rss:                   8 kB\n" +
+		"Pss:                   3 kB\n" +
+		"Anonymous:             8 kB\n" +
+		"THPeligible:           0\n" +
+		"VmFlags: rd wr mr mw me ac \n"
+	want := "7ffff7dd2000-7ffff7dd5000 rw-p 00000000 00:00 0 \n" +
+		"Size:                 12 kB\n" +
+		"KernelPageSize:        4 kB\n" +
+		"Rss:                   0 kB\n" +
+		"Pss:                   0 kB\n" +
+		"Anonymous:             0 kB\n" +
+		"THPeligible:           0\n" +
+		"VmFlags: rd wr mr mw me ac \n"
+	e := &Engine{}
+	if got := string(e.files().normalizeMaps([]byte(in), false)); got != want {
+		t.Errorf("smaps:\n%s\nwant:\n%s", got, want)
+	}
+	rollup := "555555554000-7ffffffff000 ---p 00000000 00:00 0                          [rollup]\nRss:                 426 kB\nPss:                 417 kB\nPss_Dirty:            84 kB\nAnonymous:            84 kB\n"
+	wantRollup := "555555554000-7ffffffff000 ---p 00000000 00:00 0                          [rollup]\nRss:                1024 kB\nPss:                1024 kB\nPss_Dirty:             0 kB\nAnonymous:           512 kB\n"
+	if got := string(e.files().normalizeMaps([]byte(rollup), true)); got != wantRollup {
+		t.Errorf("smaps_rollup:\n%s\nwant:\n%s", got, wantRollup)
+	}
+	if got, want := string(normalizeStatm([]byte("770 107 92 5 0 123 0\n"))), "770 256 128 5 0 123 0\n"; got != want {
+		t.Errorf("statm: %q, want %q", got, want)
 	}
 }

@@ -102,3 +102,23 @@ func TestProcSchedStable(t *testing.T) {
 		}
 	}
 }
+
+// TestProcMemoryStable: /proc/self/smaps_rollup, statm and smaps count
+// the pages of each mapping that are resident, which the page cache and
+// the host's other processes (Pss divides a page among all its sharers)
+// decide: they read the same on every run, the totals those of
+// /proc/self/status.
+func TestProcMemoryStable(t *testing.T) {
+	argv := tool("sh", "-c", "cat /proc/self/smaps_rollup /proc/self/statm /proc/self/smaps")(t)
+	first := hermitRun(t, nil, argv)
+	out := string(first.Stdout)
+	if first.Exit != 0 || !regexp.MustCompile(`(?m)^Rss: +1024 kB\nPss: +1024 kB$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^\d+ 256 128 \d+ 0 \d+ 0$`).MatchString(out) || !strings.Contains(out, "Size:") {
+		t.Fatalf("hermit run: want smaps_rollup's Rss and Pss as status's VmRSS (1024 kB), statm's resident and shared pages as status's, then smaps; %s", describe(first))
+	}
+	for i := 2; i <= 3; i++ {
+		if r := hermitRun(t, nil, argv); string(r.Stdout) != out {
+			t.Errorf("hermit run %d differs from run 1 at %s", i, firstDiff(first.Stdout, r.Stdout))
+		}
+	}
+}
