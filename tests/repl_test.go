@@ -177,3 +177,18 @@ func TestREPLGoingBackRepeatsNothing(t *testing.T) {
 		t.Errorf("the program's first line was written, though every run stopped before its write:\n%s", out)
 	}
 }
+
+// TestREPLExAfterTrace: --ex runs a command and exits, given before or
+// after TRACE (gdb takes its options either side of the program).
+func TestREPLExAfterTrace(t *testing.T) {
+	dir, _ := recordThreads(t)
+	for _, args := range [][]string{
+		{"replay", "--ex", "goto end", dir},
+		{"replay", dir, "--ex", "goto end"},
+	} {
+		r := testenv.Run(t, clientTimeout, testenv.Hermit(t), args...)
+		if r.Exit != 0 || !regexp.MustCompile(`(?m)^#\d+ tid \d+ exit_group\(\d+\) = \?`).Match(r.Stdout) {
+			t.Errorf("hermit %s: want exit 0 and the last event, the exit_group; %s", strings.Join(args, " "), describe(r))
+		}
+	}
+}

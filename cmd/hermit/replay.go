@@ -85,8 +85,20 @@ Flags:
 	fs.BoolVar(&summary, "summary", false, "with --autopilot: print threads, processes, syscalls, ptrace stops, turns and the schedule digest to stderr, as 'hermit record --summary' does; the digest is the recording's")
 	fs.StringVar(&debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision, rsp every packet of the GDB protocol")
 	fs.StringVar(&cpu, "cpu", replayCPUDefault(), "pin hermit and the guest to one CPU: `recorded` (the one the recording ran on, if this machine lets hermit use it; else first), first, auto, a CPU number, or none; $HERMIT_CPU sets the default")
-	if done, code := parseFlags(fs, args); done {
-		return code
+	// Flags may come after TRACE too (hermit replay t --ex help).
+	var traces []string
+	for rest := args; ; {
+		if done, code := parseFlags(fs, rest); done {
+			return code
+		}
+		if rest = fs.Args(); len(rest) == 0 {
+			break
+		}
+		traces, rest = append(traces, rest[0]), rest[1:]
+	}
+	traceArg := ""
+	if len(traces) > 0 {
+		traceArg = traces[0]
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -101,7 +113,7 @@ Flags:
 		}
 	}
 	switch {
-	case fs.NArg() > 1:
+	case len(traces) > 1:
 		return usage("give at most one TRACE (gdb's arguments go after --)")
 	case modes > 1:
 		return usage("--autopilot, --gdb-port and --gdb exclude each other")
@@ -125,14 +137,14 @@ Flags:
 		return usage("%v", err)
 	}
 	if modes == 0 {
-		return runREPL(replConfig{trace: fs.Arg(0), cpu: pin, exs: exs, batch: batch})
+		return runREPL(replConfig{trace: traceArg, cpu: pin, exs: exs, batch: batch})
 	}
 	if !autopilot {
 		if set["gdb-host"] && !isLoopback(host) {
 			fmt.Fprintf(os.Stderr, "hermit: warning: listening on %s: whoever reaches that address controls the replay and reads the recording's memory and files\n", host)
 		}
 		cfg := serveConfig{
-			trace: fs.Arg(0), host: host, port: gdbPort, keepListening: keep,
+			trace: traceArg, host: host, port: gdbPort, keepListening: keep,
 			onProcess: onProcess, gotoEvent: gotoEvent, hasGoto: set["goto"], cpu: pin,
 		}
 		if debug == "rsp" {
@@ -145,7 +157,7 @@ Flags:
 		}
 		return serveGDB(cfg)
 	}
-	dir, err := trace.Resolve(trace.DefaultDir(), fs.Arg(0))
+	dir, err := trace.Resolve(trace.DefaultDir(), traceArg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit replay: %v\n", err)
 		return exitHermit
