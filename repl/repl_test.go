@@ -259,6 +259,18 @@ func TestResultOfTheCallStoodBefore(t *testing.T) {
 	})
 }
 
+// TestNoResultGoingBack: a move backwards from a stop before a call does
+// not make the call: no line with its result.
+func TestNoResultGoingBack(t *testing.T) {
+	f := newFakeSession()
+	f.results = map[uint64]int64{1: 5, 2: -2}
+	out := outputOf(run(t, f, "goto 2\ngoto 1\n"))
+	expectLines(t, out, []string{
+		`^#2 tid 3 write\(1, "hello", 5\) = \?$`,
+		`^#1 tid 2 write\(1, "hello", 5\) = \?$`,
+	})
+}
+
 func TestEvents(t *testing.T) {
 	out := outputOf(run(t, newFakeSession(), "events 0 6\nevents 99\nevents x\n"))
 	expectLines(t, out, []string{

@@ -74,13 +74,14 @@ func (r *REPL) boundaryBefore(before uint64, nth int, ok func(Event) bool) (uint
 }
 
 // report prints a stop and remembers its thread as current. The call the
-// replay stood before at the last stop, if it has been made since, gets a
-// line with its result first.
+// replay stood before at the last stop, if it has been made since (the
+// stop is past its event: not a move backwards, nor a step before it),
+// gets a line with its result first.
 func (r *REPL) report(st Stop, err error) error {
 	if err != nil {
 		return err
 	}
-	if b := r.before; b != nil && (st.Event != b.N || st.Kind != StopEvent) {
+	if b := r.before; b != nil && st.Event > b.N {
 		if v, ok := r.s.Result(b.N); ok {
 			r.printf("#%d %s returned %s\n", b.N, abi.SyscallName(b.Nr), strace.FormatResult(strace.Call{Nr: b.Nr, Done: true, Result: v}))
 		}
