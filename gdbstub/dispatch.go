@@ -38,6 +38,7 @@ var commands = []command{
 	{"QEnableErrorStrings", false, ok},
 	{"QPassSignals", false, ok},
 	{"QProgramSignals", false, ok},
+	{"QCatchSyscalls", false, (*session).catchSyscalls},
 	{"qHostInfo", false, (*session).hostInfo},
 	{"qProcessInfo", true, (*session).processInfo},
 	{"qAttached", false, reply("1")},

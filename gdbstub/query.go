@@ -31,6 +31,9 @@ func (s *session) qSupported(r *request) []byte {
 	if _, ok := s.t.(Reverser); ok {
 		b.WriteString(";ReverseContinue+;ReverseStep+")
 	}
+	if _, ok := s.t.(SyscallCatcher); ok {
+		b.WriteString(";QCatchSyscalls+")
+	}
 	if s.multiprocess {
 		b.WriteString(";multiprocess+")
 	}
@@ -38,6 +41,37 @@ func (s *session) qSupported(r *request) []byte {
 		b.WriteString(";binary-upload+")
 	}
 	return []byte(b.String())
+}
+
+// catchSyscalls answers QCatchSyscalls:0 (none), QCatchSyscalls:1 (all)
+// and QCatchSyscalls:1;NR;... (those, in hex).
+func (s *session) catchSyscalls(r *request) []byte {
+	sc, ok := s.t.(SyscallCatcher)
+	if !ok {
+		return nil
+	}
+	f := strings.Split(strings.TrimPrefix(r.args, ":"), ";")
+	var nrs []int
+	for _, x := range f[1:] {
+		n, err := strconv.ParseUint(x, 16, 16)
+		if err != nil {
+			return errReply
+		}
+		nrs = append(nrs, int(n))
+	}
+	switch {
+	case f[0] == "0" && len(nrs) == 0:
+		if err := sc.CatchSyscalls(false, nil); err != nil {
+			return s.refused(err)
+		}
+	case f[0] == "1":
+		if err := sc.CatchSyscalls(true, nrs); err != nil {
+			return s.refused(err)
+		}
+	default:
+		return errReply
+	}
+	return []byte("OK")
 }
 
 // startNoAck turns acknowledgments off, after this packet's own.

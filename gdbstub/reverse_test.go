@@ -78,16 +78,25 @@ func (r *reverseTarget) Checkpoints() []Checkpoint {
 	return out
 }
 
+// notAdvertised checks that a target without an optional interface does
+// not advertise feature in qSupported, and answers each of pkts with the
+// empty reply (unsupported).
+func notAdvertised(t *testing.T, feature string, pkts ...string) {
+	t.Helper()
+	plain := startServe(t, newFakeTarget(), Options{})
+	if got := plain.ask("qSupported:swbreak+"); strings.Contains(got, feature) {
+		t.Errorf("a target without the interface advertises %q", got)
+	}
+	for _, p := range pkts {
+		plain.expect(p, "")
+	}
+}
+
 // TestReverseFeatures: the reverse packets are advertised only by a
 // target that can run backwards; another answers bc and bs with the empty
 // reply (unsupported), as gdb expects.
 func TestReverseFeatures(t *testing.T) {
-	plain := startServe(t, newFakeTarget(), Options{})
-	if got := plain.ask("qSupported:swbreak+"); strings.Contains(got, "Reverse") {
-		t.Errorf("a forward-only target advertises %q", got)
-	}
-	plain.expect("bc", "")
-	plain.expect("bs", "")
+	notAdvertised(t, "Reverse", "bc", "bs")
 
 	rt := newReverseTarget()
 	c := startServeTarget(t, rt, Options{})

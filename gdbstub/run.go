@@ -60,6 +60,10 @@ func (s *session) stopReply(st Stop) []byte {
 		b = fmt.Appendf(b, "thread:%s;", s.threadID(tid))
 	}
 	switch st.Kind {
+	case StopSyscallEntry:
+		b = fmt.Appendf(b, "syscall_entry:%x;", st.Syscall)
+	case StopSyscallReturn:
+		b = fmt.Appendf(b, "syscall_return:%x;", st.Syscall)
 	case StopBreakpoint:
 		if st.Hardware {
 			b = append(b, "hwbreak:;"...)

@@ -110,6 +110,10 @@ const (
 	StopExited
 	// StopKilled: the process was killed by signal Signal.
 	StopKilled
+	// StopSyscallEntry: thread Tid is about to make syscall Syscall (a
+	// SyscallCatcher's stop); StopSyscallReturn: it has just made it.
+	StopSyscallEntry
+	StopSyscallReturn
 )
 
 // Stop describes where the target stopped.
@@ -129,6 +133,18 @@ type Stop struct {
 	ExitCode int
 	// Begin: a reverse command reached the start of the recording.
 	Begin bool
+	// Syscall is the syscall's number, for StopSyscallEntry and
+	// StopSyscallReturn.
+	Syscall int
+}
+
+// SyscallCatcher is a Target that can also stop at syscalls (gdb's catch
+// syscall, the QCatchSyscalls packet): Continue and, if it is a
+// Reverser, ReverseContinue stop at their entry and return.
+type SyscallCatcher interface {
+	// CatchSyscalls sets which syscalls stop the target: none (on
+	// false), every one (nrs empty) or those numbered nrs.
+	CatchSyscalls(on bool, nrs []int) error
 }
 
 // Registers is an x86-64 thread's register file.

@@ -21,6 +21,9 @@ func (t *GDBTarget) Close() error { return t.tl.Close() }
 // ReverseContinue implements gdbstub.Reverser. Stops in other processes
 // are passed by, as going forwards.
 func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
+	if t.catch.on {
+		return t.reverseCatching()
+	}
 	for {
 		st, err := t.tl.ReverseContinue()
 		if g, done, err := t.reverseEnd(err); done {

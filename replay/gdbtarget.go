@@ -44,6 +44,8 @@ type GDBTarget struct {
 	failure error
 	// where names the checkpoints the debugger described (Delve).
 	where map[int]string
+	// catch is what gdb's catch syscall asked for (gdbcatch.go).
+	catch syscallCatch
 }
 
 // Failure returns why the replay ended before the recording did (a
@@ -84,7 +86,7 @@ type TargetProcess struct {
 // NewGDBTarget debugs process p of s, a Session of rec's runs: it replays
 // to p.Event first.
 func NewGDBTarget(rec *Recording, s *Session, p TargetProcess) (*GDBTarget, error) {
-	t := &GDBTarget{s: s, tl: NewTimeline(s, TimelineOptions{}), rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}}
+	t := &GDBTarget{s: s, tl: NewTimeline(s, TimelineOptions{}), rec: rec, vpid: p.Vpid, start: p.Event, exe: p.Exe, proc: p, watches: map[gdbWatch]int{}, catch: syscallCatch{entry: -1}}
 	s.StopAtSignals(true)
 	if t.exe == "" {
 		t.exe = rec.Settings.Path
@@ -229,6 +231,9 @@ func (t *GDBTarget) ClearBreakpoint(kind gdbstub.BreakKind, addr uint64, size in
 
 // Continue implements gdbstub.Target.Continue.
 func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
+	if t.catch.on {
+		return t.continueCatching()
+	}
 	for {
 		st, err := t.tl.Continue()
 		if err != nil && st.Reason != ReasonExited {

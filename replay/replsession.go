@@ -45,12 +45,24 @@ type replEvent struct {
 // NewREPLSession reads rec's events and debugs s, a Session of its runs.
 // Continue and Stepi stop at the signals the recording delivers.
 func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
+	evs, err := readEvents(rec)
+	if err != nil {
+		return nil, err
+	}
+	rs := &REPLSession{s: s, tl: NewTimeline(s, TimelineOptions{}), rec: rec, evs: evs, files: map[string]openFile{}}
+	s.StopAtSignals(true)
+	s.CaptureResults()
+	return rs, nil
+}
+
+// readEvents reads the table of rec's events.
+func readEvents(rec *Recording) ([]replEvent, error) {
 	r, err := trace.Open(rec.Dir)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	rs := &REPLSession{s: s, tl: NewTimeline(s, TimelineOptions{}), rec: rec, evs: make([]replEvent, 0, r.Count()), files: map[string]openFile{}}
+	evs := make([]replEvent, 0, r.Count())
 	pidOf := map[int32]int32{}
 	// open maps a thread to its last syscall entry, until a recorded
 	// result of the same call comes.
@@ -67,15 +79,15 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 			switch {
 			case ev.Sysno >= 0 && ev.External:
 				e.kind = repl.EventHost
-				if i, ok := open[ev.Tid]; ok && rs.evs[i].nr == ev.Sysno {
-					rs.evs[i].aux, rs.evs[i].result = ev.Result, true
+				if i, ok := open[ev.Tid]; ok && evs[i].nr == ev.Sysno {
+					evs[i].aux, evs[i].result = ev.Result, true
 					delete(open, ev.Tid)
 				}
 			case ev.Sysno < 0:
 				e.kind = repl.EventHost
 			default:
 				e.kind, e.boundary = repl.EventSyscall, true
-				open[ev.Tid] = len(rs.evs)
+				open[ev.Tid] = len(evs)
 			}
 		case trace.KindSignal:
 			e.kind, e.nr = repl.EventSignal, ev.Signo
@@ -95,11 +107,9 @@ func NewREPLSession(rec *Recording, s *Session) (*REPLSession, error) {
 			pidOf[ev.Tid] = ev.Tid // the root's first thread
 		}
 		e.pid = pidOf[ev.Tid]
-		rs.evs = append(rs.evs, e)
+		evs = append(evs, e)
 	}
-	s.StopAtSignals(true)
-	s.CaptureResults()
-	return rs, nil
+	return evs, nil
 }
 
 // Len implements repl.Session.Len.

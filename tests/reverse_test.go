@@ -280,3 +280,39 @@ func TestReverseIntoLibrary(t *testing.T) {
 		}
 	})
 }
+
+// TestGDBCatchSyscall: gdb's catch syscall stops at each write's entry
+// and return going forwards (the return with the call's result in rax),
+// at the latest write's entry going backwards, and at the start when no
+// write comes before; forwards again from there it stops at the first
+// write, and the program's lines are printed once.
+func TestGDBCatchSyscall(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "lines.c", "-O0"), "3"})
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record lines: %s", describe(rec))
+	}
+	s := startReplay(t, dir)
+	line := "print ((char *)$rsi)[5]" // the digit of "line N\n"
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "catch syscall write", "continue", "continue", "print $rax",
+		"continue", line, "reverse-continue", line, "reverse-continue", "continue", line, "delete", "continue")
+	rep := s.wait(t)
+	noClientErrors(t, tr, regexp.MustCompile(`^No more reverse-execution history\.$`))
+	entry := regexp.MustCompile(`(?m)^Catchpoint 1 \(call to syscall write\), `)
+	mustMatch(t, entry, tr.out(t, "continue", 0), "continue to the first write's entry")
+	mustMatch(t, regexp.MustCompile(`(?m)^Catchpoint 1 \(returned from syscall write\), `), tr.out(t, "continue", 1), "continue to its return")
+	mustMatch(t, regexp.MustCompile(`(?m)^\$1 = 7$`), tr.out(t, "print $rax", 0), "its result")
+	mustMatch(t, entry, tr.out(t, "continue", 2), "continue to the second write's entry")
+	mustMatch(t, regexp.MustCompile(`(?m)^\$2 = 49 '1'$`), tr.out(t, line, 0), "the second write's line")
+	mustMatch(t, entry, tr.out(t, "reverse-continue", 0), "reverse-continue to the first write's entry")
+	mustMatch(t, regexp.MustCompile(`(?m)^\$3 = 48 '0'$`), tr.out(t, line, 1), "the first write's line")
+	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-continue", 1), "reverse-continue with no write before")
+	mustMatch(t, entry, tr.out(t, "continue", 3), "continue from the start to the first write")
+	mustMatch(t, regexp.MustCompile(`(?m)^\$4 = 48 '0'$`), tr.out(t, line, 2), "the first write's line again")
+	mustMatch(t, gdbExitedRE, tr.out(t, "continue", 4), "continue to the end")
+	checkServedRun(t, rec, rep)
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+}

@@ -49,9 +49,9 @@ saw; the program's files (executable, libraries) are served from the
 trace, so the debugger needs no local copy. A recording cannot change:
 writes to registers or memory are refused. Debuggers run backwards:
 gdb's reverse-continue, reverse-stepi, reverse-next, reverse-finish
-(watchpoints fire going backwards) and "monitor checkpoint"; Delve's
-rewind, rev next and checkpoints; the interactive debugger's
-reverse-continue, reverse-stepi and checkpoint. Going back replays
+(watchpoints and catch syscall fire going backwards) and "monitor
+checkpoint"; Delve's rewind, rev next and checkpoints; the interactive
+debugger's reverse-continue, reverse-stepi and checkpoint. Going back replays
 forwards, exactly, from a run kept paused before the place; the
 program's output is printed once.
 

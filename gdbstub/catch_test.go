@@ -1,0 +1,60 @@
+package gdbstub
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// catchTarget is a fake target that can catch syscalls.
+type catchTarget struct {
+	*fakeTarget
+	got []string // the CatchSyscalls calls
+}
+
+func (c *catchTarget) CatchSyscalls(on bool, nrs []int) error {
+	if len(nrs) > 0 && nrs[0] == 999 {
+		return errors.New("no syscall 999")
+	}
+	c.got = append(c.got, fmt.Sprint(on, nrs))
+	return nil
+}
+
+// TestCatchSyscalls: QCatchSyscalls+ is advertised by a target that can
+// catch syscalls only; its packet sets none, all or some (hex numbers),
+// a malformed one is an error, and a syscall stop tells gdb the entry or
+// the return and the call's number.
+func TestCatchSyscalls(t *testing.T) {
+	notAdvertised(t, "QCatchSyscalls", "QCatchSyscalls:1")
+
+	ct := &catchTarget{fakeTarget: newFakeTarget()}
+	var refused []string
+	c := startServeTarget(t, ct, Options{Refused: func(err error) { refused = append(refused, err.Error()) }})
+	if got := c.ask("qSupported:swbreak+"); !strings.Contains(got, ";QCatchSyscalls+") {
+		t.Errorf("qSupported: got %q, want QCatchSyscalls+", got)
+	}
+	for _, pw := range [][2]string{
+		{"1", "OK"}, {"1;1;e7", "OK"}, {"0", "OK"},
+		{"1;zz", "E01"}, {"2", "E01"}, {"0;1", "E01"}, {"1;3e7", "E01"},
+	} {
+		c.expect("QCatchSyscalls:"+pw[0], pw[1])
+	}
+	if got, want := strings.Join(ct.got, " "), "true [] true [1 231] false []"; got != want {
+		t.Errorf("CatchSyscalls calls: %s, want %s", got, want)
+	}
+	if len(refused) != 1 || refused[0] != "no syscall 999" {
+		t.Errorf("Options.Refused heard %q, want the target's error", refused)
+	}
+	ct.stops = []Stop{
+		{Kind: StopSyscallEntry, Tid: 0x1240, Syscall: 1},
+		{Kind: StopSyscallReturn, Tid: 0x1240, Syscall: 0xe7},
+	}
+	c.expect("Hc-1", "OK")
+	if got := c.ask("c"); !strings.HasPrefix(got, "T05") || !strings.Contains(got, "thread:1240;syscall_entry:1;") {
+		t.Errorf("c at a syscall's entry: %q, want T05 with thread:1240;syscall_entry:1;", got)
+	}
+	if got := c.ask("c"); !strings.Contains(got, "syscall_return:e7;") {
+		t.Errorf("c at a syscall's return: %q, want syscall_return:e7;", got)
+	}
+}
