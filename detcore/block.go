@@ -381,7 +381,9 @@ func (e *Engine) describeBlocked() string {
 				desc = "spinning at " + where(st, t.tid, t.spinAt)
 			}
 			if t.block.kind == bkFutex {
-				desc += fmt.Sprintf("(%#x)", t.block.key.addr)
+				// The address it waits at, as strace shows it (a
+				// shared word's key has its offset in the object).
+				desc += fmt.Sprintf("(%#x)", t.regs.Rdi)
 			}
 		}
 		parts = append(parts, fmt.Sprintf("thread %d %s", t.vtid, desc))

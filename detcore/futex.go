@@ -34,6 +34,19 @@ func (e *Engine) keyFor(t *thread, addr uint64, private bool) futexKey {
 	return sk
 }
 
+// forgetSharedKeys drops keyFor's look-ups in address space mm: a shared
+// mapping it is about to make may take the place of one it unmapped (the
+// filter lets munmap through), whose words would keep the old object's
+// keys (multiprocessing's semaphores, mapped again at one address for
+// each new one).
+func (e *Engine) forgetSharedKeys(mm *addrSpace) {
+	for k := range e.sharedKeys {
+		if k.mm == mm {
+			delete(e.sharedKeys, k)
+		}
+	}
+}
+
 // sysFutex emulates futex(2): waiters park in the engine, in FIFO order per
 // word, and wakes pick them deterministically.
 func sysFutex(e *Engine, t *thread) {

@@ -60,6 +60,7 @@ func sysMmap(e *Engine, t *thread) {
 	if t.regs.Arg(3)&mapShared != 0 {
 		t.proc.mm.shared = true
 		t.proc.mm.sharedWrite = t.proc.mm.sharedWrite || t.regs.Arg(2)&protWrite != 0
+		e.forgetSharedKeys(t.proc.mm)
 	}
 }
 
@@ -68,6 +69,7 @@ func sysShmat(e *Engine, t *thread) {
 	t.policy = false
 	t.proc.mm.shared = true
 	t.proc.mm.sharedWrite = t.proc.mm.sharedWrite || t.regs.Arg(2)&shmRdonly == 0
+	e.forgetSharedKeys(t.proc.mm)
 }
 
 // sharesMemory reports whether t and u may share memory.

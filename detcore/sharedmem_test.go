@@ -48,10 +48,22 @@ func TestSharedMappingMarks(t *testing.T) {
 	} {
 		th := &thread{proc: &process{mm: &addrSpace{}}, policy: true}
 		th.regs.Rdi, th.regs.Rsi, th.regs.Rdx, th.regs.R10 = c.args[0], c.args[1], c.args[2], c.args[3]
-		c.handler(nil, th)
+		// The futex keys looked up in its address space go with a
+		// shared mapping (it may take an unmapped one's place); another
+		// address space's stay.
+		other := &addrSpace{}
+		mine, theirs := futexKey{mm: th.proc.mm, addr: 0x1000}, futexKey{mm: other, addr: 0x1000}
+		e := &Engine{sharedKeys: map[futexKey]futexKey{mine: {addr: 8, ino: 1}, theirs: {addr: 8, ino: 2}}}
+		c.handler(e, th)
 		if th.proc.mm.shared != c.shared || th.proc.mm.sharedWrite != c.write || th.policy {
 			t.Errorf("%s: shared %v, writable %v, scheduling point %v; want %v, %v, false",
 				c.name, th.proc.mm.shared, th.proc.mm.sharedWrite, th.policy, c.shared, c.write)
+		}
+		if _, kept := e.sharedKeys[mine]; kept == c.shared {
+			t.Errorf("%s: its futex key look-up kept: %v, want %v", c.name, kept, !c.shared)
+		}
+		if _, kept := e.sharedKeys[theirs]; !kept {
+			t.Errorf("%s: another address space's futex key look-up dropped", c.name)
 		}
 	}
 }

@@ -110,6 +110,9 @@ func TestCompletion(t *testing.T) {
 		// Through hermit's code in the guest: its slow path for the
 		// reads of a patched read site.
 		{"a signal interrupts a read of an empty pipe", cGuest("pipe_signal.c"), 0, "read 0: -1 (Interrupted system call), handler ran 1 times\nread 1: -1 (Interrupted system call), handler ran 2 times\n"},
+		// multiprocessing's semaphores: a futex word shared with a child,
+		// in a new mapping where the last one was.
+		{"a shared futex mapped again at one address", cGuest("futex_remap.c"), 0, "round 1: the child woke 1\nround 1: the parent woke, the same mapping\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
 		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
 		{"exec from a non-leader thread", cGuest("exec_threads.c"), 3, "after exec from a thread: pid == tid: yes\n"},
