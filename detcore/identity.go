@@ -162,13 +162,55 @@ func sysGetcpu(e *Engine, t *thread) {
 // sysSchedGetaffinity reports the guest's CPUs (Config.CPUs), whatever the
 // host has.
 func sysSchedGetaffinity(e *Engine, t *thread) {
-	if t.regs.Rsi < 8 {
+	u := e.affinityOf(t)
+	switch {
+	case u == nil:
+		t.emulate(-abi.ESRCH)
+		return
+	case t.regs.Rsi < 8 || t.regs.Rsi%8 != 0:
 		t.emulate(-abi.EINVAL)
 		return
 	}
+	mask := abi.CPUMask(e.cpus())
+	if u.affinity != 0 {
+		mask &= u.affinity
+	}
 	var b [8]byte
-	putLE64(b[:], abi.CPUMask(e.cpus()))
+	putLE64(b[:], mask)
 	e.reply(t, t.regs.Rdx, b[:], 8)
+}
+
+// sysSchedSetaffinity keeps the mask for the thread it names (its
+// threads run on hermit's one CPU whatever it says), which must hold one
+// of the guest's CPUs.
+func sysSchedSetaffinity(e *Engine, t *thread) {
+	u := e.affinityOf(t)
+	if u == nil {
+		t.emulate(-abi.ESRCH)
+		return
+	}
+	var b [8]byte
+	n := min(t.regs.Rsi, 8)
+	if e.t.ReadMem(t.tid, t.regs.Rdx, b[:n]) != nil {
+		t.emulate(-abi.EFAULT)
+		return
+	}
+	mask := le64(b[:]) & abi.CPUMask(e.cpus())
+	if mask == 0 {
+		t.emulate(-abi.EINVAL)
+		return
+	}
+	u.affinity = mask
+	t.emulate(0)
+}
+
+// affinityOf finds the thread a sched_*affinity call names (0: the
+// caller), or nil.
+func (e *Engine) affinityOf(t *thread) *thread {
+	if pid := int32(t.regs.Rdi); pid != 0 {
+		return e.threadByVtid(int(pid))
+	}
+	return t
 }
 
 // RUSAGE_CHILDREN and RUSAGE_THREAD from <linux/resource.h>.

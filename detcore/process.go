@@ -75,6 +75,7 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 	}
 	// PR_SET_TSC, the seccomp filters and no_new_privs are inherited.
 	child.tscMode, child.seccompMode, child.noNewPrivs = t.tscMode, t.seccompMode, t.noNewPrivs
+	child.affinity = t.affinity
 	// A thread of a program whose threads compute rather than spin
 	// starts with its creator's longer examination budget (spin.go),
 	// not a spinner's short one.

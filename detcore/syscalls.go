@@ -60,7 +60,7 @@ var policy = map[int]handler{
 	abi.SYS_SYSINFO:           sysSysinfo,
 	abi.SYS_GETCPU:            sysGetcpu,
 	abi.SYS_SCHED_GETAFFINITY: sysSchedGetaffinity,
-	abi.SYS_SCHED_SETAFFINITY: func(e *Engine, t *thread) { t.emulate(0) },
+	abi.SYS_SCHED_SETAFFINITY: sysSchedSetaffinity,
 	abi.SYS_GETRUSAGE:         sysGetrusage,
 	// rseq would let the kernel write the host CPU into guest memory
 	// (glibc's sched_getcpu reads it); without it glibc asks getcpu. The

@@ -100,6 +100,9 @@ type thread struct {
 	exitSig int
 	// kernelSig is a signal raiseAsKernel sent t, not yet delivered.
 	kernelSig int
+	// affinity is the CPU mask sched_setaffinity gave t (0: every CPU
+	// the guest has); its threads and children inherit it.
+	affinity uint64
 	// sig is a signal to deliver on the next resume.
 	sig int
 

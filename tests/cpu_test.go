@@ -67,3 +67,23 @@ func TestCPUView(t *testing.T) {
 	rec.Stderr, rep.Stderr = guestStderr(rec.Stderr), guestStderr(rep.Stderr)
 	sameRun(t, "replay", rec, rep)
 }
+
+// TestAffinity: sched_getaffinity and sched_setaffinity answer as the
+// kernel of a machine with as many CPUs as --num-cpus says: errors for a
+// thread that does not exist, an empty mask or a bad size, and a mask
+// set is read back and inherited.
+func TestAffinity(t *testing.T) {
+	t.Parallel()
+	if runtime.NumCPU() > 64 {
+		testenv.Skip(t, "--num-cpus goes up to 64; this machine has more CPUs")
+	}
+	argv := cGuest("affinity.c")(t)
+	nat := native(t, argv)
+	if nat.Exit != 0 {
+		t.Fatalf("native run: %s", describe(nat))
+	}
+	r := hermitRun(t, []string{"--num-cpus", fmt.Sprint(runtime.NumCPU())}, argv)
+	if d := firstDiff(nat.Stdout, r.Stdout); d != "" || r.Exit != 0 {
+		t.Errorf("hermit run --num-cpus %d: stdout differs from the native run's at %s; %s", runtime.NumCPU(), d, describe(r))
+	}
+}
