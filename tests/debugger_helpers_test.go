@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -149,6 +150,20 @@ func (s *stub) wait(t *testing.T) testenv.Result {
 		t.Fatalf("%s still running %v after the debugger ended; stderr:\n%s", strings.Join(s.cmd.Args, " "), exitTimeout, s.stderr.Bytes())
 	}
 	return testenv.Result{Stdout: s.stdout.Bytes(), Stderr: s.stderr.Bytes(), Exit: s.exit}
+}
+
+// halfPacketAndGo is a debugger that connects to addr, sends half a
+// packet and goes away.
+func halfPacketAndGo(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte("+$qSupported:multiprocess+;swbr")); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
 }
 
 // step is one debugger command and what the debugger printed for it.

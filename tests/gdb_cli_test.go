@@ -157,14 +157,7 @@ func TestGDBDisconnectMidPacket(t *testing.T) {
 	if len(processesRunning(t, threadsBinary(t))) == 0 {
 		t.Fatal("no guest process while the replay waits for a debugger: the check below would prove nothing")
 	}
-	conn, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Write([]byte("+$qSupported:multiprocess+;swbr")); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close()
+	halfPacketAndGo(t, s.addr)
 	res := s.wait(t)
 	if res.Exit != 125 || !strings.Contains(string(res.Stderr), "hermit replay: the debugger went away at event ") {
 		t.Errorf("hermit replay after the debugger left: exit %d, want 125 and a line saying the debugger went away\n%s", res.Exit, res.Stderr)

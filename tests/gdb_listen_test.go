@@ -1,13 +1,11 @@
 package tests
 
 import (
-	"net"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
@@ -141,14 +139,7 @@ func TestKeepListeningAfterDisconnect(t *testing.T) {
 	dir, rec := recordThreads(t)
 	g := parseGuest(t, rec.Stdout)
 	s := startReplay(t, dir, "--keep-listening")
-	conn, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Write([]byte("+$qSupported:multiprocess+;swbr")); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close()
+	halfPacketAndGo(t, s.addr)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue")
 	rep := s.wait(t)
 	noClientErrors(t, tr, nil)

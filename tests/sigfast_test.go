@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,16 +26,7 @@ import (
 func TestOutsideSignalLeavesHermitCode(t *testing.T) {
 	const want = "100 signals, 0 inside hermit's code\n"
 	argv := cGuest("sigfast.c", "100")(t)
-	cmd := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := startHermitRun(t, argv, nil)
 	done := make(chan error, 1)
 	var rest bytes.Buffer
 	go func() {
@@ -76,21 +68,9 @@ func TestOutsideSignalLeavesHermitCode(t *testing.T) {
 func TestOutsideSignalInterruptsRead(t *testing.T) {
 	const want = "read stdin: -1 (Interrupted system call), handler ran 1 times\n"
 	argv := cGuest("pipe_signal.c", "stdin")(t)
-	cmd := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe() // open, never written: the read waits
-	if err != nil {
-		t.Fatal(err)
-	}
+	var stdin io.WriteCloser // open, never written: the read waits
+	cmd, out, stderr := startHermitRun(t, argv, &stdin)
 	defer stdin.Close()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	done := make(chan string, 1)
 	go func() {
 		r := bufio.NewReader(out)
@@ -115,6 +95,30 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
+}
+
+// startHermitRun starts `hermit run` of argv, its stdout a pipe read
+// from out, its stderr kept; with stdin set, its stdin a pipe too.
+func startHermitRun(t *testing.T, argv []string, stdin *io.WriteCloser) (*exec.Cmd, io.Reader, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if stdin != nil {
+		w, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*stdin = w
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, stderr
 }
 
 // guestPid finds the host pid of the process that runs argv (its argv[0]
