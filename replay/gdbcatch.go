@@ -147,7 +147,7 @@ func (t *GDBTarget) reverseCatching() (gdbstub.Stop, error) {
 			break
 		}
 	}
-	g, err := t.reverseBreaks()
+	g, err := t.reverseToBreak()
 	switch {
 	case errors.Is(err, gdbstub.ErrNoHistory) && found:
 		return t.gotoEntry(latest)
@@ -158,14 +158,6 @@ func (t *GDBTarget) reverseCatching() (gdbstub.Stop, error) {
 		return t.gotoEntry(latest)
 	}
 	return g, nil
-}
-
-// reverseBreaks is ReverseContinue without syscalls caught.
-func (t *GDBTarget) reverseBreaks() (gdbstub.Stop, error) {
-	on := t.catch.on
-	t.catch.on = false
-	defer func() { t.catch.on = on }()
-	return t.ReverseContinue()
 }
 
 // gotoEntry brings the replay to the entry of event n's syscall.

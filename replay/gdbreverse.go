@@ -24,6 +24,12 @@ func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
 	if t.catch.on {
 		return t.reverseCatching()
 	}
+	return t.reverseToBreak()
+}
+
+// reverseToBreak goes back to the latest stop of the process's
+// breakpoints, watchpoints and signals.
+func (t *GDBTarget) reverseToBreak() (gdbstub.Stop, error) {
 	for {
 		st, err := t.tl.ReverseContinue()
 		if g, done, err := t.reverseEnd(err); done {
