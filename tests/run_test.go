@@ -113,6 +113,10 @@ func TestCompletion(t *testing.T) {
 		// multiprocessing's semaphores: a futex word shared with a child,
 		// in a new mapping where the last one was.
 		{"a shared futex mapped again at one address", cGuest("futex_remap.c"), 0, "round 1: the child woke 1\nround 1: the parent woke, the same mapping\n"},
+		// Go's sysmon against a goroutine that stops the world in a
+		// loop: a waker that keeps its turn past a futex wake takes the
+		// scheduler's lock back before the woken thread runs.
+		{"go stop-the-world in a loop", goGuest("gostw"), 0, "gostw: the main goroutine saw 100 stops of the world: true\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
 		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
 		{"exec from a non-leader thread", cGuest("exec_threads.c"), 3, "after exec from a thread: pid == tid: yes\n"},
