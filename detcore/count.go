@@ -66,7 +66,7 @@ func (e *Engine) schedPoint(t *thread) {
 		// The waiter is looked at when the next pick goes round.
 		e.streak = max(e.streak, e.cfg.Timeslice)
 	}
-	t.counting = wakes || e.nearWaiting(t) > 0 || timed && (deadline <= e.clock || e.signalTimerArmed())
+	t.counting = wakes || e.nearWaiting(t) > 0 || timed && (deadline <= e.clock || e.signalTimerArmed()) || e.cpuTimerOn(t)
 	t.clockLimit = e.clockLimit(others, deadline, timed)
 }
 
@@ -83,6 +83,18 @@ func (e *Engine) schedPoint(t *thread) {
 func (e *Engine) signalTimerArmed() bool {
 	for _, tm := range e.timers {
 		if tm.deadline >= 0 && tm.signals() {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuTimerOn reports whether a timer that sends a signal counts t's CPU
+// time (its own clock's, or its process's): that time moves only at t's
+// scheduling points, so t counts its calls for the timer to come due.
+func (e *Engine) cpuTimerOn(t *thread) bool {
+	for _, tm := range e.timers {
+		if tm.cpu != nil && tm.deadline >= 0 && tm.signals() && tm.proc == t.proc && (tm.cpu.thread == nil || tm.cpu.thread == t) {
 			return true
 		}
 	}

@@ -25,54 +25,70 @@ func (p *process) cpuTime() int64 {
 	return ns
 }
 
-// cpuClock returns the value of CPU-time clock id as thread t reads it,
-// and whether id is such a clock: CLOCK_PROCESS_CPUTIME_ID,
+// cpuSource is a CPU-time clock: a thread's, or (thread nil) a process's.
+type cpuSource struct {
+	proc   *process
+	thread *thread
+}
+
+// ns returns the clock's value: a thread that has exited keeps the time
+// it had.
+func (c cpuSource) ns() int64 {
+	if c.thread != nil {
+		return c.thread.cpu
+	}
+	return c.proc.cpuTime()
+}
+
+// cpuClock returns the CPU-time clock id names as thread t reads it, and
+// whether id is such a clock: CLOCK_PROCESS_CPUTIME_ID,
 // CLOCK_THREAD_CPUTIME_ID or one clock_getcpuclockid and
 // pthread_getcpuclockid make (~pid << 3 | which, with 4 for a thread;
-// pid 0 is the caller). ok and found false: a clock of no such process.
-func (e *Engine) cpuClock(t *thread, id int) (ns int64, cpu, found bool) {
+// pid 0 is the caller). cpu true and found false: a clock of no such
+// process or thread.
+func (e *Engine) cpuClock(t *thread, id int) (src cpuSource, cpu, found bool) {
 	switch {
 	case id == clockProcessCputime:
-		return t.proc.cpuTime(), true, true
+		return cpuSource{proc: t.proc}, true, true
 	case id == clockThreadCputime:
-		return t.cpu, true, true
+		return cpuSource{proc: t.proc, thread: t}, true, true
 	case id >= 0 || id&3 == 3:
-		return 0, false, false // not a CPU clock (3: a descriptor's)
+		return cpuSource{}, false, false // not a CPU clock (3: a descriptor's)
 	}
 	pid := ^(id >> 3)
 	if id&4 != 0 {
 		if pid == 0 {
-			return t.cpu, true, true
+			return cpuSource{proc: t.proc, thread: t}, true, true
 		}
 		for _, o := range e.order {
 			if o.vtid == pid {
-				return o.cpu, true, true
+				return cpuSource{proc: o.proc, thread: o}, true, true
 			}
 		}
-		return 0, true, false
+		return cpuSource{}, true, false
 	}
 	if pid == 0 {
-		return t.proc.cpuTime(), true, true
+		return cpuSource{proc: t.proc}, true, true
 	}
 	for _, o := range e.order {
 		if o.proc.vpid == pid {
-			return o.proc.cpuTime(), true, true
+			return cpuSource{proc: o.proc}, true, true
 		}
 	}
-	return 0, true, false
+	return cpuSource{}, true, false
 }
 
 // cpuClockGettime answers clock_gettime of a CPU-time clock, and reports
 // whether the clock was one.
 func cpuClockGettime(e *Engine, t *thread) bool {
-	ns, cpu, found := e.cpuClock(t, int(int32(t.regs.Rdi)))
+	src, cpu, found := e.cpuClock(t, int(int32(t.regs.Rdi)))
 	switch {
 	case !cpu:
 		return false
 	case !found:
 		t.emulate(-abi.EINVAL)
 	default:
-		e.reply(t, t.regs.Rsi, timespecBytes(ns), 0)
+		e.reply(t, t.regs.Rsi, timespecBytes(src.ns()), 0)
 	}
 	return true
 }

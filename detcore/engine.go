@@ -35,6 +35,9 @@ type Engine struct {
 	// it has had.
 	last   *thread
 	streak int
+	// wokeBy is the thread whose futex wake woke a waiter since the last
+	// pick (wokeWaiters): its turn ends.
+	wokeBy *thread
 	chaos  chaosState // chaos.go
 	// running is the thread resumed last; nil when none runs.
 	running *thread

@@ -267,7 +267,8 @@ func (e *Engine) foldFutexes(c *ClockPage) {
 	if c.futex.mm == nil {
 		return
 	}
-	e.futexWake(futexKey{mm: c.futex.mm, addr: addr}, n, abi.FUTEX_BITSET_ANY)
+	// The thread that left it ran last (one runs at a time).
+	e.wokeWaiters(e.last, e.futexWake(futexKey{mm: c.futex.mm, addr: addr}, n, abi.FUTEX_BITSET_ANY))
 }
 
 // futexSite has the site of t's trapped private futex call patched to

@@ -96,13 +96,13 @@ func sysFutex(e *Engine, t *thread) {
 			onTimeout: emulateResult(-abi.ETIMEDOUT)})
 	case abi.FUTEX_WAKE:
 		e.futexSite(t)
-		t.emulate(int64(e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY)))
+		t.emulate(int64(e.wokeWaiters(t, e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY))))
 	case abi.FUTEX_WAKE_BITSET:
 		if uint32(r.R9) == 0 {
 			t.emulate(-abi.EINVAL)
 			return
 		}
-		t.emulate(int64(e.futexWake(key, int(val), uint32(r.R9))))
+		t.emulate(int64(e.wokeWaiters(t, e.futexWake(key, int(val), uint32(r.R9)))))
 	case abi.FUTEX_REQUEUE, abi.FUTEX_CMP_REQUEUE:
 		if cmd == abi.FUTEX_CMP_REQUEUE {
 			cur, ok := e.readU32(t, uaddr)
@@ -118,11 +118,13 @@ func sysFutex(e *Engine, t *thread) {
 		// Both return the waiters woken plus those requeued, as the
 		// kernel's futex_requeue does (futex(2) says only the woken for
 		// FUTEX_REQUEUE; the kernel counts both).
-		woken := e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY)
+		woken := e.wokeWaiters(t, e.futexWake(key, int(val), abi.FUTEX_BITSET_ANY))
 		moved := e.futexRequeue(key, key2, int(int32(r.R10)))
 		t.emulate(int64(woken + moved))
 	case abi.FUTEX_WAKE_OP:
-		t.emulate(e.futexWakeOp(t, key, key2, r.R8, int(val), int(int32(r.R10)), uint32(r.R9)))
+		woken := e.futexWakeOp(t, key, key2, r.R8, int(val), int(int32(r.R10)), uint32(r.R9))
+		e.wokeWaiters(t, int(max(woken, 0)))
+		t.emulate(woken)
 	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI:
 		// Never block: let the kernel run them.
 	case abi.FUTEX_LOCK_PI, abi.FUTEX_LOCK_PI2, abi.FUTEX_WAIT_REQUEUE_PI, abi.FUTEX_CMP_REQUEUE_PI:
@@ -133,6 +135,20 @@ func sysFutex(e *Engine, t *thread) {
 		// kernel fails it with ENOSYS too, and nothing is amiss.
 		t.emulate(-abi.ENOSYS)
 	}
+}
+
+// wokeWaiters notes that t's wake woke n waiters: if any, its turn ends
+// there (pick), so that one of them runs before the waker goes on. A
+// lock's owner that wakes a waiter as it unlocks and, keeping the turn,
+// takes the lock again before its next scheduling point would otherwise
+// find the waiter asleep on it at every turn the waiter gets: Go's sysmon
+// against a goroutine that stops the world in a loop, a livelock where
+// natively the two threads run side by side.
+func (e *Engine) wokeWaiters(t *thread, n int) int {
+	if n > 0 {
+		e.wokeBy = t
+	}
+	return n
 }
 
 // futexWake wakes up to n waiters on key whose bitset matches, oldest

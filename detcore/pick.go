@@ -31,11 +31,11 @@ func (e *Engine) pick() *thread {
 		return e.pickChaos(ts)
 	}
 	if t := e.last; t != nil && e.streak < e.cfg.Timeslice && t.state == tsReady && t.vforkChild == nil &&
-		t.nr != abi.SYS_SCHED_YIELD && !e.clockSpent(t) && !wokeWaiter(t) && e.threads[t.tid] == t {
+		t.nr != abi.SYS_SCHED_YIELD && !e.clockSpent(t) && e.wokeBy != t && e.threads[t.tid] == t {
 		// The thread that ran last keeps its turn until its timeslice of
 		// intercepted syscalls is used up, it blocks, it yields, it
 		// has read the clock as often as a slice allows (vclock.go), or
-		// it has woken a futex waiter.
+		// it has woken a futex waiter (wokeWaiters).
 		e.streak++
 		return e.picked(t)
 	}
@@ -56,27 +56,10 @@ func (e *Engine) pick() *thread {
 	return nil
 }
 
-// wokeWaiter reports whether t is stopped at a futex wake that woke a
-// waiter. Its turn ends there, so that the waiter runs before the waker
-// goes on: a lock's owner that wakes a waiter as it unlocks and, keeping
-// the turn, takes the lock again before its next scheduling point would
-// otherwise find the waiter asleep on it at every turn it gets (Go's
-// sysmon against a goroutine that stops the world in a loop: a livelock
-// where natively the two run side by side).
-func wokeWaiter(t *thread) bool {
-	if !t.atSyscall || t.nr != abi.SYS_FUTEX || t.ret <= 0 {
-		return false
-	}
-	switch int(t.regs.Rsi) &^ (abi.FUTEX_PRIVATE_FLAG | abi.FUTEX_CLOCK_REALTIME) {
-	case abi.FUTEX_WAKE, abi.FUTEX_WAKE_BITSET, abi.FUTEX_WAKE_OP, abi.FUTEX_REQUEUE, abi.FUTEX_CMP_REQUEUE:
-		return true
-	}
-	return false
-}
-
 // picked accounts for the turn given to t.
 func (e *Engine) picked(t *thread) *thread {
 	e.last = t
+	e.wokeBy = nil
 	t.insnPoints = 0
 	e.result.Stats.Turns++
 	e.clock += e.cfg.Quantum

@@ -15,6 +15,13 @@ func sysTimerCreate(e *Engine, t *thread) {
 	p := t.proc
 	tm := &vtimer{kind: tkPosix, proc: p, id: p.nextTimer, deadline: -1, clock: clock,
 		signo: abi.SIGALRM, notify: sigevSignal, value: uint64(p.nextTimer)}
+	if src, cpu, found := e.cpuClock(t, clock); cpu {
+		if !found {
+			t.emulate(-abi.EINVAL)
+			return
+		}
+		tm.cpu = &src
+	}
 	if r.Rsi != 0 {
 		// struct sigevent { sigval value; int signo; int notify; int tid; }
 		var b [20]byte

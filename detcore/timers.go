@@ -12,7 +12,12 @@ import (
 // and timerfds live in the engine, never in the kernel. A timer expires
 // when the logical clock passes its deadline — at a scheduling point, or
 // because every thread waits and time jumps to it — so its signal or its
-// timerfd tick arrives at the same point of every run.
+// timerfd tick arrives at the same point of every run. A timer on a
+// CPU-time clock (ITIMER_VIRTUAL, ITIMER_PROF, a POSIX timer on a
+// process's or thread's CPU clock) counts the virtual time charged to
+// what it measures (cputime.go) instead: it expires at the scheduling
+// point where that passes its deadline, and never while its process only
+// waits.
 
 // Timer kinds.
 const (
@@ -35,9 +40,11 @@ type vtimer struct {
 	proc *process
 	id   int // itimer which, POSIX timer id or timerfd fd
 	seq  int // creation order: ties between equal deadlines
-	// deadline is the logical time of the next expiry; -1: disarmed.
+	// deadline is the time of the next expiry, on the logical clock or,
+	// for a timer on a CPU-time clock, on cpu; -1: disarmed.
 	deadline, interval int64
 	clock              int
+	cpu                *cpuSource
 	// For signals: the signal, the thread (host tid; 0: the process) and
 	// the sigevent value.
 	signo  int
@@ -67,11 +74,22 @@ func (e *Engine) addTimer(tm *vtimer) {
 	e.timers[timerKey{tm.proc, tm.kind, tm.id}] = tm
 }
 
-// nextTimer returns the earliest armed deadline.
+// timeOf returns the time on tm's clock: the logical clock, or the CPU
+// time it counts.
+func (e *Engine) timeOf(tm *vtimer) int64 {
+	if tm.cpu != nil {
+		return tm.cpu.ns()
+	}
+	return e.clock
+}
+
+// nextTimer returns the earliest armed deadline on the logical clock (a
+// timer on a CPU-time clock has none: its time does not pass while every
+// thread waits).
 func (e *Engine) nextTimer() (int64, bool) {
 	best, ok := int64(0), false
 	for _, tm := range e.timers {
-		if tm.deadline >= 0 && (!ok || tm.deadline < best) {
+		if tm.deadline >= 0 && tm.cpu == nil && (!ok || tm.deadline < best) {
 			best, ok = tm.deadline, true
 		}
 	}
@@ -83,12 +101,12 @@ func (e *Engine) nextTimer() (int64, bool) {
 func (e *Engine) fireTimers() {
 	var due []*vtimer
 	for _, tm := range e.timers {
-		if tm.deadline >= 0 && tm.deadline <= e.clock {
+		if tm.deadline >= 0 && tm.deadline <= e.timeOf(tm) {
 			due = append(due, tm)
 		}
 	}
 	sort.Slice(due, func(i, j int) bool {
-		if due[i].deadline != due[j].deadline {
+		if due[i].cpu == nil && due[j].cpu == nil && due[i].deadline != due[j].deadline {
 			return due[i].deadline < due[j].deadline
 		}
 		return due[i].seq < due[j].seq
@@ -96,7 +114,7 @@ func (e *Engine) fireTimers() {
 	for _, tm := range due {
 		ticks := int64(1)
 		if tm.interval > 0 {
-			ticks += (e.clock - tm.deadline) / tm.interval
+			ticks += (e.timeOf(tm) - tm.deadline) / tm.interval
 			tm.deadline += ticks * tm.interval
 		} else {
 			tm.deadline = -1
@@ -161,24 +179,27 @@ func (e *Engine) remaining(tm *vtimer) int64 {
 	if tm == nil || tm.deadline < 0 {
 		return 0
 	}
-	return max(tm.deadline-e.clock, 1)
+	return max(tm.deadline-e.timeOf(tm), 1)
 }
 
 // arm sets tm from a value and interval in ns (value 0 disarms); an
 // absolute value is a time on tm's clock.
 func (e *Engine) arm(tm *vtimer, value, interval int64, absolute bool) {
 	tm.interval = interval
+	base := e.timeOf(tm)
 	switch {
 	case value == 0:
 		tm.deadline = -1
+	case absolute && tm.cpu != nil:
+		tm.deadline = max(value, base)
 	case absolute:
 		now, _ := e.now(tm.clock)
-		tm.deadline = e.clock + max(value-now, 0)
+		tm.deadline = base + max(value-now, 0)
 	default:
-		tm.deadline = e.clock + value
+		tm.deadline = base + value
 	}
 	if tm.deadline >= 0 {
-		tm.armedAt, tm.armedWall = e.clock, time.Now()
+		tm.armedAt, tm.armedWall = base, time.Now()
 	}
 }
 
@@ -206,7 +227,7 @@ func (e *Engine) lateTimer(p *process) {
 		// run, as the rest of hermit's output.
 		e.late = fmt.Sprintf("the guest failed, and process %d exited with %s armed for %v, unexpired: more real time than that had passed since it was set, "+
 			"but only %v of virtual time, which moves at syscalls: with no PMU to count instructions, computation between calls takes no virtual time, "+
-			"so a timer fires only as the calls made add up to it", p.vpid, timerName(tm), set, time.Duration(e.clock-tm.armedAt))
+			"so a timer fires only as the calls made add up to it", p.vpid, timerName(tm), set, time.Duration(e.timeOf(tm)-tm.armedAt))
 		return
 	}
 }
@@ -250,7 +271,8 @@ func (e *Engine) writePair(t *thread, addr uint64, unit, interval, value int64) 
 }
 
 // itimerSignals are the signals of ITIMER_REAL, _VIRTUAL and _PROF. The
-// CPU-time timers run on logical time too.
+// last two count the process's CPU time (hermit charges no system time
+// apart: both count all of it).
 var itimerSignals = [3]int{abi.SIGALRM, 26, 27}
 
 func (e *Engine) itimer(t *thread, which int) *vtimer {
@@ -258,6 +280,10 @@ func (e *Engine) itimer(t *thread, which int) *vtimer {
 	if tm == nil {
 		tm = &vtimer{kind: tkItimer, proc: t.proc, id: which, deadline: -1,
 			clock: clockMonotonic, signo: itimerSignals[which]}
+		if which != 0 {
+			tm.clock = clockProcessCputime
+			tm.cpu = &cpuSource{proc: t.proc}
+		}
 		e.addTimer(tm)
 	}
 	return tm

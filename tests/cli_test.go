@@ -257,15 +257,15 @@ func TestBadFlagValues(t *testing.T) {
 
 // TestCountModeStops: a call hermit intercepts and answers itself costs
 // one ptrace stop even while its thread counts its calls (another thread
-// is ready): 500 futex handoffs between two threads take about one stop
+// is ready): 1000 futex handoffs between two threads take about one stop
 // per intercepted call, not two. With --no-fast-io, so that the wakes are
 // trapped too (TestFastFutexWakes has them without a stop).
 func TestCountModeStops(t *testing.T) {
 	t.Parallel()
-	r := hermitRun(t, []string{"--summary", "--no-fast-io"}, cGuest("handoff.c", "500")(t))
+	r := hermitRun(t, []string{"--summary", "--no-fast-io"}, cGuest("handoff.c", "1000")(t))
 	m := summaryRE.FindStringSubmatch(string(r.Stderr))
-	if r.Exit != 0 || string(r.Stdout) != "500 handoffs\n" || m == nil {
-		t.Fatalf("want 500 handoffs and the summary; %s", describe(r))
+	if r.Exit != 0 || string(r.Stdout) != "1000 handoffs\n" || m == nil {
+		t.Fatalf("want 1000 handoffs and the summary; %s", describe(r))
 	}
 	calls, _ := strconv.Atoi(m[3])
 	stops, _ := strconv.Atoi(m[4])

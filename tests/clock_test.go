@@ -118,5 +118,11 @@ a thread worked: process moved, the main thread less
 getrusage and times within the process's clock: yes
 a forked child starts below its parent
 `},
+		// Timers on those clocks: the old hermit fired them on the
+		// virtual wall clock, 100 SIGPROFs across the sleep.
+		{"timers on CPU-time clocks", cGuest("cputimers.c"), `across a 1 s sleep: 0 SIGPROF, 0 SIGVTALRM, 0 timer signals
+still armed: ITIMER_PROF yes, the thread's timer yes
+running: each fired at least twice: yes
+`},
 	})
 }
