@@ -248,8 +248,9 @@ func (t *Tracer) InternalPipe(tid, fd int) bool {
 }
 
 // WriteEnd implements detcore.PartWriteTracer: hermit's stdio and what
-// FdClass calls external are outside; a pipe, FIFO or Unix stream socket
-// it calls internal are inside, a Unix datagram or seqpacket socket it
+// FdClass calls external are outside, but for a TCP connection between
+// two guest sockets; a pipe, FIFO or Unix stream socket it calls internal
+// are inside, a Unix datagram or seqpacket socket it
 // calls internal takes datagrams, and a pty is a terminal.
 func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 	_, c := t.FdKindClass(tid, fd, true)
@@ -264,6 +265,9 @@ func (t *Tracer) WriteEnd(tid, fd int) detcore.WriteEnd {
 		// read its other side (pty.spawn, script, expect), and its parts
 		// wait as well for a reader outside.
 		return detcore.WriteTerminal
+	case c == FdExternal && t.loopbackInside(tid, h.fd, &h.st):
+		// A TCP connection between two guest sockets over loopback.
+		return detcore.WriteInside
 	case c == FdExternal:
 		return detcore.WriteOutside
 	case c == FdInternal && (h.st.Mode&unix.S_IFMT == unix.S_IFIFO || unixStream(h.fd)):

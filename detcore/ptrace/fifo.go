@@ -117,13 +117,14 @@ func (t *Tracer) InKernelWait(tid int) (int, bool) {
 
 // SetNonblock implements detcore.PartWriteTracer: it sets or clears
 // O_NONBLOCK on the open file description of descriptor fd of thread
-// tid, which must be a pipe, FIFO, Unix stream socket or pty.
+// tid, which must be a pipe, FIFO, Unix stream socket, pty, or TCP
+// socket whose peer is a guest's (loopbackInside).
 func (t *Tracer) SetNonblock(tid, fd int, on bool) error {
 	h, err := t.heldFd(tid, fd)
 	if err != nil {
 		return err
 	}
-	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO && !unixStream(h.fd) && !isPty(&h.st) {
+	if h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFIFO && !unixStream(h.fd) && !isPty(&h.st) && !t.loopback[h.st.Ino] {
 		return unix.EINVAL
 	}
 	fl, err := unix.FcntlInt(uintptr(h.fd), unix.F_GETFL, 0)

@@ -114,6 +114,9 @@ type Tracer struct {
 	vdsoCache *vdsoImage
 	// clocks are the threads' CPU-time counters (cputime.go).
 	clocks taskClocks
+	// loopback says, by socket inode, whether a TCP connection's peer is
+	// a guest's socket (loopbackInside).
+	loopback map[uint64]bool
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
