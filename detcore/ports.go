@@ -288,6 +288,14 @@ func (pt *portTable) virtual(proto int, a sockAddr, local bool) (uint16, bool) {
 	return pt.bind(proto, a), true
 }
 
+// rebind records that the socket now bound to the real port of virtual
+// port virt has the local address local.
+func (pt *portTable) rebind(proto int, virt uint16, local sockAddr) {
+	if b, ok := pt.byVirt[portKey{proto, virt}]; ok && local.port == b.real {
+		b.local = local
+	}
+}
+
 // real returns the real port a guest's destination address a stands for,
 // if its port is a virtual one in use by a socket a can reach.
 func (pt *portTable) real(proto int, a sockAddr) (uint16, bool) {
@@ -426,6 +434,15 @@ func sysBind(e *Engine, t *thread) {
 		}
 	case virt:
 		e.patchPort(t, r.Rsi, a.port, real, false)
+		// The socket bound now has the port: a destination reaches it
+		// by this socket's address, not by that of the one the port was
+		// handed out for (closed, most often: find_unused_port, then a
+		// server on [::] reached over ::1).
+		t.atExit(func(e *Engine, t *thread) {
+			if _, now, ok := e.inetSocket(t, fd); ok && int64(t.regs.Rax) == 0 {
+				e.ports().rebind(space, a.port, now)
+			}
+		})
 	default:
 		pt.noteExplicit(space, a.port)
 	}

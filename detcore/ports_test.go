@@ -215,6 +215,20 @@ func TestPortTableLookups(t *testing.T) {
 	if v2, ok2 := pt.virtual(ipprotoTCP, a, false); !ok || !ok2 || v2 != v || v != cv+1 {
 		t.Errorf("missed port: own %d %v, then peer %d %v; want %d", v, ok, v2, ok2, cv+1)
 	}
+	// The listener's port bound again on [::] by another socket: ::1
+	// reaches it now; a port's new socket with another real port changes
+	// nothing.
+	if _, ok := pt.real(ipprotoTCP, addr(v6(ip6Loopback, lv))); ok {
+		t.Errorf("::1 reached the listener bound on 127.0.0.1")
+	}
+	pt.rebind(ipprotoTCP, lv, addr(v6(ip6Any, 51000)))
+	if r, ok := pt.real(ipprotoTCP, addr(v6(ip6Loopback, lv))); !ok || r != 51000 {
+		t.Errorf("after a bind on [::], ::1 to the listener's port: got %d %v, want 51000", r, ok)
+	}
+	pt.rebind(ipprotoTCP, cv, addr(v6(ip6Any, 51001)))
+	if _, ok := pt.real(ipprotoTCP, addr(v6(ip6Loopback, cv))); ok {
+		t.Errorf("a rebind with another real port moved the client's binding")
+	}
 }
 
 func TestPortSpace(t *testing.T) {

@@ -64,6 +64,9 @@ func checkPorts(t *testing.T, what string, stdout []byte, virtual bool) {
 		same(n+" exchange client-saw", n+" server bound")
 		same(n+" msg server-saw", n+" exchange client-local")
 	}
+	if v6 && !strings.Contains(string(stdout), "\nreuse: [::1] reached the server bound on [::] to the freed port\n") {
+		t.Errorf("%s: a port freed and bound again on [::] was not reached over ::1:\n%s", what, stdout)
+	}
 	same("fork parent tcp-from", "fork child tcp-local")
 	same("fork parent udp-from", "fork child udp-local")
 	if !virtual {

@@ -184,6 +184,41 @@ static void forked(void) {
 	close(u);
 }
 
+/* reused: the port a closed socket had, bound again explicitly on the
+ * IPv6 wildcard address and reached over ::1 (Python's
+ * find_unused_port(), then a server on that port). */
+static void reused(void) {
+	struct sockaddr_storage ss;
+	socklen_t len = loopback(&ss, AF_INET, 0, 0);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(s >= 0);
+	CHECK(bind(s, (struct sockaddr *)&ss, len) == 0);
+	int p = local_port(s);
+	close(s);
+	say("tcp6 reuse: freed=%d\n", p);
+
+	struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_port = htons(p), .sin6_addr = in6addr_any};
+	int l = socket(AF_INET6, SOCK_STREAM, 0);
+	CHECK(l >= 0);
+	CHECK(setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int)) == 0);
+	CHECK(bind(l, (struct sockaddr *)&any, sizeof any) == 0);
+	CHECK(listen(l, 1) == 0);
+	int c = socket(AF_INET6, SOCK_STREAM, 0);
+	CHECK(c >= 0);
+	len = loopback(&ss, AF_INET6, 0, p);
+	if (connect(c, (struct sockaddr *)&ss, len) != 0) {
+		say("reuse: connect to [::1]:%d: %s\n", p, strerror(errno));
+		exit(1);
+	}
+	int a = accept(l, NULL, NULL);
+	CHECK(a >= 0);
+	exchange(c, a);
+	say("reuse: [::1] reached the server bound on [::] to the freed port\n");
+	close(a);
+	close(c);
+	close(l);
+}
+
 /* has_v6 reports whether the host has an IPv6 loopback to bind to. */
 static int has_v6(void) {
 	int s = socket(AF_INET6, SOCK_DGRAM, 0);
@@ -214,6 +249,7 @@ int main(void) {
 		tcp("tcp6", AF_INET6, AF_INET6);
 		tcp("tcp4mapped", AF_INET, AF_INET6);
 		udp("udp6", AF_INET6);
+		reused();
 	} else {
 		say("v6 skipped\n");
 	}
