@@ -74,12 +74,13 @@ type FifoReader interface {
 
 // ConditionalSyscalls are the syscalls the engine needs to see only under
 // a condition on an argument, unless they are traced anyway (hermit
-// record stops at all of them): an open whose flags carry OpenMarker, an
-// mmap of shared memory (sharedmem.go).
+// record stops at all of them): an open whose flags carry OpenMarker, or
+// that may truncate or create a file (openTimes), an mmap of shared
+// memory (sharedmem.go).
 func ConditionalSyscalls() map[int]ArgCondition {
 	conds := map[int]ArgCondition{abi.SYS_MMAP: {Arg: 3, Mask: mapShared}}
 	for nr := range markedOnly {
-		conds[nr] = ArgCondition{Arg: MarkedArg(nr), Mask: OpenMarker}
+		conds[nr] = ArgCondition{Arg: MarkedArg(nr), Mask: OpenMarker | abi.O_TRUNC | abi.O_CREAT}
 	}
 	return conds
 }
@@ -99,7 +100,7 @@ func init() {
 }
 
 // markedOnly are the policy's syscalls that the filter traces only with
-// OpenMarker.
+// OpenMarker, O_TRUNC or O_CREAT (openTimes).
 var markedOnly = map[int]bool{abi.SYS_OPEN: true, abi.SYS_OPENAT: true}
 
 // fifoKey identifies a FIFO.
@@ -123,6 +124,7 @@ func sysOpen(e *Engine, t *thread) {
 		// cut every try short.
 		e.kwaitSkip.Store(int64(t.tid))
 	}
+	e.openTimes(t, flags)
 	acc := flags & 3
 	if flags&(abi.O_NONBLOCK|oPath) != 0 || (acc != 0 && acc != abi.O_WRONLY) {
 		return

@@ -28,7 +28,8 @@ import (
 //     likewise from virtualDevBase. Block devices keep their numbers.
 //   - Times: atime, btime and ctime read the run's epoch and mtime too,
 //     except for files the guest wrote to (write, writev, pwrite*,
-//     ftruncate, fallocate, copy_file_range), whose mtime and ctime read
+//     ftruncate, truncate, fallocate, copy_file_range, an open with
+//     O_TRUNC, an open that created them), whose mtime and ctime read
 //     the virtual time of the last write, files whose times the guest set
 //     with utimensat, and installed files looked up by an absolute path
 //     under /usr, /lib, /etc and the like, which keep their real mtime
@@ -250,6 +251,7 @@ func init() {
 	policy[abi.SYS_GETDENTS] = sysGetdents
 	policy[abi.SYS_GETDENTS64] = sysGetdents
 	policy[abi.SYS_UTIMENSAT] = sysUtimensat
+	policy[abi.SYS_TRUNCATE] = sysTruncate
 	// Calls that change a file's contents: the descriptor is argument fdArg.
 	for nr, fdArg := range map[int]int{
 		abi.SYS_WRITE: 0, abi.SYS_WRITEV: 0, abi.SYS_PWRITE64: 0, abi.SYS_PWRITEV: 0,
@@ -279,11 +281,20 @@ func notingWrite(h handler, fdArg int) handler {
 // noteWrite records that t is writing to descriptor fd now; if fd is a
 // regular file, it returns its virtual inode.
 func (e *Engine) noteWrite(t *thread, fd int) (uint64, bool) {
-	ft, ok := fileTracer(e)
-	if !ok || fd < 0 {
+	if fd < 0 {
 		return 0, false
 	}
-	st, _, err := ft.Statx(t.tid, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno})
+	return e.noteWritten(t, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno})
+}
+
+// noteWritten records that the file t's lookup req finds is written now;
+// if it is a regular file, it returns its virtual inode.
+func (e *Engine) noteWritten(t *thread, req StatReq) (uint64, bool) {
+	ft, ok := fileTracer(e)
+	if !ok {
+		return 0, false
+	}
+	st, _, err := ft.Statx(t.tid, req)
 	if err != nil || le16(st[stxMode:])&sIFMT != sIFREG {
 		return 0, false
 	}
@@ -292,6 +303,45 @@ func (e *Engine) noteWrite(t *thread, fd int) (uint64, bool) {
 	now := e.realNow()
 	fs.times[v] = fs.times[v].set(timeKept, now, now)
 	return v, true
+}
+
+// openTimes: an open that truncates a regular file (O_TRUNC, for
+// writing) or creates one (O_CREAT, of a file that is not there) sets its
+// mtime and ctime, as the kernel does: the virtual time at the call's exit.
+func (e *Engine) openTimes(t *thread, flags uint64) {
+	ft, ok := fileTracer(e)
+	trunc := flags&abi.O_TRUNC != 0 && flags&3 != 0
+	if !ok || !trunc && flags&abi.O_CREAT == 0 || flags&oPath != 0 {
+		return
+	}
+	if !trunc && flags&abi.O_EXCL == 0 {
+		dirfd, pathAddr := abi.AT_FDCWD, t.regs.Rdi
+		if t.nr == abi.SYS_OPENAT {
+			dirfd, pathAddr = int(int32(t.regs.Rdi)), t.regs.Rsi
+		}
+		path, errno := e.readPath(t, pathAddr)
+		if errno != 0 {
+			return
+		}
+		if _, _, err := ft.Statx(t.tid, StatReq{Dirfd: dirfd, Path: path, Mask: statxType}); err == nil {
+			return // there already: O_CREAT changes nothing
+		}
+	}
+	t.atExit(func(e *Engine, t *thread) {
+		if fd := int(int64(t.regs.Rax)); fd >= 0 {
+			e.noteWrite(t, fd)
+		}
+	})
+}
+
+// sysTruncate gives the file truncate(2) is about to truncate the virtual
+// time as its mtime and ctime, as noteWrite does before a write. (At the
+// entry: the recorder keeps the call's result at its exit, and replay
+// forces it there, with no exit stop of the engine's.)
+func sysTruncate(e *Engine, t *thread) {
+	if path, errno := e.readPath(t, t.regs.Rdi); errno == 0 {
+		e.noteWritten(t, StatReq{Dirfd: abi.AT_FDCWD, Path: path, Mask: statxType | statxIno})
+	}
 }
 
 // sysUtimensat lets utimensat run and, if it succeeds, records the times

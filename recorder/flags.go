@@ -84,14 +84,19 @@ const StdinPath = "/.hermit-stdin"
 // a replay repeats, a digest of the bytes each write writes (in its
 // entry's result), and where a file stat found is (the statx answer); a
 // version-15 trace has none of them, and replays as before.
-const JournalVersion = "16"
+// Version 17: a futex wake that wakes a waiter ends the waker's turn, and
+// timers on CPU-time clocks count CPU time (the schedule of an earlier
+// recording is not this hermit's); an open that may truncate or create a
+// file, and truncate, look the file up (a statx query); a large write to
+// a loopback TCP connection between guest sockets is made in parts.
+const JournalVersion = "17"
 
 // WrittenDigests reports whether a trace of journal version v keeps, in
 // each write's entry, a digest of the bytes it writes (version 16 on).
 func WrittenDigests(v string) bool { return v != "15" }
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"15": true, JournalVersion: true}
+var replayable = map[string]bool{JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -146,7 +151,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 		if v == "" {
 			v = "none"
 		}
-		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 15 and %s only (record it again with this hermit)", v, JournalVersion)
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays version %s only (record it again with this hermit)", v, JournalVersion)
 	}
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)

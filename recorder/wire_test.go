@@ -164,7 +164,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 	// This version replays, and 15, whose traces differ only in having
 	// no preemptions (trace.KindPreempt); before, schedules were not
 	// this hermit's.
-	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": true, JournalVersion: true, "17": false, "": false} {
+	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, JournalVersion: true, "18": false, "": false} {
 		f := s.Flags()
 		f[FlagJournal] = v
 		if _, err := ParseSettings(f); (err == nil) != ok {

@@ -295,6 +295,19 @@ stat -c '%n %y' Makefile in out stamp old`
 	}
 }
 
+// TestFilesTimesBesideWrites: an open with O_TRUNC, truncate(2) and an
+// open that creates a file move its mtime as natively (hermit kept the
+// time of the last write, or the epoch); O_CREAT of a file that is there
+// and a read-only open do not.
+func TestFilesTimesBesideWrites(t *testing.T) {
+	checkCompat(t, []compatCase{{"truncating and creating opens, truncate", cGuest("file_times.c"), `an open with O_TRUNC: moved 1 s
+truncate(2): moved 1 s
+O_CREAT of a file that is there: moved 0 s
+a read-only open: moved 0 s
+a new file: 3 s after the truncate
+`}})
+}
+
 // TestFilesQueriesRecorded: readlink and access, which a recording
 // answers at their entry when the answer is an error or a file's
 // existence, tell the guest what they tell it natively, in the recording
