@@ -583,6 +583,10 @@ func (e *Engine) handleStop(st Stop) error {
 				return err
 			}
 		}
+		if f := t.afterJournal; f != nil {
+			t.afterJournal = nil
+			f(e, t)
+		}
 		if e.traceSyscallExit(t) {
 			return nil
 		}

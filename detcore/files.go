@@ -132,6 +132,7 @@ const (
 
 	sIFMT  = 0o170000
 	sIFREG = 0o100000
+	sIFDIR = 0o040000
 
 	utimeNow  = 1<<30 - 1
 	utimeOmit = 1<<30 - 2
@@ -284,25 +285,7 @@ func (e *Engine) noteWrite(t *thread, fd int) (uint64, bool) {
 	if fd < 0 {
 		return 0, false
 	}
-	return e.noteWritten(t, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno})
-}
-
-// noteWritten records that the file t's lookup req finds is written now;
-// if it is a regular file, it returns its virtual inode.
-func (e *Engine) noteWritten(t *thread, req StatReq) (uint64, bool) {
-	ft, ok := fileTracer(e)
-	if !ok {
-		return 0, false
-	}
-	st, _, err := ft.Statx(t.tid, req)
-	if err != nil || le16(st[stxMode:])&sIFMT != sIFREG {
-		return 0, false
-	}
-	fs := e.files()
-	v := fs.vino(st.id(true))
-	now := e.realNow()
-	fs.times[v] = fs.times[v].set(timeKept, now, now)
-	return v, true
+	return e.touchEntry(t, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno}, sIFREG)
 }
 
 // openTimes: an open that truncates a regular file (O_TRUNC, for
@@ -314,18 +297,25 @@ func (e *Engine) openTimes(t *thread, flags uint64) {
 	if !ok || !trunc && flags&abi.O_CREAT == 0 || flags&oPath != 0 {
 		return
 	}
-	if !trunc && flags&abi.O_EXCL == 0 {
-		dirfd, pathAddr := abi.AT_FDCWD, t.regs.Rdi
-		if t.nr == abi.SYS_OPENAT {
-			dirfd, pathAddr = int(int32(t.regs.Rdi)), t.regs.Rsi
-		}
-		path, errno := e.readPath(t, pathAddr)
-		if errno != 0 {
-			return
-		}
-		if _, _, err := ft.Statx(t.tid, StatReq{Dirfd: dirfd, Path: path, Mask: statxType}); err == nil {
-			return // there already: O_CREAT changes nothing
-		}
+	dirfd, pathAddr := abi.AT_FDCWD, t.regs.Rdi
+	if t.nr == abi.SYS_OPENAT {
+		dirfd, pathAddr = int(int32(t.regs.Rdi)), t.regs.Rsi
+	}
+	path, errno := e.readPath(t, pathAddr)
+	if errno != 0 {
+		return
+	}
+	there := false
+	if flags&abi.O_CREAT != 0 && flags&abi.O_EXCL == 0 {
+		_, _, err := ft.Statx(t.tid, StatReq{Dirfd: dirfd, Path: path, Mask: statxType})
+		there = err == nil
+	}
+	if flags&abi.O_CREAT != 0 && !there {
+		// A new entry in its directory (files_dirtimes.go).
+		e.touchParent(t, dirfd, path)
+	}
+	if there && !trunc {
+		return // O_CREAT changes nothing of a file that is there
 	}
 	t.atExit(func(e *Engine, t *thread) {
 		if fd := int(int64(t.regs.Rax)); fd >= 0 {
@@ -340,7 +330,7 @@ func (e *Engine) openTimes(t *thread, flags uint64) {
 // forces it there, with no exit stop of the engine's.)
 func sysTruncate(e *Engine, t *thread) {
 	if path, errno := e.readPath(t, t.regs.Rdi); errno == 0 {
-		e.noteWritten(t, StatReq{Dirfd: abi.AT_FDCWD, Path: path, Mask: statxType | statxIno})
+		e.touchEntry(t, StatReq{Dirfd: abi.AT_FDCWD, Path: path, Mask: statxType | statxIno}, sIFREG)
 	}
 }
 

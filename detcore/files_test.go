@@ -121,3 +121,13 @@ func TestPutTimestamp(t *testing.T) {
 		t.Errorf("got % x", b)
 	}
 }
+
+func TestParentOf(t *testing.T) {
+	for p, want := range map[string]string{
+		"f": "", "d/": "", "a/b": "a", "a/b/": "a", "/x": "/", "/a/b/c": "/a/b", "a//b": "a", "./f": ".", "../d/f": "../d",
+	} {
+		if got := parentOf(p); got != want {
+			t.Errorf("parentOf(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

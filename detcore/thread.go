@@ -64,8 +64,10 @@ type thread struct {
 	// thread's siblings.
 	noNewPrivs  bool
 	seccompMode int
-	// onExit runs at the syscall-exit stop of an actExitStop resume.
-	onExit func(e *Engine, t *thread)
+	// onExit runs at the syscall-exit stop of an actExitStop resume;
+	// afterJournal there too, after the journal has the call's result
+	// (a look that a replay, which forces a recorded result, makes then).
+	onExit, afterJournal func(e *Engine, t *thread)
 	// part is the blocking write t makes in parts (io.go), while the call
 	// is made again for its rest.
 	part *partWrite

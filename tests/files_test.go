@@ -298,14 +298,22 @@ stat -c '%n %y' Makefile in out stamp old`
 // TestFilesTimesBesideWrites: an open with O_TRUNC, truncate(2) and an
 // open that creates a file move its mtime as natively (hermit kept the
 // time of the last write, or the epoch); O_CREAT of a file that is there
-// and a read-only open do not.
+// and a read-only open do not. A directory's mtime moves as entries are
+// made in it and taken out (it never moved).
 func TestFilesTimesBesideWrites(t *testing.T) {
 	checkCompat(t, []compatCase{{"truncating and creating opens, truncate", cGuest("file_times.c"), `an open with O_TRUNC: moved 1 s
 truncate(2): moved 1 s
 O_CREAT of a file that is there: moved 0 s
 a read-only open: moved 0 s
 a new file: 3 s after the truncate
-`}})
+a file made in a directory: moved 1 s
+a file there truncated: moved 0 s
+rename: moved 2 s
+symlink: moved 1 s
+mkdir: moved 1 s
+rmdir: moved 1 s
+unlinkat: moved 1 s
+`}, {"python imports a module written after its first look", pyGuest("import_new.py"), "imported a module written after the first look: 42\n"}})
 }
 
 // TestFilesQueriesRecorded: readlink and access, which a recording

@@ -49,6 +49,32 @@ int main(void) {
 	say("a read-only open: moved %ld s\n", moved(&last, "ft_a"));
 	reopen("ft_b", O_WRONLY | O_CREAT | O_EXCL);
 	say("a new file: %ld s after the truncate\n", moved(&last, "ft_b"));
-	CHECK(unlink("ft_a") == 0 && unlink("ft_b") == 0 && chdir("/") == 0 && rmdir(dir) == 0);
+	CHECK(unlink("ft_a") == 0 && unlink("ft_b") == 0);
+
+	// A directory's mtime moves as entries come and go.
+	CHECK(mkdir("d", 0755) == 0);
+	last = mtime("d");
+	reopen("d/f", O_WRONLY | O_CREAT);
+	say("a file made in a directory: moved %ld s\n", moved(&last, "d"));
+	reopen("d/f", O_WRONLY | O_CREAT | O_TRUNC);
+	say("a file there truncated: moved %ld s\n", moved(&last, "d"));
+	sleep(1);
+	CHECK(rename("d/f", "d/g") == 0);
+	say("rename: moved %ld s\n", moved(&last, "d"));
+	sleep(1);
+	CHECK(symlink("g", "d/l") == 0);
+	say("symlink: moved %ld s\n", moved(&last, "d"));
+	sleep(1);
+	CHECK(mkdir("d/sub", 0755) == 0);
+	say("mkdir: moved %ld s\n", moved(&last, "d"));
+	sleep(1);
+	CHECK(rmdir("d/sub") == 0);
+	say("rmdir: moved %ld s\n", moved(&last, "d"));
+	sleep(1);
+	int dfd = open("d", O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0 && unlinkat(dfd, "l", 0) == 0 && unlinkat(dfd, "g", 0) == 0);
+	close(dfd);
+	say("unlinkat: moved %ld s\n", moved(&last, "d"));
+	CHECK(rmdir("d") == 0 && chdir("/") == 0 && rmdir(dir) == 0);
 	return 0;
 }

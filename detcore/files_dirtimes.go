@@ -1,0 +1,131 @@
+package detcore
+
+import (
+	"path"
+	"strings"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// Directory times. A directory's mtime and ctime move when an entry is
+// made in it or taken out of it: mkdir, rmdir, unlink, rename (both
+// directories), link, symlink, mknod, and an open that creates a file
+// (openTimes). Programs look at them: Python's import system rescans a
+// directory on its path only when its mtime has moved (a module written
+// after the first import from there is found natively), and a Maildir
+// reader re-reads a folder whose mtime moved.
+//
+// These calls stop (one stop: the parent is looked up at the entry, and
+// its times set then, as noteWrite does before a write; a call that then
+// fails moves them too, which the kernel would not) and make no
+// scheduling point: the schedule is the one without them, as for the
+// other opens (sysOpen).
+
+// entryArg is where a call names a directory entry: the argument holding
+// its directory's descriptor (-1: AT_FDCWD) and the one holding its path.
+type entryArg struct{ dirfd, path int }
+
+func init() {
+	for nr, args := range map[int][]entryArg{
+		abi.SYS_MKDIR: {{-1, 0}}, abi.SYS_MKDIRAT: {{0, 1}},
+		abi.SYS_RMDIR: {{-1, 0}}, abi.SYS_UNLINK: {{-1, 0}}, abi.SYS_UNLINKAT: {{0, 1}},
+		abi.SYS_RENAME: {{-1, 0}, {-1, 1}}, abi.SYS_RENAMEAT: {{0, 1}, {2, 3}}, abi.SYS_RENAMEAT2: {{0, 1}, {2, 3}},
+		abi.SYS_LINK: {{-1, 1}}, abi.SYS_LINKAT: {{2, 3}},
+		abi.SYS_SYMLINK: {{-1, 1}}, abi.SYS_SYMLINKAT: {{1, 2}},
+		abi.SYS_MKNOD: {{-1, 0}}, abi.SYS_MKNODAT: {{0, 1}},
+	} {
+		policy[nr] = changesEntries(args)
+	}
+	policy[abi.SYS_MKDIR] = madeDir(policy[abi.SYS_MKDIR], -1, 0)
+	policy[abi.SYS_MKDIRAT] = madeDir(policy[abi.SYS_MKDIRAT], 0, 1)
+}
+
+// madeDir wraps h, mkdir's or mkdirat's handler, so that the directory
+// made gets the virtual time of its making, once it is there (at the
+// call's exit, after the journal has its result: a recording keeps that
+// result, which its replay forces, Journal.Native).
+func madeDir(h handler, dirfdArg, pathArg int) handler {
+	return func(e *Engine, t *thread) {
+		h(e, t)
+		dirfd := abi.AT_FDCWD
+		if dirfdArg >= 0 {
+			dirfd = int(int32(t.regs.Arg(dirfdArg)))
+		}
+		p, errno := e.readPath(t, t.regs.Arg(pathArg))
+		if _, ok := fileTracer(e); !ok || errno != 0 || t.act != actCont {
+			return
+		}
+		t.act = actExitStop
+		t.afterJournal = func(e *Engine, t *thread) {
+			if t.regs.Rax == 0 {
+				e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, sIFDIR)
+			}
+		}
+	}
+}
+
+// changesEntries is the handler of a call that makes or takes out the
+// entries args name: their directories get the current virtual time.
+func changesEntries(args []entryArg) handler {
+	return func(e *Engine, t *thread) {
+		t.policy = false
+		for _, a := range args {
+			dirfd := abi.AT_FDCWD
+			if a.dirfd >= 0 {
+				dirfd = int(int32(t.regs.Arg(a.dirfd)))
+			}
+			if p, errno := e.readPath(t, t.regs.Arg(a.path)); errno == 0 {
+				e.touchParent(t, dirfd, p)
+			}
+		}
+	}
+}
+
+// touchParent gives the directory that holds entry p (relative to dirfd)
+// the current virtual time as its mtime and ctime.
+func (e *Engine) touchParent(t *thread, dirfd int, p string) {
+	if p == "" {
+		return
+	}
+	req := StatReq{Dirfd: dirfd, Path: parentOf(p), Mask: statxType | statxIno}
+	switch {
+	case req.Path == "" && dirfd == abi.AT_FDCWD:
+		req.Path = "."
+	case req.Path == "":
+		req.Flags = atEmptyPath
+	}
+	e.touchEntry(t, req, sIFDIR)
+}
+
+// touchEntry gives the file of type typ that lookup req finds the current
+// virtual time as its mtime and ctime, and returns its virtual inode.
+func (e *Engine) touchEntry(t *thread, req StatReq, typ uint16) (uint64, bool) {
+	ft, ok := fileTracer(e)
+	if !ok {
+		return 0, false
+	}
+	st, _, err := ft.Statx(t.tid, req)
+	if err != nil || le16(st[stxMode:])&sIFMT != typ {
+		return 0, false
+	}
+	fs := e.files()
+	v := fs.vino(st.id(true))
+	now := e.realNow()
+	fs.times[v] = fs.times[v].set(timeKept, now, now)
+	return v, true
+}
+
+// parentOf returns the directory part of entry path p: "" for an entry of
+// the directory a descriptor names (or the working directory), "/" for
+// one in the root.
+func parentOf(p string) string {
+	p = strings.TrimRight(p, "/")
+	i := strings.LastIndexByte(p, '/')
+	switch {
+	case i < 0:
+		return ""
+	case i == 0:
+		return "/"
+	}
+	return path.Clean(p[:i])
+}
