@@ -25,6 +25,7 @@ const (
 	bpExit
 	bpAddr // also func
 	bpWatch
+	bpPending // a function not found yet (pending.go)
 )
 
 type breakpoint struct {
@@ -36,6 +37,7 @@ type breakpoint struct {
 	event uint64 // bpEvent
 	addr  uint64 // bpAddr, bpWatch
 	watch int    // bpWatch: the Session's id
+	sym   string // bpPending, and the bpAddr it becomes
 	desc  string
 }
 
@@ -136,6 +138,9 @@ func (r *REPL) cmdBreak(args []string) error {
 		return r.addBreak(&breakpoint{kind: bpEvent, event: n, desc: "event " + arg})
 	case "func", "addr":
 		addr, desc, err := r.codeAddr(what, arg)
+		if what == "func" && notFound(err) {
+			return r.pendingBreak(arg)
+		}
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,9 +61,8 @@ func TestErrors(t *testing.T) {
 		{"reverse-step", `reverse-step: at the start of the recording`},
 		// Symbols: the fake's mappings have no file to read them from.
 		{"print nosuch", `print: no symbol`},
-		{"break func nosuch", `break func: no symbol`},
-		// As in gdb: break SYMBOL is break func SYMBOL, break *ADDR break addr ADDR.
-		{"break nosuch", `break func: no symbol`},
+		// As in gdb: break *ADDR is break addr ADDR (break SYMBOL:
+		// TestPendingBreak).
 		{"break *0", `break addr 0: no process maps 0x0`},
 		{"watch nosuch", `watch: no symbol`},
 		{"disas zz", `disas: no symbol`},
@@ -81,6 +81,24 @@ func TestErrors(t *testing.T) {
 				t.Errorf("%s: got %q, want one line starting %q", c.cmd, out, c.want)
 			}
 		})
+	}
+}
+
+// TestPendingBreak: a function no mapped file defines is a pending
+// breakpoint, listed as such; break SYMBOL is break func SYMBOL, as in
+// gdb. (tests/reverse_test.go sets one in a library the loader maps.)
+func TestPendingBreak(t *testing.T) {
+	out := outputOf(run(t, newFakeSession(), "break nosuch\nbreak func other\ninfo breakpoints\ndelete 1\ninfo breakpoints\n"))
+	pending := ", pending: no such symbol yet; it is set once a library that defines it is loaded"
+	want := []string{
+		"breakpoint 1: function nosuch" + pending,
+		"breakpoint 2: function other" + pending,
+		"1   function nosuch" + pending,
+		"2   function other" + pending,
+		"2   function other" + pending,
+	}
+	if !slices.Equal(out, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(out, "\n"), strings.Join(want, "\n"))
 	}
 }
 

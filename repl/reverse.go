@@ -65,9 +65,20 @@ func (r *REPL) track(st Stop) {
 // user did not ask for goes by), counting code stops in p.
 func (r *REPL) forward(p *position, until uint64) (Stop, error) {
 	for {
-		st, err := r.s.Continue(until)
+		stop, lib, atLib := until, uint64(0), false
+		if r.hasPending() {
+			lib, atLib = r.libraryBoundary(ahead(r.s.Where()))
+			if atLib = atLib && lib < until; atLib {
+				stop = lib
+			}
+		}
+		st, err := r.s.Continue(stop)
 		if err != nil {
 			return st, err
+		}
+		if atLib && st.Kind == StopEvent && st.Event == lib {
+			r.resolvePending(st.Tid)
+			continue
 		}
 		if !r.wanted(st) {
 			continue

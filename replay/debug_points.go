@@ -186,6 +186,10 @@ func (l *layer) armedAt(tid int, addr uint64) bool {
 	return err == nil && b == int3
 }
 
+// errNotExecutable: a pending breakpoint's page is mapped, but not to run
+// code yet.
+var errNotExecutable = errors.New("not mapped to run code yet")
+
 // insert sets a breakpoint at addr in every guest process that maps it.
 // The first process read (the focused one, if it maps addr) gives the
 // original byte; a process holding another byte there runs another
@@ -208,7 +212,7 @@ func (l *layer) insert(addr uint64) error {
 			err = rerr
 			continue
 		case l.pending[addr] && !executable(tid, addr):
-			err = errors.New("not mapped to run code yet")
+			err = errNotExecutable
 			continue
 		case !have:
 			orig, have = b, true
@@ -237,6 +241,22 @@ func (l *layer) insert(addr uint64) error {
 	l.bps[addr] = orig
 	delete(l.pending, addr)
 	return nil
+}
+
+// insertSoon inserts a new breakpoint at addr, or, if its page is mapped
+// but may not run code yet (a library the loader has begun to map: a
+// REPL's pending breakpoint found there), leaves it pending until it may.
+func (l *layer) insertSoon(addr uint64) error {
+	was := l.pending[addr]
+	l.pending[addr] = true
+	err := l.insert(addr)
+	switch {
+	case err == nil || errors.Is(err, errNotExecutable):
+		return nil
+	case !was:
+		delete(l.pending, addr)
+	}
+	return err
 }
 
 // remove clears the breakpoint at addr in every guest process.

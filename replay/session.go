@@ -374,7 +374,7 @@ func (s *Session) SetBreakpoint(addr uint64) error {
 		return nil
 	}
 	if !s.r.ended {
-		if err := s.do(func(l *layer) error { return l.insert(addr) }); err != nil {
+		if err := s.do(func(l *layer) error { return l.insertSoon(addr) }); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -277,6 +278,22 @@ func TestReverseIntoLibrary(t *testing.T) {
 		hits := regexp.MustCompile(`(?m)^#\d+ tid \d+ breakpoint 1 at 0x[0-9a-f]+  _?I?O?_?puts\+0x0 in \S*libc\.so\.6$`).FindAllString(out, -1)
 		if len(hits) != 2 {
 			t.Errorf("continue twice after goto start: want 2 stops at puts, got %d:\n%s", len(hits), out)
+		}
+	})
+	// At the start only the program and the loader are mapped: break puts
+	// is pending (it said "no symbol"), set once libc is mapped, and hits
+	// each call; reverse-continue goes back to the one before.
+	t.Run("REPL pending", func(t *testing.T) {
+		out := string(runREPLScript(t, dir, []string{"break puts", "continue", "x/s $rdi", "continue", "continue", "x/s $rdi", "reverse-continue", "x/s $rdi", "quit"}).Stdout)
+		mustMatch(t, regexp.MustCompile(`(?m)^breakpoint 1: function puts, pending: `), out, "break puts at the start")
+		mustMatch(t, regexp.MustCompile(`(?m)^breakpoint 1: function puts at 0x[0-9a-f]+ .*libc\.so\.6$`), out, "the breakpoint set once libc is mapped")
+		hits := regexp.MustCompile(`(?m)^#\d+ tid \d+ breakpoint 1 at 0x[0-9a-f]+  _?I?O?_?puts\+0x0 in \S*libc\.so\.6$`).FindAllString(out, -1)
+		if len(hits) != 4 {
+			t.Errorf("continue three times and reverse-continue: want 4 stops at puts, got %d:\n%s", len(hits), out)
+		}
+		args := regexp.MustCompile(`"call \d"`).FindAllString(out, -1)
+		if want := []string{`"call 0"`, `"call 2"`, `"call 1"`}; !slices.Equal(args, want) {
+			t.Errorf("puts's argument at the first, third and (reverse-continue) second call: got %q, want %q:\n%s", args, want, out)
 		}
 	})
 }
