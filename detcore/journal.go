@@ -115,8 +115,9 @@ type PreemptJournal interface {
 	Journal
 	// Preempted is called as the watchdog's plain preemption of guest
 	// thread vtid is handled: the thread had run ran of CPU time since
-	// its last stop. It returns an error to end the run with.
-	Preempted(vtid int, ran time.Duration) error
+	// its last stop. It returns the CPU time the run is to take it ran
+	// (a replay: the recording's), or an error to end the run with.
+	Preempted(vtid int, ran time.Duration) (time.Duration, error)
 	// PreemptDue is asked as guest thread vtid is about to run: whether
 	// the recording's watchdog preempted it before its next stop, and
 	// after how much of its CPU time.

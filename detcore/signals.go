@@ -25,16 +25,18 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 		e.result.Stats.Preemptions++
 		e.result.Stats.Nondet++
+		// A stop sent for an examination that came only once the
+		// thread ran again stopped it as it started.
+		ran := time.Duration(e.plainRan.Load())
+		if spin {
+			ran = 0
+		}
 		if pj, ok := e.cfg.Journal.(PreemptJournal); ok {
 			// A recording keeps it; a replay checks that its recording
-			// has it here (it made it, preemptDue, or diverged). A stop
-			// sent for an examination that came only once the thread ran
-			// again stopped it as it started.
-			ran := time.Duration(e.plainRan.Load())
-			if spin {
-				ran = 0
-			}
-			if err := pj.Preempted(t.vtid, ran); err != nil {
+			// has it here (it made it, preemptDue, or diverged), and
+			// takes the time the recording's thread ran.
+			var err error
+			if ran, err = pj.Preempted(t.vtid, ran); err != nil {
 				return err
 			}
 		}
@@ -51,6 +53,14 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 		e.park(t)
 		e.endTurn(t) // its turn ends here
+		// It computed that long without a call: natively, that much time
+		// passed, so virtual time moves on by it (charged to it), and a
+		// sleep or a timer another thread waits for comes due as it
+		// would have: Go's sysmon, which preempts a goroutine that loops
+		// without calls once it has run for 10 ms, or CPython's thread
+		// that asks a computing one to let the GIL go after 5 ms.
+		t.charge(int64(ran))
+		e.clock += int64(ran)
 		if e.countWaiting() == 1 {
 			// Only the spinner could run: what it waits for is a sleep or
 			// a timer, so virtual time moves on to it, as when every

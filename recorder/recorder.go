@@ -501,9 +501,9 @@ func (r *Recorder) Exec(tid, vtid int) error {
 
 // Preempted implements detcore.PreemptJournal: the preemption is kept,
 // with the CPU time after which replay makes it.
-func (r *Recorder) Preempted(vtid int, ran time.Duration) error {
+func (r *Recorder) Preempted(vtid int, ran time.Duration) (time.Duration, error) {
 	r.append(&trace.Event{Kind: trace.KindPreempt, Tid: int32(vtid), Ran: int64(ran)})
-	return r.failed()
+	return ran, r.failed()
 }
 
 // PreemptDue implements detcore.PreemptJournal: a recording's watchdog

@@ -131,21 +131,22 @@ func (p *player) PreemptDue(vtid int) (time.Duration, bool) {
 }
 
 // Preempted implements detcore.PreemptJournal.
-func (p *player) Preempted(vtid int, _ time.Duration) error {
+// The thread ran what the recording's ran, whatever this run's did.
+func (p *player) Preempted(vtid int, _ time.Duration) (time.Duration, error) {
 	if p.err != nil {
-		return p.err
+		return 0, p.err
 	}
 	ev, err := p.peek()
 	switch {
 	case err == io.EOF:
 		ev = nil
 	case err != nil:
-		return err
+		return 0, err
 	case ev.Kind == trace.KindPreempt && int(ev.Tid) == vtid:
 		p.take()
-		return nil
+		return time.Duration(ev.Ran), nil
 	}
-	return p.diverge(vtid, "the watchdog preempted it where the recording has %s", p.describe(ev, vtid))
+	return 0, p.diverge(vtid, "the watchdog preempted it where the recording has %s", p.describe(ev, vtid))
 }
 
 func (p *player) diverge(tid int, format string, args ...any) error {

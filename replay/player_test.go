@@ -259,13 +259,13 @@ func TestPlayerWatchdogPreemption(t *testing.T) {
 	if d, due := p.PreemptDue(3); !due || d <= 0 || d > 2*time.Second {
 		t.Errorf("thread 3's preemption due after %v, %v; want at most the recording's 2s", d, due)
 	}
-	if err := p.Preempted(3, time.Second); err != nil {
-		t.Fatalf("the recorded preemption: %v", err)
+	if ran, err := p.Preempted(3, time.Second); err != nil || ran != 2*time.Second {
+		t.Fatalf("the recorded preemption: ran %v, %v; want the recording's 2s", ran, err)
 	}
 	if _, due := p.PreemptDue(3); due {
 		t.Error("the preemption is due again once taken")
 	}
-	err := p.Preempted(2, time.Second)
+	_, err := p.Preempted(2, time.Second)
 	if err == nil || !strings.Contains(err.Error(), "thread 2: the watchdog preempted it where the recording has write(") {
 		t.Errorf("a preemption the recording did not make: %v", err)
 	}

@@ -243,6 +243,32 @@ func TestProgressLoopReported(t *testing.T) {
 	}
 }
 
+// TestWatchdogMovesTime: a Go program whose main goroutine counts
+// without calls until another goroutine, on the only P, sets a flag ends
+// as natively: the watchdog preempts the counter, and virtual time moves
+// on by the CPU time it ran, so that sysmon, which preempts a goroutine
+// that has run for 10 ms, sees that time pass after a preemption or two.
+// (It moved a quantum and to sysmon's next wakeup a preemption: about 60
+// preemptions with --watchdog 300ms, and with the default 2 s the
+// runtime's and pprof's tests that wait so did not end in 200 s.)
+func TestWatchdogMovesTime(t *testing.T) {
+	t.Parallel()
+	r := hermitRun(t, []string{"--watchdog", "300ms", "--summary"}, goGuest("gocount")(t))
+	if r.Exit != 0 || string(r.Stdout) != "gocount: the other goroutine ran while main counted: true\n" {
+		t.Fatalf("want exit 0 and the flag seen; %s", describe(r))
+	}
+	if !bytes.Contains(r.Stderr, []byte("hermit preempted it at an arbitrary point")) {
+		t.Errorf("stderr lacks the watchdog's warning:\n%s", r.Stderr)
+	}
+	m := regexp.MustCompile(`nondeterministic points: \d+ \((\d+) watchdog preemptions?\)`).FindSubmatch(r.Stderr)
+	if m == nil {
+		t.Fatalf("no count of watchdog preemptions in the summary:\n%s", r.Stderr)
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n > 5 {
+		t.Errorf("%d watchdog preemptions before sysmon preempted the counter, want at most 5: the time the counter ran did not move the clock", n)
+	}
+}
+
 // TestAlarmCountReported: the only thread counts until its alarm's
 // SIGALRM: computation moves no virtual time, so the watchdog ends the
 // wait, and its warning says a timer waited (it said other threads did,
