@@ -84,9 +84,11 @@ const StdinPath = "/.hermit-stdin"
 // a replay repeats, a digest of the bytes each write writes (in its
 // entry's result), and where a file stat found is (the statx answer); a
 // version-15 trace has none of them, and replays as before.
-// Version 17: a futex wake that wakes a waiter ends the waker's turn, and
-// timers on CPU-time clocks count CPU time (the schedule of an earlier
-// recording is not this hermit's); an open that may truncate or create a
+// Version 17: a futex wake that wakes a waiter ends the waker's turn,
+// timers on CPU-time clocks count CPU time, and a watchdog preemption
+// moves virtual time on by the CPU time the thread ran (the recorded
+// one, in replay): the schedule of an earlier recording is not this
+// hermit's; an open that may truncate or create a
 // file, and truncate, look the file up (a statx query); a large write to
 // a loopback TCP connection between guest sockets is made in parts.
 const JournalVersion = "17"
