@@ -336,8 +336,14 @@ func (e *Engine) journalExit(t *thread) error {
 // outside, is SI_TKILL from pid 0: fixKernelSiginfo makes it the kernel's
 // as it is delivered, for a handler that reads it.
 func (e *Engine) raiseAsKernel(t *thread, sig int) {
+	e.sendAs(t, sig, siUser)
+}
+
+// sendAs sends t signal sig, to be delivered with si_code code (siUser:
+// from t's process; siKernel: from the kernel, no sender).
+func (e *Engine) sendAs(t *thread, sig int, code int32) {
 	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
-		t.kernelSig = sig
+		t.kernelSig, t.kernelCode = sig, code
 	}
 }
 
@@ -356,8 +362,13 @@ func (e *Engine) fixKernelSiginfo(t *thread, sig int) {
 	if err != nil || len(info) < siPidEnd || int32(le32(info[8:])) != siTkill {
 		return
 	}
-	putLE32(info[8:], siUser)
-	putLE32(info[16:], uint32(t.proc.vpid))
+	putLE32(info[8:], uint32(t.kernelCode))
+	pid := uint32(t.proc.vpid)
+	if t.kernelCode == siKernel {
+		pid = 0
+	}
+	putLE32(info[16:], pid)
+	putLE32(info[20:], 0) // si_uid
 	_ = st.SetSiginfo(t.tid, info)
 }
 

@@ -267,7 +267,8 @@ func (e *Engine) spinTrapHit(t *thread) (bool, error) {
 	return true, e.examineAtTrap(t, r.Rip, tr, false)
 }
 
-// siKernel is the si_code of a SIGTRAP from an int3.
+// siKernel is the si_code of a signal the kernel sends on its own: a
+// SIGTRAP from an int3, an itimer's signal.
 const siKernel = 0x80
 
 // int3Trap reports whether t's SIGTRAP came from an int3 (not a step the

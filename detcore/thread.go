@@ -100,8 +100,10 @@ type thread struct {
 	// exitSig, a signal the engine sends it then (Outcome.Signal).
 	exitMem []MemWrite
 	exitSig int
-	// kernelSig is a signal raiseAsKernel sent t, not yet delivered.
-	kernelSig int
+	// kernelSig is a signal raiseAsKernel or a timer sent t, not yet
+	// delivered; kernelCode, the si_code it is to have (fixKernelSiginfo).
+	kernelSig  int
+	kernelCode int32
 	// affinity is the CPU mask sched_setaffinity gave t (0: every CPU
 	// the guest has); its threads and children inherit it.
 	affinity uint64

@@ -135,7 +135,16 @@ func (e *Engine) expire(tm *vtimer, ticks int64) {
 	case tm.kind == tkTimerfd:
 		_ = e.t.AddTimerfdTicks(tm.proc.threads[0].tid, tm.id, uint64(ticks))
 	case tm.kind == tkItimer:
-		_ = e.t.Signal(tm.proc.pid, 0, tm.signo, nil)
+		// From the kernel (SI_KERNEL, no sender: Go's profiler tells
+		// setitimer's SIGPROF from its per-thread timers' by it), to
+		// the thread whose time expired it: for a CPU-time one the one
+		// that ran last, if it is the process's, as the kernel's goes to
+		// the thread that is running.
+		t := tm.proc.threads[0]
+		if tm.cpu != nil && e.last != nil && e.last.proc == tm.proc && e.last.state != tsDying {
+			t = e.last
+		}
+		e.sendAs(t, tm.signo, siKernel)
 	case tm.notify == sigevNone:
 		return
 	default:

@@ -123,6 +123,7 @@ a forked child starts below its parent
 		{"timers on CPU-time clocks", cGuest("cputimers.c"), `across a 1 s sleep: 0 SIGPROF, 0 SIGVTALRM, 0 timer signals
 still armed: ITIMER_PROF yes, the thread's timer yes
 running: each fired at least twice: yes
+SIGPROF's si_code: SI_KERNEL
 `},
 	})
 }

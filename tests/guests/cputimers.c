@@ -9,14 +9,20 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t prof, virt, posix;
+static volatile sig_atomic_t prof, virt, posix, profCode = -1;
 
-static void on_prof(int sig) { (void)sig; prof++; }
+static void on_prof(int sig, siginfo_t *si, void *uc) {
+	(void)sig;
+	(void)uc;
+	prof++;
+	profCode = si->si_code;
+}
 static void on_virt(int sig) { (void)sig; virt++; }
 static void on_posix(int sig) { (void)sig; posix++; }
 
 int main(void) {
-	signal(SIGPROF, on_prof);
+	struct sigaction sa = {.sa_sigaction = on_prof, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigaction(SIGPROF, &sa, NULL);
 	signal(SIGVTALRM, on_virt);
 	signal(SIGUSR1, on_posix);
 	struct itimerval iv = {{0, 10000}, {0, 10000}};
@@ -50,5 +56,7 @@ int main(void) {
 		getppid();
 	}
 	printf("running: each fired at least twice: %s\n", prof >= 2 && virt >= 2 && posix >= 2 ? "yes" : "no");
+	// From the kernel, as Go's profiler checks.
+	printf("SIGPROF's si_code: %s\n", profCode == SI_KERNEL ? "SI_KERNEL" : profCode == SI_USER ? "SI_USER" : "other");
 	return 0;
 }
