@@ -133,11 +133,7 @@ func sysOpen(e *Engine, t *thread) {
 	if !ok {
 		return
 	}
-	dirfd, pathAddr := abi.AT_FDCWD, t.regs.Rdi
-	if t.nr == abi.SYS_OPENAT {
-		dirfd, pathAddr = int(int32(t.regs.Rdi)), t.regs.Rsi
-	}
-	path, errno := e.readPath(t, pathAddr)
+	dirfd, path, errno := e.openPath(t)
 	if errno != 0 || path == "" {
 		return
 	}
@@ -153,6 +149,16 @@ func sysOpen(e *Engine, t *thread) {
 	} else {
 		f.openReader()
 	}
+}
+
+// openPath reads the directory descriptor and path of t's open or openat.
+func (e *Engine) openPath(t *thread) (dirfd int, path string, errno Errno) {
+	dirfd, addr := abi.AT_FDCWD, t.regs.Rdi
+	if t.nr == abi.SYS_OPENAT {
+		dirfd, addr = int(int32(t.regs.Rdi)), t.regs.Rsi
+	}
+	path, errno = e.readPath(t, addr)
+	return dirfd, path, errno
 }
 
 // Open flags of <fcntl.h> the engine looks at.

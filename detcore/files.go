@@ -297,11 +297,7 @@ func (e *Engine) openTimes(t *thread, flags uint64) {
 	if !ok || !trunc && flags&abi.O_CREAT == 0 || flags&oPath != 0 {
 		return
 	}
-	dirfd, pathAddr := abi.AT_FDCWD, t.regs.Rdi
-	if t.nr == abi.SYS_OPENAT {
-		dirfd, pathAddr = int(int32(t.regs.Rdi)), t.regs.Rsi
-	}
-	path, errno := e.readPath(t, pathAddr)
+	dirfd, path, errno := e.openPath(t)
 	if errno != 0 {
 		return
 	}
