@@ -14,13 +14,19 @@ const hostTriple = "x86_64-pc-linux-gnu"
 // when the client offered them.
 func (s *session) qSupported(r *request) []byte {
 	s.multiprocess, s.binaryUpload = false, false
+	gdb := false
 	for _, f := range strings.Split(strings.TrimPrefix(r.args, ":"), ";") {
 		switch f {
 		case "multiprocess+":
 			s.multiprocess = true
 		case "binary-upload+":
 			s.binaryUpload = true
+		case "qRelocInsn+":
+			gdb = true // gdb offers it always; lldb and Delve never
 		}
+	}
+	if es, ok := s.t.(EndStopper); ok {
+		es.StopAtEnd(gdb)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "PacketSize=%x", packetSize)

@@ -23,6 +23,19 @@ type Reverser interface {
 	ReverseStep(tid int) (Stop, error)
 }
 
+// EndStopper is a Reverser that can stop where the recorded process is
+// about to end, before it ends. gdb forgets a process once told it ended
+// (W or X), and then refuses reverse-continue; so for gdb the stub has
+// forward commands stop there first (Stop.End: replaylog:end, "No more
+// reverse-execution history."), from where gdb can go back, and the
+// next forward command ends the process. rr stops there too (with a
+// synthetic SIGKILL). Delve and lldb are told of the end at once: Delve
+// takes the stop for a breakpoint, and reports the exit status from W.
+type EndStopper interface {
+	// StopAtEnd turns the stop at the end on or off.
+	StopAtEnd(on bool)
+}
+
 // Checkpointer is a Target that keeps checkpoints.
 type Checkpointer interface {
 	// Checkpoint makes one where the target is and returns its id; where

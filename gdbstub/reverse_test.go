@@ -206,3 +206,61 @@ func TestDelveCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// endTarget is a reverseTarget that stops at the end when asked to: its
+// first forward command after StopAtEnd(true) stops there (End), the next
+// one ends the process.
+type endTarget struct {
+	*reverseTarget
+	asked []bool
+	atEnd bool
+}
+
+func (e *endTarget) StopAtEnd(on bool) { e.asked = append(e.asked, on) }
+
+func (e *endTarget) Continue() (Stop, error) {
+	if len(e.asked) > 0 && e.asked[len(e.asked)-1] && !e.atEnd {
+		e.atEnd = true
+		e.last = Stop{Kind: StopStart, Tid: 0x1234, End: true}
+		return e.last, nil
+	}
+	return e.reverseTarget.Continue()
+}
+
+// TestStopAtEnd: gdb (whose qSupported offers qRelocInsn+) has the target
+// stop at the end before the exit, replaylog:end, so that it can go back;
+// lldb's and Delve's handshakes turn that off.
+func TestStopAtEnd(t *testing.T) {
+	for _, tc := range []struct {
+		client, features string
+		want             bool
+	}{
+		{"gdb 13", "multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;vfork-events+;exec-events+;vContSupported+;QThreadEvents+;no-resumed+;memory-tagging+;xmlRegisters=i386", true},
+		{"lldb", "xmlRegisters=i386,arm,mips,arc;multiprocess+;fork-events+;vfork-events+", false},
+		{"Delve", "swbreak+;hwbreak+;no-resumed+;xmlRegisters=i386", false},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			et := &endTarget{reverseTarget: newReverseTarget()}
+			et.stops = []Stop{{Kind: StopExited, ExitCode: 3}}
+			et.back = []Stop{{Kind: StopBreakpoint, Tid: 0x1234, Addr: 0x401000}}
+			c := startServeTarget(t, et, Options{})
+			c.ask("qSupported:" + tc.features)
+			if len(et.asked) != 1 || et.asked[0] != tc.want {
+				t.Fatalf("StopAtEnd calls %v, want [%v]", et.asked, tc.want)
+			}
+			thread, exit := "1234", "W03"
+			if strings.Contains(tc.features, "multiprocess+") {
+				thread, exit = "p1234.1234", "W03;process:1234"
+			}
+			if !tc.want {
+				c.expect("c", exit)
+				return
+			}
+			end := "T0006:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:" + thread + ";replaylog:end;"
+			c.expect("c", end)
+			c.expect("?", end)
+			c.expect("bc", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:"+thread+";swbreak:;")
+			c.expect("c", exit)
+		})
+	}
+}

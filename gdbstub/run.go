@@ -41,7 +41,7 @@ func (s *session) stopReply(st Stop) []byte {
 	case StopSignal:
 		sig = gdbSignal(st.Signal)
 	}
-	if st.Begin {
+	if st.Begin || st.End {
 		sig = 0 // as rr: gdb says "No more reverse-execution history."
 	}
 	b := fmt.Appendf(nil, "T%02x", sig&0xff)
@@ -80,8 +80,11 @@ func (s *session) stopReply(st Stop) []byte {
 		}
 		b = fmt.Appendf(b, "%s:%x;", name, st.Addr)
 	}
-	if st.Begin {
+	switch {
+	case st.Begin:
 		b = append(b, "replaylog:begin;"...)
+	case st.End:
+		b = append(b, "replaylog:end;"...)
 	}
 	if s.listThreads {
 		b = s.appendThreadList(b)

@@ -133,6 +133,9 @@ type Stop struct {
 	ExitCode int
 	// Begin: a reverse command reached the start of the recording.
 	Begin bool
+	// End: a forward command reached the end of the recording, where the
+	// process is about to end (an EndStopper's stop).
+	End bool
 	// Syscall is the syscall's number, for StopSyscallEntry and
 	// StopSyscallReturn.
 	Syscall int

@@ -30,12 +30,10 @@ type syscallCatch struct {
 
 // CatchSyscalls implements gdbstub.SyscallCatcher.
 func (t *GDBTarget) CatchSyscalls(on bool, nrs []int) error {
-	if on && t.catch.evs == nil {
-		evs, err := readEvents(t.rec)
-		if err != nil {
+	if on {
+		if _, err := t.events(); err != nil {
 			return err
 		}
-		t.catch.evs = evs
 	}
 	t.catch.on, t.catch.nrs = on, nil
 	if len(nrs) > 0 {
@@ -78,6 +76,7 @@ func (t *GDBTarget) atEntry() (uint64, bool) {
 // entry or the first breakpoint, watchpoint or signal before it.
 func (t *GDBTarget) continueCatching() (gdbstub.Stop, error) {
 	from := t.s.Event()
+	end, toEnd := t.endEvent()
 	if n, ok := t.atEntry(); ok {
 		t.catch.entry = -1
 		e := t.catch.evs[n]
@@ -94,6 +93,8 @@ func (t *GDBTarget) continueCatching() (gdbstub.Stop, error) {
 		switch {
 		case st.Reason == ReasonStep && st.Tid == th.Tid:
 			return t.stopped(gdbstub.Stop{Kind: gdbstub.StopSyscallReturn, Tid: int(e.tid), Syscall: int(e.nr)}), nil
+		case toEnd && g.Kind == gdbstub.StopExited && err == nil:
+			return t.pastEnd(end)
 		case ours || st.Reason == ReasonExited || t.intr.Swap(false):
 			return t.stopped(g), nil
 		}
@@ -108,6 +109,11 @@ func (t *GDBTarget) continueCatching() (gdbstub.Stop, error) {
 				break
 			}
 		}
+		end, toEnd := t.endEvent()
+		toEnd = toEnd && end < next
+		if toEnd {
+			next = end
+		}
 		var st Stop
 		var err error
 		if next < uint64(len(t.catch.evs)) {
@@ -119,7 +125,10 @@ func (t *GDBTarget) continueCatching() (gdbstub.Stop, error) {
 			return t.last, err
 		}
 		t.ended(st, err)
-		if st.Reason == ReasonEvent && st.Event == next {
+		switch {
+		case st.Reason == ReasonEvent && st.Event == next && toEnd:
+			return t.atEnd(next), nil
+		case st.Reason == ReasonEvent && st.Event == next:
 			return t.entryStop(next), nil
 		}
 		if g, ours := t.convert(st); ours || t.intr.Swap(false) {

@@ -46,6 +46,9 @@ type GDBTarget struct {
 	where map[int]string
 	// catch is what gdb's catch syscall asked for (gdbcatch.go).
 	catch syscallCatch
+	// end is where forward commands stop for gdb before the process
+	// ends (gdbend.go).
+	end endStop
 }
 
 // Failure returns why the replay ended before the recording did (a
@@ -235,11 +238,21 @@ func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
 		return t.continueCatching()
 	}
 	for {
-		st, err := t.tl.Continue()
+		end, toEnd := t.endEvent()
+		var st Stop
+		var err error
+		if toEnd {
+			st, err = t.tl.ContinueTo(end)
+		} else {
+			st, err = t.tl.Continue()
+		}
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}
 		t.ended(st, err)
+		if toEnd && st.Reason == ReasonEvent && st.Event == end {
+			return t.atEnd(end), nil
+		}
 		if g, ours := t.convert(st); ours || t.intr.Swap(false) {
 			return t.stopped(g), nil
 		}
@@ -252,6 +265,7 @@ func (t *GDBTarget) Step(vtid int) (gdbstub.Stop, error) {
 	if err != nil {
 		return t.last, err
 	}
+	end, toEnd := t.endEvent()
 	for {
 		st, err := t.tl.Step(th.Tid, 1)
 		if err != nil && st.Reason != ReasonExited {
@@ -259,6 +273,9 @@ func (t *GDBTarget) Step(vtid int) (gdbstub.Stop, error) {
 		}
 		t.ended(st, err)
 		g, ours := t.convert(st)
+		if toEnd && g.Kind == gdbstub.StopExited && err == nil {
+			return t.pastEnd(end)
+		}
 		if st.Reason == ReasonStep || st.Steps > 0 && st.Reason != ReasonExited && !ours {
 			// Done, though another process's stop came with it.
 			g = gdbstub.Stop{Kind: gdbstub.StopStep, Tid: vtid}

@@ -93,7 +93,8 @@ demo_replay() {
 
 # demo_debug debugs the recording in gdb (batch mode): a breakpoint in a
 # worker thread, the threads with the tids the recording printed, then
-# the final count at the end of main, and the recorded exit status.
+# the final count at the end of main, on to the end of the recording and
+# back to that line (reverse execution), and the recorded exit status.
 demo_debug() {
 	if ! command -v gdb >/dev/null; then
 		heading "debugging the replay: skipped (gdb is not installed: apt-get install gdb)"
@@ -103,7 +104,8 @@ demo_debug() {
 	"$HERMIT" replay --gdb "$WORK/trace" -- -nx -batch \
 		-ex 'break worker' -ex 'continue' -ex 'bt 1' -ex 'info threads' -ex 'delete' \
 		-ex 'break racy_counter.c:45' -ex 'continue' -ex 'print counter' \
-		-ex 'monitor when' -ex 'continue' 2>&1 |
+		-ex 'monitor when' -ex 'continue' -ex 'reverse-continue' -ex 'monitor when' \
+		-ex 'continue' -ex 'continue' 2>&1 |
 		grep -v -e '^Reading ' -e 'File transfers from remote targets' >"$WORK/gdb.out" || true
 	cat "$WORK/gdb.out"
 	heading "result"

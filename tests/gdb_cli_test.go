@@ -38,7 +38,7 @@ func TestGDBOnProcess(t *testing.T) {
 	}
 
 	s := startReplay(t, dir, "--onprocess", filepath.Base(bin))
-	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break worker", "continue", "info threads", "delete", "continue")
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break worker", "continue", "info threads", "delete", "continue", "continue")
 	res := s.wait(t)
 	noClientErrors(t, tr, nil)
 	mustMatch(t, gdbBreakWorkerRE, tr.out(t, "continue", 0), "continue to worker")
@@ -73,13 +73,14 @@ func TestGDBOnProcess(t *testing.T) {
 
 // TestReplayGDBLaunch: `hermit replay --gdb` starts gdb attached to the
 // replay, passes it the arguments after --, and exits with the program's
-// status once gdb ran it to its end.
+// status once gdb ran it to its end (a continue to the end of the
+// recording, and one more to end the process).
 func TestReplayGDBLaunch(t *testing.T) {
 	requireDebugging(t, "gdb")
 	dir, rec := recordThreads(t)
 	g := parseGuest(t, rec.Stdout)
 	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
-		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "continue", "-ex", "info threads", "-ex", "delete", "-ex", "continue")
+		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "continue", "-ex", "info threads", "-ex", "delete", "-ex", "continue", "-ex", "continue")
 	out := string(r.Stdout) + string(r.Stderr)
 	if r.Exit != 3 {
 		t.Errorf("hermit replay --gdb exited %d, want the recorded 3\n%s", r.Exit, out)
@@ -87,8 +88,8 @@ func TestReplayGDBLaunch(t *testing.T) {
 	if !gdbBreakWorkerRE.MatchString(out) {
 		t.Errorf("gdb did not stop in worker:\n%s", out)
 	}
-	if !strings.Contains(out, "exited with code 03]") {
-		t.Errorf("gdb did not see the program exit with 3:\n%s", out)
+	if !gdbAtEndRE.MatchString(out) || !strings.Contains(out, "exited with code 03]") {
+		t.Errorf("gdb did not stop at the end and then see the program exit with 3:\n%s", out)
 	}
 	if !strings.Contains(string(r.Stdout), "global = "+g.final+"\n") {
 		t.Errorf("the replay did not print the recorded final line %q:\n%s", "global = "+g.final, r.Stdout)
@@ -200,7 +201,7 @@ func TestGDBHardwareBreakpoints(t *testing.T) {
 	g := parseGuest(t, rec.Stdout)
 	s := startReplay(t, dir)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr,
-		"hbreak worker", "continue", "delete", "awatch global", "continue", "print global", "delete", "continue")
+		"hbreak worker", "continue", "delete", "awatch global", "continue", "print global", "delete", "continue", "continue")
 	res := s.wait(t)
 	noClientErrors(t, tr, nil)
 	if out := tr.out(t, "hbreak worker", 0); !strings.Contains(out, "Hardware assisted breakpoint 1 at") {
@@ -297,11 +298,40 @@ func TestGDBStepsOverPushfPopf(t *testing.T) {
 	}
 	s := startReplay(t, dir)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, fmt.Sprintf("break spins.c:%d", line), "continue",
-		"stepi", "stepi", "stepi", "delete", "continue")
+		"stepi", "stepi", "stepi", "delete", "continue", "continue")
 	rep := s.wait(t)
 	noClientErrors(t, tr, nil)
-	if strings.Contains(tr.text, "SIGTRAP") || !strings.Contains(tr.out(t, "continue", 1), "exited normally") {
+	if strings.Contains(tr.text, "SIGTRAP") || !gdbAtEndRE.MatchString(tr.out(t, "continue", 1)) || !strings.Contains(tr.out(t, "continue", 2), "exited normally") {
 		t.Errorf("after three steps over pushfq and popfq, continue should run to the end, with no SIGTRAP:\n%s", tr.text)
 	}
 	checkServedRun(t, rec, rep)
+}
+
+// TestGDBReverseFromEnd: continue runs to the end of the recording, where
+// gdb stops before the process exits (in _exit) and can still go back, as
+// under rr: a reverse-continue with a breakpoint in worker stops at the
+// last worker to enter it; forwards again nothing hits it before the end;
+// back again the same worker; then the end and the exit with the recorded
+// status. lldb and Delve are told of the exit at once (their tests).
+func TestGDBReverseFromEnd(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "break worker", "reverse-continue",
+		"continue", "reverse-continue", "continue", "continue")
+	rep := s.wait(t)
+	noClientErrors(t, tr, nil)
+	mustMatch(t, gdbAtEndRE, tr.out(t, "continue", 0), "continue to the end")
+	w1 := mustMatch(t, gdbBreakWorkerRE, tr.out(t, "reverse-continue", 0), "reverse-continue from the end to worker")
+	mustMatch(t, gdbAtEndRE, tr.out(t, "continue", 1), "continue from the last worker to the end")
+	w2 := mustMatch(t, gdbBreakWorkerRE, tr.out(t, "reverse-continue", 1), "reverse-continue from the end again")
+	if w1[1] != w2[1] {
+		t.Errorf("reverse-continue from the end stopped in worker %s, then in worker %s", w1[1], w2[1])
+	}
+	checkGDBExit(t, tr, 2, g.pid, 3)
+	checkServedRun(t, rec, rep)
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
 }

@@ -61,7 +61,7 @@ func listenFirstCmds(addr string) []string {
 // back to event k and on to the end.
 func listenSecondCmds(addr string, k uint64) []string {
 	g := "monitor goto " + strconv.FormatUint(k, 10)
-	return []string{"target extended-remote " + addr, "monitor when", "info threads", "bt", g, "monitor when", "continue"}
+	return []string{"target extended-remote " + addr, "monitor when", "info threads", "bt", g, "monitor when", "continue", "continue"}
 }
 
 // TestGDBKeepListening: with --keep-listening a second gdb, after the first
@@ -117,7 +117,7 @@ func TestGDBKeepListening(t *testing.T) {
 
 	// --goto n1: the served replay starts at that event.
 	s = startReplay(t, dir, "--goto", strconv.FormatUint(n1, 10))
-	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "monitor when", "continue")
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "monitor when", "continue", "continue")
 	rep = s.wait(t)
 	noClientErrors(t, tr, nil)
 	if n := gdbWhen(t, tr, 0); n != n1 {
@@ -140,7 +140,7 @@ func TestKeepListeningAfterDisconnect(t *testing.T) {
 	g := parseGuest(t, rec.Stdout)
 	s := startReplay(t, dir, "--keep-listening")
 	halfPacketAndGo(t, s.addr)
-	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue")
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "continue")
 	rep := s.wait(t)
 	noClientErrors(t, tr, nil)
 	checkGDBExit(t, tr, 0, g.pid, rec.Exit)

@@ -65,6 +65,7 @@ func gdbThreadsCmds(addr string) []string {
 		"print $pc",
 		"finish",
 		"continue",
+		"continue",
 	}
 }
 
@@ -78,7 +79,11 @@ var (
 	gdbWatchHitRE    = regexp.MustCompile(`(?s)hit Hardware watchpoint 2: global\n\nOld value = (\d+)\nNew value = (\d+)\nworker \(id=(\d)\) at \S*gdb_threads\.c:\d+\n`)
 	gdbPCRE          = regexp.MustCompile(`\A\(void \(\*\)\(\)\) (0x[0-9a-f]+) <worker\+\d+>\z`)
 	gdbFinishRE      = regexp.MustCompile(`(?m)^thread_main \(arg=0x\d\) at \S*gdb_threads\.c:\d+\n(?:.*\n)?Value returned is \$\d+ = \(void \*\) 0x0$`)
-	gdbExitedRE      = regexp.MustCompile(`(?m)^\[Inferior 1 \(process (\d+)\) exited (?:with code ([0-7]+)|normally)\]$`)
+	// gdbAtEndRE is gdb's stop at the end of the recording, at the entry
+	// of the process's exit_group, in glibc's _exit (with or without its
+	// debug information).
+	gdbAtEndRE  = regexp.MustCompile(`(?m)^No more reverse-execution history\.\n(?:\[Switching to .*\]\n)?(?:0x[0-9a-f]+ in )?(?:__GI_)?_exit \(`)
+	gdbExitedRE = regexp.MustCompile(`(?m)^\[Inferior 1 \(process (\d+)\) exited (?:with code ([0-7]+)|normally)\]$`)
 	// gdbThreadRE matches a row of `info threads`: the current-thread
 	// mark and the thread's id as gdb shows a remote thread (Thread
 	// PID.TID with multiprocess extensions, Thread TID without) or a
@@ -120,11 +125,14 @@ func gdbPrint(t *testing.T, tr transcript, expr string, nth int) string {
 	return mustMatch(t, gdbPrintRE, tr.out(t, "print "+expr, nth), "print "+expr)[1]
 }
 
-// checkGDBExit checks that the last `continue` ran the program to its end
-// and that gdb showed its pid and exit status.
+// checkGDBExit checks that `continue` number nth ran the program to the
+// end of the recording, where gdb stops before the process exits (it can
+// go back from there), and that the next one ended it, gdb showing its pid
+// and exit status.
 func checkGDBExit(t *testing.T, tr transcript, nth, pid, exit int) {
 	t.Helper()
-	m := mustMatch(t, gdbExitedRE, tr.out(t, "continue", nth), "the last continue")
+	mustMatch(t, gdbAtEndRE, tr.out(t, "continue", nth), "the continue to the end")
+	m := mustMatch(t, gdbExitedRE, tr.out(t, "continue", nth+1), "the continue from the end")
 	code := 0
 	if m[2] != "" {
 		c, _ := strconv.ParseInt(m[2], 8, 32) // gdb shows the code in octal
@@ -316,7 +324,7 @@ func TestGDBTraceElsewhere(t *testing.T) {
 }
 
 func mainCmds(addr string) []string {
-	return []string{"target extended-remote " + addr, "break main", "continue", "bt", "continue"}
+	return []string{"target extended-remote " + addr, "break main", "continue", "bt", "continue", "continue"}
 }
 
 // checkGDBMain checks the transcript of mainCmds: gdb read the program bin

@@ -313,7 +313,7 @@ func TestGDBCatchSyscall(t *testing.T) {
 	s := startReplay(t, dir)
 	line := "print ((char *)$rsi)[5]" // the digit of "line N\n"
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "catch syscall write", "continue", "continue", "print $rax",
-		"continue", line, "reverse-continue", line, "reverse-continue", "continue", line, "delete", "continue")
+		"continue", line, "reverse-continue", line, "reverse-continue", "continue", line, "delete", "continue", "continue")
 	rep := s.wait(t)
 	noClientErrors(t, tr, regexp.MustCompile(`^No more reverse-execution history\.$`))
 	entry := regexp.MustCompile(`(?m)^Catchpoint 1 \(call to syscall write\), `)
@@ -327,7 +327,8 @@ func TestGDBCatchSyscall(t *testing.T) {
 	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-continue", 1), "reverse-continue with no write before")
 	mustMatch(t, entry, tr.out(t, "continue", 3), "continue from the start to the first write")
 	mustMatch(t, regexp.MustCompile(`(?m)^\$4 = 48 '0'$`), tr.out(t, line, 2), "the first write's line again")
-	mustMatch(t, gdbExitedRE, tr.out(t, "continue", 4), "continue to the end")
+	mustMatch(t, gdbAtEndRE, tr.out(t, "continue", 4), "continue to the end")
+	mustMatch(t, gdbExitedRE, tr.out(t, "continue", 5), "continue from the end")
 	checkServedRun(t, rec, rep)
 	if t.Failed() {
 		t.Logf("gdb:\n%s", tr.text)

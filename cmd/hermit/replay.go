@@ -37,7 +37,9 @@ the first difference, says where, and exits 125.
   --gdb-port N       serve the GDB remote protocol on 127.0.0.1:N (0: any
                      free port) for gdb, lldb or Delve, and print how to
                      attach; exits with the program's status once the
-                     debugger has run it to its end
+                     debugger has run it to its end (gdb stops at the
+                     end of the recording before the exit, so that it
+                     can still go back; continue again to end it)
   --gdb              start gdb attached to the replay (GDB-ARGS go to gdb)
   (no flag)          the interactive debugger: step through the recording's
                      events forwards and backwards ("help" lists its
