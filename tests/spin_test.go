@@ -361,12 +361,12 @@ func TestSpinWaitInREPL(t *testing.T) {
 func TestWatchdogCountsCPUTime(t *testing.T) {
 	taskset := testenv.Require(t, "taskset")
 	bin := testenv.BuildC(t, "spins.c")
-	// Rounds for about 100 ms of this machine's CPU.
+	// Rounds for about 100 ms of this machine's CPU (its CPU time).
 	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
-	if cal.Exit != 0 || cal.Duration <= 0 {
+	if cal.Exit != 0 || cal.CPU <= 0 {
 		t.Fatalf("calibration: %s", describe(cal))
 	}
-	rounds := int64(20000000 * (100 * time.Millisecond) / cal.Duration)
+	rounds := int64(20000000 * (100 * time.Millisecond) / cal.CPU)
 	cpu := strconv.Itoa(runtime.NumCPU() - 1)
 	for range 3 {
 		hog := exec.Command(taskset, "-c", cpu, "/bin/sh", "-c", "while :; do :; done")
@@ -384,6 +384,6 @@ func TestWatchdogCountsCPUTime(t *testing.T) {
 		testenv.Skip(t, fmt.Sprintf("the busy processes did not slow the guest past --watchdog (%v in all): nothing to tell the CPU time from the wall time", r.Duration))
 	}
 	if bytes.Contains(r.Stderr, []byte("without a syscall")) || !bytes.Contains(r.Stderr, []byte("  nondeterministic points: 0\n")) {
-		t.Errorf("%v of CPU time took %v on a loaded CPU: want no preemption and no nondeterministic point; %s", cal.Duration*time.Duration(rounds)/20000000, r.Duration, describe(r))
+		t.Errorf("%v of CPU time took %v on a loaded CPU: want no preemption and no nondeterministic point; %s", cal.CPU*time.Duration(rounds)/20000000, r.Duration, describe(r))
 	}
 }

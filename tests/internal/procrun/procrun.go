@@ -26,6 +26,10 @@ type Result struct {
 	// 128+N when the process died of signal N.
 	Exit     int
 	Duration time.Duration
+	// CPU is the CPU time (user and system) the process used, its
+	// children waited for included: what calibrations of work count,
+	// since on a loaded machine the wall time runs ahead of it.
+	CPU time.Duration
 }
 
 // ErrTimeout is returned (wrapped) when the command outlived its timeout.
@@ -73,6 +77,9 @@ func Run(cmd *exec.Cmd, timeout time.Duration) (Result, error) {
 		Stderr:   stderr.Bytes(),
 		Exit:     exitStatus(cmd),
 		Duration: time.Since(start),
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		res.CPU = ps.UserTime() + ps.SystemTime()
 	}
 	if timedOut != nil {
 		return res, timedOut

@@ -53,3 +53,21 @@ func TestRunStartError(t *testing.T) {
 		t.Error("Run of a missing program: no error")
 	}
 }
+
+// TestRunCPU: CPU counts the process's computing, not its sleeping.
+func TestRunCPU(t *testing.T) {
+	sleep, err := Run(exec.Command("/bin/sh", "-c", "sleep 0.3"), 10*time.Second)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	busy, err := Run(exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"), 60*time.Second)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sleep.CPU >= 100*time.Millisecond || sleep.Duration < 300*time.Millisecond {
+		t.Errorf("sleep 0.3: CPU %v in %v; want under 100ms of CPU", sleep.CPU, sleep.Duration)
+	}
+	if busy.CPU < 50*time.Millisecond || busy.CPU > 2*busy.Duration {
+		t.Errorf("a busy loop: CPU %v in %v; want most of its time", busy.CPU, busy.Duration)
+	}
+}
