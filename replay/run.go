@@ -308,6 +308,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		// ^C at the terminal is for hermit or its debugger, never the
 		// guest's: the recording had no such signal.
 		OwnGroup: true,
+		Note:     opts.Warn,
 	})
 	if err != nil {
 		r.close()

@@ -302,6 +302,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		TrapCPUID:  trapCPUID,
 		CPUs:       f.cpus,
 		Stdin:      gio.stdin, Stdout: gio.stdout, Stderr: gio.stderr,
+		Note: func(msg string) { fmt.Fprintf(os.Stderr, "hermit: %s\n", msg) },
 	})
 	if err != nil {
 		return detcore.Result{}, err

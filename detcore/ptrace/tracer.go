@@ -77,6 +77,9 @@ type Options struct {
 	Traced []int
 	// Stdin, Stdout and Stderr are the guest's; nil means hermit's own.
 	Stdin, Stdout, Stderr *os.File
+	// Note, when set, receives a line for the user when the start is
+	// slow: hermit waits for it (a loaded machine can take seconds).
+	Note func(msg string)
 	// OwnGroup puts the guest in a process group of its own, out of the
 	// terminal's foreground group: the terminal's ^C and ^\ reach hermit
 	// (and a debugger sharing the terminal), not the guest. A replay needs
@@ -192,7 +195,7 @@ func Start(o Options) (*Tracer, int, error) {
 	}
 	errW.Close()
 	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID, filter: filter, emus: map[int]*emuState{}}
-	tid, err := t.seizeRoot(errR, o.Argv[0])
+	tid, err := t.seizeRoot(errR, o.Argv[0], o.Note)
 	if err != nil {
 		t.KillAll()
 		return nil, 0, err
@@ -302,8 +305,8 @@ func explainStart(err error) error {
 
 // seizeRoot finds the launcher's child (the guest's first process) once it
 // has stopped itself, seizes it, and runs it to its first exec.
-func (t *Tracer) seizeRoot(errR *os.File, name string) (int, error) {
-	pid, err := t.launched(errR, name)
+func (t *Tracer) seizeRoot(errR *os.File, name string, note func(string)) (int, error) {
+	pid, err := t.launched(errR, name, note)
 	if err != nil {
 		return 0, err
 	}
@@ -355,17 +358,41 @@ var launchStages = map[uint32]struct{ what, fix string }{
 	10: {"executing the program", ""},
 }
 
+// launchNote is how long the launcher may take to start the guest
+// before hermit says it is still waiting, and launchLimit how long before
+// it gives up. The start takes milliseconds; on a machine loaded with
+// many runs (a parallel test suite) it took over 10s.
+var (
+	launchNote  = 10 * time.Second
+	launchLimit = 2 * time.Minute
+)
+
+// readLaunch reads the launcher's 8-byte report from r, telling note once
+// the launch is slow.
+func readLaunch(r *os.File, note func(string)) (b [8]byte, n int, err error) {
+	start := time.Now()
+	_ = r.SetReadDeadline(start.Add(launchNote))
+	defer r.SetReadDeadline(time.Time{})
+	n, err = io.ReadFull(r, b[:])
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return b, n, err
+	}
+	if note != nil {
+		note(fmt.Sprintf("the guest has not started after %v (is the machine loaded?); waiting up to %v", launchNote, launchLimit))
+	}
+	_ = r.SetReadDeadline(start.Add(launchLimit))
+	m, err := io.ReadFull(r, b[n:])
+	return b, n + m, err
+}
+
 // launched waits until the launcher's child, the guest's first process,
 // has stopped itself for the tracer, and returns its pid. The launcher
 // reports that (a zero stage) or a failure on errR.
-func (t *Tracer) launched(errR *os.File, name string) (int, error) {
-	var b [8]byte
-	_ = errR.SetReadDeadline(time.Now().Add(10 * time.Second))
-	n, err := io.ReadFull(errR, b[:])
-	_ = errR.SetReadDeadline(time.Time{})
+func (t *Tracer) launched(errR *os.File, name string, note func(string)) (int, error) {
+	b, n, err := readLaunch(errR, note)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return 0, errors.New("the launcher did not start the guest within 10s")
+		return 0, fmt.Errorf("the launcher did not start the guest within %v", launchLimit)
 	case n < len(b):
 		_, ws, _ := wait4(t.initPid, 0)
 		return 0, fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
