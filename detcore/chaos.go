@@ -29,7 +29,12 @@ import (
 // clock pctPolls times in a row and does nothing else, when the watchdog
 // preempts it, and when it has kept the CPU for a slice drawn from the
 // seed (1 to 64 timeslices), so that a thread that polls for another
-// cannot hold it off for long.
+// cannot hold it off for long. And every pctStarve turns, a runnable
+// thread that has not run for as many rises above every other: threads
+// that hand the turn to each other (each blocks briefly, so none keeps
+// the CPU for a slice) would otherwise hold a lower one off for ever,
+// and a program whose pair waits for that one, as Go's stop-the-world
+// beside a signal ping-pong does, would never end.
 
 // Heuristic names how the engine chooses the next thread.
 type Heuristic string
@@ -124,12 +129,17 @@ type chaosState struct {
 	where map[[3]uint64]string
 	next  int    // the next of cfg.ChaosPoints to reach
 	floor uint64 // the priority the next dropped thread gets
+	top   uint64 // the priority the next starved thread gets
 	slice int    // the turns the running thread may keep, in PCT
 	polls int    // the clock reads in a row of the running thread
 	rng   uint64
 }
 
 const pctTop = 1 << 62 // priorities drawn at creation are above it
+
+// pctStarve is how many turns a runnable thread may go without one under
+// PCT before it rises above the others.
+const pctStarve = 1024
 
 func (c *chaosState) draw() uint64 {
 	c.rng = splitmix64(c.rng)
@@ -142,6 +152,7 @@ func (e *Engine) pickChaos(ts []*thread) *thread {
 	if c.rng == 0 {
 		c.rng = splitmix64(e.cfg.Seed ^ 0xc4a05)
 		c.floor = pctTop - 1
+		c.top = 1 << 63 // above pctTop + any draw>>2
 		c.slice = e.pctSlice()
 	}
 	if e.cfg.Heuristic == Random {
@@ -156,8 +167,8 @@ func (e *Engine) pickChaos(ts []*thread) *thread {
 		}
 		return e.chosen(can[c.draw()%uint64(len(can))])
 	}
+	turn := e.result.Stats.Turns + 1
 	if l := e.last; l != nil && e.threads[l.tid] == l {
-		turn := e.result.Stats.Turns + 1
 		ps := e.cfg.ChaosPoints
 		switch {
 		case c.next < len(ps) && turn >= ps[c.next]:
@@ -173,7 +184,11 @@ func (e *Engine) pickChaos(ts []*thread) *thread {
 	for _, t := range ts {
 		if t.prio == 0 {
 			t.prio = pctTop + splitmix64(e.cfg.Seed^uint64(t.seq)*0x9e3779b97f4a7c15)>>2
+			t.ranAt = turn // it waits from its first sight
 		}
+	}
+	if turn%pctStarve == 0 {
+		e.raiseStarved(ts, turn)
 	}
 	byPrio := append([]*thread(nil), ts...)
 	sort.Slice(byPrio, func(i, j int) bool { return byPrio[i].prio > byPrio[j].prio })
@@ -204,8 +219,28 @@ func (e *Engine) polling(t *thread) bool {
 	return c.polls >= pctPolls
 }
 
+// raiseStarved puts the threads of ts that have waited pctStarve turns
+// or more and can run now above every other, the longest-waiting
+// highest.
+func (e *Engine) raiseStarved(ts []*thread, turn int64) {
+	var old []*thread
+	for _, t := range ts {
+		if turn-t.ranAt >= pctStarve {
+			old = append(old, t)
+		}
+	}
+	sort.SliceStable(old, func(i, j int) bool { return old[i].ranAt > old[j].ranAt })
+	for _, t := range old {
+		if e.runnable(t) {
+			t.prio = e.chaos.top
+			e.chaos.top++
+		}
+	}
+}
+
 // chosen accounts for a chaos pick of t.
 func (e *Engine) chosen(t *thread) *thread {
+	t.ranAt = e.result.Stats.Turns + 1
 	if t == e.last {
 		e.streak++
 	} else {

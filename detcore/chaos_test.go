@@ -178,3 +178,41 @@ func TestPCTClockPoller(t *testing.T) {
 		t.Error("in no seed did the poller run first")
 	}
 }
+
+// TestPCTStarvation: two threads that hand the turn to each other through
+// pipes (each blocks until the other writes, so neither keeps the CPU for
+// a slice) would hold a lower-priority thread off until they end, which
+// in a program whose pair waits for that thread is forever (Go's
+// stop-the-world beside a signal ping-pong under --chaos). A runnable
+// thread that has not run for pctStarve turns rises above the others: the
+// root's call comes within about that many turns, whatever the seed.
+func TestPCTStarvation(t *testing.T) {
+	const rounds = 3000
+	call := detcoretest.Syscall(abi.SYS_GETPPID)
+	starved := 0
+	for seed := uint64(1); seed <= 24; seed++ {
+		var ping, pong []step
+		for range rounds {
+			ping = append(ping, write(wfd), read(7))
+			pong = append(pong, read(rfd), write(8))
+		}
+		root := []step{joinable(2, ping...), joinable(3, pong...), call, join(2), join(3), detcoretest.ExitGroup(0)}
+		tr := newGuest(root...)
+		tr.Pipe(7, 8)
+		run(t, detcore.Config{Seed: seed, Heuristic: detcore.PCT, ChaosPoints: []int64{}, Timeslice: 1}, tr)
+		calls := tr.Calls()
+		at := slices.IndexFunc(calls, func(c detcoretest.Call) bool { return c.Nr == abi.SYS_GETPPID })
+		if at < 0 {
+			t.Fatalf("seed %d: the root made no getppid", seed)
+		}
+		if at > 2*1024+10 {
+			t.Errorf("seed %d: the root's call came after %d of the pair's %d calls; want it within about 1024 turns", seed, at, 4*rounds)
+		}
+		if at > 10 {
+			starved++
+		}
+	}
+	if starved == 0 {
+		t.Errorf("the root ran first under every seed: the test shows nothing")
+	}
+}

@@ -44,6 +44,8 @@ type thread struct {
 	state tstate
 	// prio is the thread's PCT priority (chaos.go); 0 until drawn.
 	prio uint64
+	// ranAt is the turn it last ran (PCT's starvation guard, chaos.go).
+	ranAt int64
 	// started is set once the thread's first stop has been seen.
 	started bool
 	// execReturned: at its last exec, the thread returned from execve
