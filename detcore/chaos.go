@@ -29,7 +29,7 @@ import (
 // clock pctPolls times in a row and does nothing else, when the watchdog
 // preempts it, and when it has kept the CPU for a slice drawn from the
 // seed (1 to 64 timeslices), so that a thread that polls for another
-// cannot hold it off for long. And every pctStarve turns, a runnable
+// cannot hold it off for long. And every PCTStarve turns, a runnable
 // thread that has not run for as many rises above every other: threads
 // that hand the turn to each other (each blocks briefly, so none keeps
 // the CPU for a slice) would otherwise hold a lower one off for ever,
@@ -137,9 +137,9 @@ type chaosState struct {
 
 const pctTop = 1 << 62 // priorities drawn at creation are above it
 
-// pctStarve is how many turns a runnable thread may go without one under
-// PCT before it rises above the others.
-const pctStarve = 1024
+// PCTStarve is how many turns a runnable thread may go without one under
+// PCT before it rises above the others, by default (Config.PCTStarve).
+const PCTStarve = 1024
 
 func (c *chaosState) draw() uint64 {
 	c.rng = splitmix64(c.rng)
@@ -187,8 +187,8 @@ func (e *Engine) pickChaos(ts []*thread) *thread {
 			t.ranAt = turn // it waits from its first sight
 		}
 	}
-	if turn%pctStarve == 0 {
-		e.raiseStarved(ts, turn)
+	if n := e.pctStarve(); n > 0 && turn%n == 0 {
+		e.raiseStarved(ts, turn, n)
 	}
 	byPrio := append([]*thread(nil), ts...)
 	sort.Slice(byPrio, func(i, j int) bool { return byPrio[i].prio > byPrio[j].prio })
@@ -219,13 +219,24 @@ func (e *Engine) polling(t *thread) bool {
 	return c.polls >= pctPolls
 }
 
-// raiseStarved puts the threads of ts that have waited pctStarve turns
-// or more and can run now above every other, the longest-waiting
-// highest.
-func (e *Engine) raiseStarved(ts []*thread, turn int64) {
+// pctStarve returns the starvation guard's period, 0 for none.
+func (e *Engine) pctStarve() int64 {
+	switch n := e.cfg.PCTStarve; {
+	case n == 0:
+		return PCTStarve
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
+// raiseStarved puts the threads of ts that have waited n turns or more
+// and can run now above every other, the longest-waiting highest.
+func (e *Engine) raiseStarved(ts []*thread, turn, n int64) {
 	var old []*thread
 	for _, t := range ts {
-		if turn-t.ranAt >= pctStarve {
+		if turn-t.ranAt >= n {
 			old = append(old, t)
 		}
 	}

@@ -188,20 +188,10 @@ func TestPCTClockPoller(t *testing.T) {
 // root's call comes within about that many turns, whatever the seed.
 func TestPCTStarvation(t *testing.T) {
 	const rounds = 3000
-	call := detcoretest.Syscall(abi.SYS_GETPPID)
 	starved := 0
 	for seed := uint64(1); seed <= 24; seed++ {
-		var ping, pong []step
-		for range rounds {
-			ping = append(ping, write(wfd), read(7))
-			pong = append(pong, read(rfd), write(8))
-		}
-		root := []step{joinable(2, ping...), joinable(3, pong...), call, join(2), join(3), detcoretest.ExitGroup(0)}
-		tr := newGuest(root...)
-		tr.Pipe(7, 8)
-		run(t, detcore.Config{Seed: seed, Heuristic: detcore.PCT, ChaosPoints: []int64{}, Timeslice: 1}, tr)
-		calls := tr.Calls()
-		at := slices.IndexFunc(calls, func(c detcoretest.Call) bool { return c.Nr == abi.SYS_GETPPID })
+		cfg := detcore.Config{Seed: seed, Heuristic: detcore.PCT, ChaosPoints: []int64{}, Timeslice: 1}
+		at := pctPair(t, cfg, rounds)
 		if at < 0 {
 			t.Fatalf("seed %d: the root made no getppid", seed)
 		}
@@ -210,9 +200,31 @@ func TestPCTStarvation(t *testing.T) {
 		}
 		if at > 10 {
 			starved++
+			// Without the guard (a recording made before it), the
+			// pair holds the root off to its end.
+			cfg.PCTStarve = -1
+			if at := pctPair(t, cfg, rounds); at < 4*rounds {
+				t.Errorf("seed %d, PCTStarve -1: the root's call came after %d calls; want after the pair's %d", seed, at, 4*rounds)
+			}
 		}
 	}
 	if starved == 0 {
 		t.Errorf("the root ran first under every seed: the test shows nothing")
 	}
+}
+
+// pctPair is TestPCTStarvation's guest; at returns where the root's call
+// came among all calls.
+func pctPair(t *testing.T, cfg detcore.Config, rounds int) (at int) {
+	t.Helper()
+	var ping, pong []step
+	for range rounds {
+		ping = append(ping, write(wfd), read(7))
+		pong = append(pong, read(rfd), write(8))
+	}
+	root := []step{joinable(2, ping...), joinable(3, pong...), detcoretest.Syscall(abi.SYS_GETPPID), join(2), join(3), detcoretest.ExitGroup(0)}
+	tr := newGuest(root...)
+	tr.Pipe(7, 8)
+	run(t, cfg, tr)
+	return slices.IndexFunc(tr.Calls(), func(c detcoretest.Call) bool { return c.Nr == abi.SYS_GETPPID })
 }

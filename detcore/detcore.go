@@ -197,6 +197,10 @@ type Config struct {
 	// ChaosPoints are the turns at which PCT drops the running thread's
 	// priority (ChangePoints draws them from the seed).
 	ChaosPoints []int64
+	// PCTStarve is how many turns a runnable thread may wait under PCT
+	// before it rises above the others (chaos.go): 0 is PCTStarve's
+	// default, -1 never (recordings made before the guard).
+	PCTStarve int64
 	// TurnLog, when set, receives a line for every scheduler turn: the
 	// turn, the thread, the syscall it stopped at and its code (chaos.go).
 	TurnLog io.Writer

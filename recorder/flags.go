@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ const (
 	FlagCPU        = "cpu"              // the CPU the run was pinned to; absent if not pinned
 	FlagHeuristic  = "sched-heuristic"  // --sched-heuristic or --chaos; absent for round robin
 	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
+	FlagStarve     = "pct-starve"       // PCT's starvation guard (detcore.PCTStarve); absent: none (recorded before it)
 	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
 	FlagFds        = "fds"              // the descriptors above 3 the guest inherited, comma-separated
 	FlagCPUs       = "num-cpus"         // --num-cpus; absent: legacyCPUs
@@ -113,6 +115,9 @@ type Settings struct {
 	// Heuristic and ChaosPoints are the chaos scheduler's (detcore/chaos.go).
 	Heuristic   detcore.Heuristic
 	ChaosPoints []int64
+	// PCTStarve is detcore.Config.PCTStarve (-1 in a recording made
+	// before the guard).
+	PCTStarve int64
 	// NoFastIO: every read and write took its stop (--no-fast-io).
 	NoFastIO bool
 	// CPUs is how many CPUs the guest was told it had (--num-cpus).
@@ -137,6 +142,7 @@ func (s Settings) Flags() map[string]string {
 	}
 	if s.Heuristic == detcore.PCT {
 		f[FlagPoints] = detcore.FormatPoints(s.ChaosPoints)
+		f[FlagStarve] = strconv.FormatInt(cmp.Or(s.PCTStarve, detcore.PCTStarve), 10)
 	}
 	if s.NoFastIO {
 		f[FlagFastIO] = "false"
@@ -191,6 +197,12 @@ func ParseSettings(f map[string]string) (Settings, error) {
 		if s.ChaosPoints, err = detcore.ParsePoints(f[FlagPoints]); err != nil || f[FlagPoints] == "" {
 			return s, bad(FlagPoints)
 		}
+		s.PCTStarve = -1
+		if v, ok := f[FlagStarve]; ok {
+			if s.PCTStarve, err = strconv.ParseInt(v, 10, 64); err != nil || s.PCTStarve < -1 {
+				return s, bad(FlagStarve)
+			}
+		}
 	}
 	s.CPUs = legacyCPUs
 	if v, ok := f[FlagCPUs]; ok {
@@ -209,5 +221,5 @@ func ParseSettings(f map[string]string) (Settings, error) {
 // Config returns the engine configuration of these settings.
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
-		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, NoFastIO: s.NoFastIO, CPUs: s.CPUs}
+		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs}
 }

@@ -185,3 +185,27 @@ func TestDotDotDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsPCTStarve: a PCT recording keeps its starvation guard; one
+// made before the guard had none, which its replay must repeat.
+func TestSettingsPCTStarve(t *testing.T) {
+	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, CPUs: 1, Heuristic: detcore.PCT, ChaosPoints: []int64{5}}
+	f := s.Flags()
+	if f[FlagStarve] != "1024" {
+		t.Errorf("a PCT recording's %s flag is %q, want 1024", FlagStarve, f[FlagStarve])
+	}
+	if got, err := ParseSettings(f); err != nil || got.PCTStarve != 1024 || got.Config().PCTStarve != 1024 {
+		t.Errorf("decoded: %+v, %v; want the guard at 1024", got, err)
+	}
+	delete(f, FlagStarve)
+	if got, err := ParseSettings(f); err != nil || got.Config().PCTStarve != -1 {
+		t.Errorf("a recording without the flag: %+v, %v; want no guard (-1)", got, err)
+	}
+	f[FlagStarve] = "x"
+	if _, err := ParseSettings(f); err == nil || !strings.Contains(err.Error(), FlagStarve) {
+		t.Errorf("a bad %s flag: %v, want an error naming it", FlagStarve, err)
+	}
+	if rr := (Settings{Path: "/bin/x", CPUs: 1}).Flags(); rr[FlagStarve] != "" {
+		t.Errorf("a round-robin recording has a %s flag", FlagStarve)
+	}
+}
