@@ -95,10 +95,6 @@ const StdinPath = "/.hermit-stdin"
 // a loopback TCP connection between guest sockets is made in parts.
 const JournalVersion = "17"
 
-// WrittenDigests reports whether a trace of journal version v keeps, in
-// each write's entry, a digest of the bytes it writes (version 16 on).
-func WrittenDigests(v string) bool { return v != "15" }
-
 // replayable are the journal versions this hermit replays.
 var replayable = map[string]bool{JournalVersion: true}
 

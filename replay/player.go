@@ -71,9 +71,6 @@ type player struct {
 	// pipes redoes a kept splice's work on its internal end (nil: such
 	// a call diverges).
 	pipes recorder.Pipes
-	// written says the trace holds digests of the bytes calls write
-	// (recorder.WrittenDigests).
-	written bool
 }
 
 func newPlayer(r *trace.Reader, onEvent func(uint64)) *player {
@@ -241,7 +238,7 @@ func (p *player) Enter(c *detcore.Call) error {
 		ev.Digest != recorder.ArgDigest(c.Nr, c.Args) {
 		return p.diverge(c.Vtid, "expected %s got %s", p.describe(ev, c.Vtid), callString(c.Nr, c.Args))
 	}
-	if p.written && c.HasWritten && ev.Result != int64(c.Written) {
+	if c.HasWritten && ev.Result != int64(c.Written) {
 		return p.diverge(c.Vtid, "%s writes other bytes than the recording's", callString(c.Nr, c.Args))
 	}
 	n := p.n

@@ -322,7 +322,6 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		}
 	}
 	r.p = newPlayer(reader, onEvent)
-	r.p.written = recorder.WrittenDigests(rec.Header.Flags[recorder.FlagJournal])
 	r.p.pipes = t
 	var tr detcore.Tracer = &oracle{HostTracer: t, p: r.p}
 	if h.Wrap != nil {
