@@ -114,13 +114,7 @@ func (t *GDBTarget) continueCatching() (gdbstub.Stop, error) {
 		if toEnd {
 			next = end
 		}
-		var st Stop
-		var err error
-		if next < uint64(len(t.catch.evs)) {
-			st, err = t.tl.ContinueTo(next)
-		} else {
-			st, err = t.tl.Continue()
-		}
+		st, err := t.continueTo(next, next < uint64(len(t.catch.evs)))
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}

@@ -54,11 +54,21 @@ func (t *GDBTarget) endEvent() (uint64, bool) {
 		return 0, false
 	}
 	n := uint64(t.end.ev)
-	at := t.s.Event() == n && (t.last.End || t.last.Kind == gdbstub.StopSyscallEntry && t.catch.entry == t.end.ev)
+	entry, atEntry := t.atEntry()
+	at := t.s.Event() == n && (t.last.End || atEntry && entry == n)
 	if t.s.Event() > n || at {
 		return 0, false
 	}
 	return n, true
+}
+
+// continueTo continues the replay, stopping also at event boundary n if
+// stop is set.
+func (t *GDBTarget) continueTo(n uint64, stop bool) (Stop, error) {
+	if stop {
+		return t.tl.ContinueTo(n)
+	}
+	return t.tl.Continue()
 }
 
 // events returns the recording's event table, read once.

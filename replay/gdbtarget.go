@@ -239,13 +239,7 @@ func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
 	}
 	for {
 		end, toEnd := t.endEvent()
-		var st Stop
-		var err error
-		if toEnd {
-			st, err = t.tl.ContinueTo(end)
-		} else {
-			st, err = t.tl.Continue()
-		}
+		st, err := t.continueTo(end, toEnd)
 		if err != nil && st.Reason != ReasonExited {
 			return t.last, err
 		}
