@@ -1,13 +1,20 @@
 package tests
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
@@ -15,10 +22,11 @@ import (
 // (lsl, rdpid, cpuid's APIC id, which ld.so keeps in memory it can
 // checksum) and the device and inode numbers /proc/self/maps shows for
 // its mappings are the same on every run, whichever CPU hermit was
-// started on: by default hermit pins every run to the same CPU. The
-// recording replays them exactly, on another CPU too.
+// started on: by default hermit pins every run to the same CPU (when no
+// other hermit is pinned there: TestCPUSideBySide). The recording
+// replays them exactly, on another CPU too.
 func TestCPUView(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the other tests' hermits are pinned too.
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
 		testenv.Skip(t, "taskset (util-linux) is not installed")
@@ -86,4 +94,94 @@ func TestAffinity(t *testing.T) {
 	if d := firstDiff(nat.Stdout, r.Stdout); d != "" || r.Exit != 0 {
 		t.Errorf("hermit run --num-cpus %d: stdout differs from the native run's at %s; %s", runtime.NumCPU(), d, describe(r))
 	}
+}
+
+// TestCPUSideBySide: by default a run pins to the lowest CPU that the
+// fewest other hermits are pinned to: alone, the first CPU hermit may
+// use; beside a hermit pinned there, the next one, which the program
+// reads (lsl) and --summary names; once the others have ended, the first
+// again. Hermits
+// side by side on one CPU halve each other's speed, and the kernel can
+// starve one of them there.
+func TestCPUSideBySide(t *testing.T) {
+	// Not parallel: the other tests' hermits are pinned too.
+	cpus := ptrace.AllowedCPUs()
+	if len(cpus) < 2 {
+		testenv.Skip(t, "needs 2 CPUs hermit may use")
+	}
+	if others := hermitClaims(t); others != "" {
+		testenv.Skip(t, "other hermits are running on this machine ("+others+"): which CPU is free depends on them")
+	}
+	guest := testenv.BuildC(t, "cpu_view.c")
+	env := append(os.Environ(), "HERMIT_CPU=")
+	view := func(when string, want int) {
+		t.Helper()
+		r := testenv.RunWith(t, testenv.Opts{Timeout: recordTimeout, Env: env}, testenv.Hermit(t), "run", "--summary", "--", guest, guest)
+		m := regexp.MustCompile(`(?m)^lsl cpu (\d+)$`).FindSubmatch(r.Stdout)
+		if r.Exit != 0 || m == nil {
+			t.Fatalf("%s: want exit 0 and the CPU the program ran on; %s", when, describe(r))
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != want {
+			t.Fatalf("%s: the program ran on CPU %d, want %d", when, got, want)
+		}
+		line := fmt.Sprintf("  cpu: pinned to %d, as other hermits were pinned to %d ", want, cpus[0])
+		if moved := want != cpus[0]; moved != bytes.Contains(r.Stderr, []byte(line)) {
+			t.Errorf("%s: want the summary line %q: %v; stderr:\n%s", when, line, moved, r.Stderr)
+		}
+	}
+	view("alone", cpus[0])
+	// A hermit that stays until its standard input closes.
+	hold := func() (end func()) {
+		h := exec.Command(testenv.Hermit(t), "run", "--", "/bin/cat")
+		h.Env = env
+		in, err := h.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Process.Kill(); h.Wait() })
+		if _, err := io.WriteString(in, "started\n"); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := bufio.NewReader(out).ReadString('\n'); line != "started\n" {
+			t.Fatalf("hermit run -- cat: read %q, %v; want its echo", line, err)
+		}
+		return func() {
+			in.Close()
+			if err := h.Wait(); err != nil {
+				t.Fatalf("hermit run -- cat: %v", err)
+			}
+		}
+	}
+	end := hold()
+	view("beside a hermit on the first CPU", cpus[1])
+	end2 := hold()
+	// One hermit on each of the first two: the third CPU, or with two,
+	// the first again.
+	view("beside hermits on the first two CPUs", cpus[2%len(cpus)])
+	end2()
+	end()
+	view("after those hermits ended", cpus[0])
+}
+
+// hermitClaims lists the CPU claims of running hermits (ptrace.FreeCPU's
+// abstract sockets), from /proc/net/unix.
+func hermitClaims(t *testing.T) string {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range strings.Fields(string(b)) {
+		if strings.HasPrefix(f, "@hermit-cpu/") {
+			names = append(names, f)
+		}
+	}
+	return strings.Join(names, " ")
 }

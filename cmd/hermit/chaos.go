@@ -180,6 +180,15 @@ func passFlags(fs *flag.FlagSet, set map[string]bool) []string {
 	return out
 }
 
+// shownCPU is cpu for a command line shown to the user: -1 for the first
+// CPU, run's default when no other hermit is pinned there.
+func shownCPU(cpu int) int {
+	if cpu == ptrace.FirstCPU() {
+		return -1
+	}
+	return cpu
+}
+
 // chaosCPUs lists the CPUs hermit may run on.
 func chaosCPUs() []int {
 	var cpus []int
@@ -206,14 +215,16 @@ type chaosSearch struct {
 }
 
 // command is the hermit command line (after "hermit") that runs seed
-// under cmd ("run" or "record") on cpu (-1: as the flags say).
+// under cmd ("run" or "record") on cpu (-1: as the flags say). The
+// workers name their CPU even when it is the first: the default would
+// move a run off a CPU other hermits are pinned to (ptrace.FreeCPU).
 func (c *chaosSearch) command(cmd string, seed uint64, cpu int, extra ...string) []string {
 	args := append([]string{cmd}, extra...)
 	args = append(args, c.flags...)
 	if c.points != "" {
 		args = append(args, "--chaos-points="+c.points)
 	}
-	if cpu >= 0 && cpu != ptrace.FirstCPU() {
+	if cpu >= 0 {
 		args = append(args, "--cpu="+strconv.Itoa(cpu))
 	}
 	if !hasFlag(c.flags, "--sched-heuristic=") {
@@ -309,7 +320,7 @@ func (c *chaosSearch) main(first, step int) int {
 	}
 	fmt.Fprintf(os.Stderr, "hermit chaos: seed %d fails (%s); %s in %v, %.1f runs/s\n",
 		found.seed, c.cond.why(*found), plural(done, "run"), took.Round(time.Millisecond), rate(done, took))
-	fmt.Fprintf(os.Stderr, "  repeat it:  %s\n", shellLine(c.command("run", found.seed, found.cpu)))
+	fmt.Fprintf(os.Stderr, "  repeat it:  %s\n", shellLine(c.command("run", found.seed, shownCPU(found.cpu))))
 	if tail := tailLines(found.stderr, 5); tail != "" {
 		fmt.Fprintf(os.Stderr, "  its stderr ended:\n%s", tail)
 	}

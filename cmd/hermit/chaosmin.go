@@ -84,7 +84,7 @@ func (c *chaosSearch) minimize(found *chaosRun) error {
 		}
 	}
 	c.points = detcore.FormatPoints(points)
-	fmt.Fprintf(os.Stderr, "  minimal:    %d change point(s): %s\n", len(points), shellLine(c.command("run", found.seed, found.cpu)))
+	fmt.Fprintf(os.Stderr, "  minimal:    %d change point(s): %s\n", len(points), shellLine(c.command("run", found.seed, shownCPU(found.cpu))))
 	reference := "a run with one change point fewer, which passes"
 	if len(points) == 0 || passLog == "" {
 		pr, log, err := try(nil, false, true)

@@ -120,12 +120,12 @@ func recordedCPU(pin int, rec *replay.Recording) int {
 	}
 	n, err := strconv.Atoi(rec.Header.Flags[recorder.FlagCPU])
 	if err != nil {
-		return ptrace.FirstCPU()
+		return claimed(ptrace.FirstCPU())
 	}
 	if !ptrace.MayRunOn(n) {
 		first := ptrace.FirstCPU()
 		fmt.Fprintf(os.Stderr, "hermit: warning: the recording ran on CPU %d, which hermit may not use here; replaying on CPU %d (a program that reads its CPU number without a system call sees another)\n", n, first)
-		return first
+		return claimed(first)
 	}
-	return n
+	return claimed(n)
 }

@@ -365,8 +365,9 @@ func mtimePrefixes(v string) []string {
 
 // The guest can tell the CPU it runs on without a system call (lsl,
 // rdpid, cpuid's APIC id, which glibc keeps in memory), so by default
-// every run is pinned to the same one.
-const cpuUsage = "pin hermit and the guest to one CPU: `first` (the lowest CPU hermit may use, the same on every run), auto (the CPU hermit starts on), a CPU number, or none; $HERMIT_CPU sets the default"
+// every run is pinned to the same one, unless other hermits are pinned
+// there at the time (ptrace.FreeCPU).
+const cpuUsage = "pin hermit and the guest to one CPU: `first` (the lowest CPU hermit may use that no other running hermit is pinned to: the same on every run unless hermits run side by side), auto (the CPU hermit starts on), a CPU number, or none; $HERMIT_CPU sets the default"
 
 // cpuDefault is --cpu's default: $HERMIT_CPU, else first.
 func cpuDefault() string {
@@ -397,9 +398,9 @@ func cpuFlag(v string, replay bool) (int, error) {
 	case v == "recorded" && replay:
 		return cpuRecorded, nil
 	case v == "first":
-		return ptrace.FirstCPU(), nil
+		return ptrace.FreeCPU(), nil
 	case v == "auto":
-		return ptrace.CurrentCPU(), nil
+		return claimed(ptrace.CurrentCPU()), nil
 	case v == "none":
 		return -1, nil
 	}
@@ -410,7 +411,16 @@ func cpuFlag(v string, replay bool) (int, error) {
 	if max := runtime.NumCPU(); n >= max {
 		return 0, fmt.Errorf("--cpu %d: this machine has CPUs 0 to %d", n, max-1)
 	}
-	return n, nil
+	return claimed(n), nil
+}
+
+// claimed tells other hermits that this one pins to cpu (for their
+// --cpu first), and returns it.
+func claimed(cpu int) int {
+	if cpu >= 0 {
+		ptrace.ClaimCPU(cpu)
+	}
+	return cpu
 }
 
 // parseFlags parses a command's flags. --help prints the usage on stdout;
@@ -494,6 +504,9 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 		fmt.Fprintf(w, "  cpuid: the host's values (--virtualize-cpuid hides RDRAND, RDSEED and APIC ids)\n")
 	default:
 		fmt.Fprintf(w, "  cpuid: the host's values (this machine has no CPUID faulting to virtualize it)\n")
+	}
+	if first := ptrace.FirstCPU(); f.cpu == "first" && f.pin != first {
+		fmt.Fprintf(w, "  cpu: pinned to %d, as other hermits were pinned to %d (a program that reads its CPU number without a system call sees %d)\n", f.pin, first, f.pin)
 	}
 }
 

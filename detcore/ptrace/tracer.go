@@ -22,7 +22,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -209,37 +208,6 @@ func orFile(f, def *os.File) *os.File {
 		return f
 	}
 	return def
-}
-
-// FirstCPU returns the lowest CPU this process may run on (in a cpuset
-// the first of the set), or -1 if the kernel does not say.
-func FirstCPU() int {
-	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) != nil {
-		return -1
-	}
-	for i := 0; i < len(set)*64; i++ {
-		if set.IsSet(i) {
-			return i
-		}
-	}
-	return -1
-}
-
-// MayRunOn says whether this process may run on CPU n.
-func MayRunOn(n int) bool {
-	var set unix.CPUSet
-	return n >= 0 && unix.SchedGetaffinity(0, &set) == nil && set.IsSet(n)
-}
-
-// CurrentCPU returns the CPU the calling thread runs on, a good place to
-// pin a new run: the kernel just chose it.
-func CurrentCPU() int {
-	var cpu, node uint32
-	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), uintptr(unsafe.Pointer(&node)), 0); e != 0 {
-		return -1
-	}
-	return int(cpu)
 }
 
 func launchEnv(o Options, filter []unix.SockFilter) []string {
