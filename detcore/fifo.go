@@ -154,7 +154,7 @@ func sysOpen(e *Engine, t *thread) {
 // openPath reads the directory descriptor and path of t's open or openat.
 func (e *Engine) openPath(t *thread) (dirfd int, path string, errno Errno) {
 	dirfd, addr := abi.AT_FDCWD, t.regs.Rdi
-	if t.nr == abi.SYS_OPENAT {
+	if t.nr == abi.SYS_OPENAT || t.nr == abi.SYS_OPENAT2 {
 		dirfd, addr = int(int32(t.regs.Rdi)), t.regs.Rsi
 	}
 	path, errno = e.readPath(t, addr)

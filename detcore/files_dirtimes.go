@@ -9,8 +9,9 @@ import (
 
 // Directory times. A directory's mtime and ctime move when an entry is
 // made in it or taken out of it: mkdir, rmdir, unlink, rename (both
-// directories), link, symlink, mknod, and an open that creates a file
-// (openTimes). Programs look at them: Python's import system rescans a
+// directories), link, symlink, mknod, an open that creates a file
+// (openTimes; open, openat, openat2 and creat), and the bind of a Unix
+// socket to a path. Programs look at them: Python's import system rescans a
 // directory on its path only when its mtime has moved (a module written
 // after the first import from there is found natively), and a Maildir
 // reader re-reads a folder whose mtime moved.
@@ -38,6 +39,54 @@ func init() {
 	}
 	policy[abi.SYS_MKDIR] = madeDir(policy[abi.SYS_MKDIR], -1, 0)
 	policy[abi.SYS_MKDIRAT] = madeDir(policy[abi.SYS_MKDIRAT], 0, 1)
+	policy[abi.SYS_CREAT] = sysCreat
+	policy[abi.SYS_OPENAT2] = sysOpenat2
+}
+
+// sysCreat: creat(path, mode) is open(path, O_CREAT|O_WRONLY|O_TRUNC,
+// mode), and glibc's creat makes it. No scheduling point, as for open.
+func sysCreat(e *Engine, t *thread) {
+	t.policy = false
+	if !e.cfg.OldEntryTimes {
+		e.openTimes(t, abi.O_CREAT|abi.O_WRONLY|abi.O_TRUNC)
+	}
+}
+
+// sysOpenat2: openat2(dirfd, path, how, size), whose flags are the first
+// field of how (struct open_how). The filter cannot look into memory, so
+// every openat2 stops; programs seldom make it.
+func sysOpenat2(e *Engine, t *thread) {
+	t.policy = false
+	var flags [8]byte
+	if e.cfg.OldEntryTimes || t.regs.R10 < 8 || e.t.ReadMem(t.tid, t.regs.Rdx, flags[:]) != nil {
+		return
+	}
+	e.openTimes(t, le64(flags[:]))
+}
+
+// unixBind: a bind of a Unix socket to a path (not an abstract name)
+// makes a socket file, so its directory gets the virtual time once the
+// bind has succeeded. It reports whether the address was a Unix one.
+func (e *Engine) unixBind(t *thread) bool {
+	const afUnix = 1
+	b, ok := e.readName(t, t.regs.Rsi, t.regs.Rdx)
+	if !ok || len(b) < 3 || le16(b) != afUnix {
+		return false
+	}
+	p := string(b[2:])
+	if i := strings.IndexByte(p, 0); i >= 0 {
+		p = p[:i]
+	}
+	if _, ok := fileTracer(e); !ok || p == "" || e.cfg.OldEntryTimes || t.act != actCont {
+		return true
+	}
+	t.act = actExitStop
+	t.afterJournal = func(e *Engine, t *thread) {
+		if t.regs.Rax == 0 {
+			e.touchParent(t, abi.AT_FDCWD, p)
+		}
+	}
+	return true
 }
 
 // madeDir wraps h, mkdir's or mkdirat's handler, so that the directory

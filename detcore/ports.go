@@ -422,6 +422,9 @@ func (e *Engine) addrCall(t *thread) (fd int, a sockAddr, space int, local sockA
 // virtual port in use binds its real port; any other port is explicit.
 func sysBind(e *Engine, t *thread) {
 	r := &t.regs
+	if e.unixBind(t) {
+		return
+	}
 	fd, a, space, local, ok := e.addrCall(t)
 	if !ok {
 		return

@@ -93,10 +93,13 @@ const StdinPath = "/.hermit-stdin"
 // hermit's; an open that may truncate or create a
 // file, and truncate, look the file up (a statx query); a large write to
 // a loopback TCP connection between guest sockets is made in parts.
-const JournalVersion = "17"
+// Version 18: creat and openat2 set file times as open does, and a Unix
+// socket's bind to a path moves its directory's (statx queries); a
+// version-17 trace has none of them, and replays as before.
+const JournalVersion = "18"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{JournalVersion: true}
+var replayable = map[string]bool{"17": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -118,6 +121,9 @@ type Settings struct {
 	NoFastIO bool
 	// CPUs is how many CPUs the guest was told it had (--num-cpus).
 	CPUs int
+	// OldEntryTimes: recorded with journal version 17
+	// (detcore.Config.OldEntryTimes).
+	OldEntryTimes bool
 }
 
 // Flags encodes s for the trace header.
@@ -155,8 +161,9 @@ func ParseSettings(f map[string]string) (Settings, error) {
 		if v == "" {
 			v = "none"
 		}
-		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays version %s only (record it again with this hermit)", v, JournalVersion)
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 17 and %s only (record it again with this hermit)", v, JournalVersion)
 	}
+	s.OldEntryTimes = f[FlagJournal] == "17"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -217,5 +224,6 @@ func ParseSettings(f map[string]string) (Settings, error) {
 // Config returns the engine configuration of these settings.
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
-		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs}
+		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
+		OldEntryTimes: s.OldEntryTimes}
 }

@@ -161,14 +161,18 @@ func TestSettingsRoundTrip(t *testing.T) {
 	if _, err := ParseSettings(f); err == nil {
 		t.Error("settings without a seed decode")
 	}
-	// This version replays, and 15, whose traces differ only in having
-	// no preemptions (trace.KindPreempt); before, schedules were not
-	// this hermit's.
-	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, JournalVersion: true, "18": false, "": false} {
+	// This version replays, and 17, whose traces differ only in having
+	// no file-time lookups at creat, openat2 and a Unix socket's bind
+	// (OldEntryTimes); before, schedules were not this hermit's.
+	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, JournalVersion: true, "19": false, "": false} {
 		f := s.Flags()
 		f[FlagJournal] = v
-		if _, err := ParseSettings(f); (err == nil) != ok {
+		got, err := ParseSettings(f)
+		if (err == nil) != ok {
 			t.Errorf("journal version %q: %v", v, err)
+		}
+		if ok && got.OldEntryTimes != (v == "17") || got.Config().OldEntryTimes != got.OldEntryTimes {
+			t.Errorf("journal version %q: OldEntryTimes %v, in its Config %v", v, got.OldEntryTimes, got.Config().OldEntryTimes)
 		}
 	}
 }

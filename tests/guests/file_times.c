@@ -1,14 +1,29 @@
 /* file_times: what moves a file's mtime besides a write: an open with
  * O_TRUNC, truncate(2), an open that creates the file; and what does not:
- * O_CREAT of a file that is there. One second passes between the steps;
- * each line says by how many whole seconds the mtime moved.
+ * O_CREAT of a file that is there. Then a directory's, as entries come
+ * and go, by every call that makes one: open, creat, openat2, rename,
+ * symlink, mkdir, the bind of a Unix socket. One second passes between
+ * the steps; each line says by how many whole seconds the mtime moved.
  */
 #include "guest.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
+
+/* openat2s opens path with openat2(2) and closes it, after a second. */
+static void openat2s(const char *path, unsigned long flags) {
+	sleep(1);
+	struct open_how how = {.flags = flags, .mode = flags & O_CREAT ? 0644 : 0};
+	int fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	CHECK(fd >= 0);
+	close(fd);
+}
 
 static double mtime(const char *path) {
 	struct stat st;
@@ -75,6 +90,31 @@ int main(void) {
 	CHECK(dfd >= 0 && unlinkat(dfd, "l", 0) == 0 && unlinkat(dfd, "g", 0) == 0);
 	close(dfd);
 	say("unlinkat: moved %ld s\n", moved(&last, "d"));
+
+	sleep(1);
+	int fd2 = syscall(SYS_creat, "d/c", 0644); /* glibc's creat makes it too */
+	CHECK(fd2 >= 0 && write(fd2, "x", 1) == 1);
+	close(fd2);
+	say("creat: moved %ld s\n", moved(&last, "d"));
+	double file = mtime("d/c");
+	sleep(1);
+	fd2 = syscall(SYS_creat, "d/c", 0644);
+	CHECK(fd2 >= 0);
+	close(fd2);
+	say("creat of a file that is there: the file moved %ld s, the directory %ld s\n", moved(&file, "d/c"), moved(&last, "d"));
+	openat2s("d/o", O_WRONLY | O_CREAT);
+	say("openat2 that creates: moved %ld s\n", moved(&last, "d"));
+	CHECK(truncate("d/o", 10) == 0);
+	file = mtime("d/o");
+	openat2s("d/o", O_WRONLY | O_TRUNC);
+	say("openat2 with O_TRUNC: the file moved %ld s\n", moved(&file, "d/o"));
+	sleep(1);
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "d/s"};
+	CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0);
+	close(s);
+	say("bind of a Unix socket: moved %ld s\n", moved(&last, "d"));
+	CHECK(unlink("d/c") == 0 && unlink("d/o") == 0 && unlink("d/s") == 0);
 	CHECK(rmdir("d") == 0 && chdir("/") == 0 && rmdir(dir) == 0);
 	return 0;
 }
