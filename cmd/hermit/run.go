@@ -367,7 +367,7 @@ func mtimePrefixes(v string) []string {
 // rdpid, cpuid's APIC id, which glibc keeps in memory), so by default
 // every run is pinned to the same one, unless other hermits are pinned
 // there at the time (ptrace.FreeCPU).
-const cpuUsage = "pin hermit and the guest to one CPU: `first` (the lowest CPU hermit may use that no other running hermit is pinned to: the same on every run unless hermits run side by side), auto (the CPU hermit starts on), a CPU number, or none; $HERMIT_CPU sets the default"
+const cpuUsage = "pin hermit and the guest to one CPU: `first` (the lowest CPU hermit may use of those with the fewest other hermits pinned to them: the same on every run unless hermits run side by side), auto (the CPU hermit starts on), a CPU number, or none; $HERMIT_CPU sets the default"
 
 // cpuDefault is --cpu's default: $HERMIT_CPU, else first.
 func cpuDefault() string {
