@@ -228,8 +228,8 @@ type Config struct {
 	// the schedule of a hermit without fast calls.
 	NoFastIO bool
 	// OldEntryTimes replays a recording of journal version 17, made when
-	// creat, openat2 and a Unix socket's bind moved no file times
-	// (files_dirtimes.go).
+	// creat, openat2, mknod, symlink and a Unix socket's bind moved no
+	// file times (files_dirtimes.go).
 	OldEntryTimes bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).

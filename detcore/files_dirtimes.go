@@ -20,7 +20,9 @@ import (
 // its times set then, as noteWrite does before a write; a call that then
 // fails moves them too, which the kernel would not) and make no
 // scheduling point: the schedule is the one without them, as for the
-// other opens (sysOpen).
+// other opens (sysOpen). A call that makes a file other than a regular
+// one (mkdir, mknod, symlink, bind) stops at its exit too, to give the
+// file the time of its making (madeEntry).
 
 // entryArg is where a call names a directory entry: the argument holding
 // its directory's descriptor (-1: AT_FDCWD) and the one holding its path.
@@ -37,8 +39,12 @@ func init() {
 	} {
 		policy[nr] = changesEntries(args)
 	}
-	policy[abi.SYS_MKDIR] = madeDir(policy[abi.SYS_MKDIR], -1, 0)
-	policy[abi.SYS_MKDIRAT] = madeDir(policy[abi.SYS_MKDIRAT], 0, 1)
+	policy[abi.SYS_MKDIR] = madeEntry(policy[abi.SYS_MKDIR], -1, 0, dirType)
+	policy[abi.SYS_MKDIRAT] = madeEntry(policy[abi.SYS_MKDIRAT], 0, 1, dirType)
+	policy[abi.SYS_MKNOD] = madeEntry(policy[abi.SYS_MKNOD], -1, 0, nodeType(1))
+	policy[abi.SYS_MKNODAT] = madeEntry(policy[abi.SYS_MKNODAT], 0, 1, nodeType(2))
+	policy[abi.SYS_SYMLINK] = madeEntry(policy[abi.SYS_SYMLINK], -1, 1, linkType)
+	policy[abi.SYS_SYMLINKAT] = madeEntry(policy[abi.SYS_SYMLINKAT], 1, 2, linkType)
 	policy[abi.SYS_CREAT] = sysCreat
 	policy[abi.SYS_OPENAT2] = sysOpenat2
 }
@@ -65,8 +71,8 @@ func sysOpenat2(e *Engine, t *thread) {
 }
 
 // unixBind: a bind of a Unix socket to a path (not an abstract name)
-// makes a socket file, so its directory gets the virtual time once the
-// bind has succeeded. It reports whether the address was a Unix one.
+// makes a socket file, so it and its directory get the virtual time once
+// the bind has succeeded. It reports whether the address was a Unix one.
 func (e *Engine) unixBind(t *thread) bool {
 	const afUnix = 1
 	b, ok := e.readName(t, t.regs.Rsi, t.regs.Rdx)
@@ -84,16 +90,25 @@ func (e *Engine) unixBind(t *thread) bool {
 	t.afterJournal = func(e *Engine, t *thread) {
 		if t.regs.Rax == 0 {
 			e.touchParent(t, abi.AT_FDCWD, p)
+			e.touchEntry(t, StatReq{Dirfd: abi.AT_FDCWD, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, sIFSOCK)
 		}
 	}
 	return true
 }
 
-// madeDir wraps h, mkdir's or mkdirat's handler, so that the directory
-// made gets the virtual time of its making, once it is there (at the
-// call's exit, after the journal has its result: a recording keeps that
-// result, which its replay forces, Journal.Native).
-func madeDir(h handler, dirfdArg, pathArg int) handler {
+// File types of struct statx's mode.
+const (
+	sIFLNK  = 0o120000
+	sIFSOCK = 0o140000
+)
+
+// madeEntry wraps h, the handler of a call that makes a file (mkdir,
+// mknod, symlink), so that the file made gets the virtual time of its
+// making, once it is there (at the call's exit, after the journal has its
+// result: a recording keeps that result, which its replay forces,
+// Journal.Native). typ is the type of file the call makes; 0: none it
+// can make (mknod of a bad type fails).
+func madeEntry(h handler, dirfdArg, pathArg int, typ func(t *thread) uint16) handler {
 	return func(e *Engine, t *thread) {
 		h(e, t)
 		dirfd := abi.AT_FDCWD
@@ -101,15 +116,35 @@ func madeDir(h handler, dirfdArg, pathArg int) handler {
 			dirfd = int(int32(t.regs.Arg(dirfdArg)))
 		}
 		p, errno := e.readPath(t, t.regs.Arg(pathArg))
-		if _, ok := fileTracer(e); !ok || errno != 0 || t.act != actCont {
+		ty := typ(t)
+		// mkdir's were set in journal version 17 too.
+		old := e.cfg.OldEntryTimes && ty != sIFDIR
+		if _, ok := fileTracer(e); !ok || errno != 0 || t.act != actCont || ty == 0 || old {
 			return
 		}
 		t.act = actExitStop
 		t.afterJournal = func(e *Engine, t *thread) {
 			if t.regs.Rax == 0 {
-				e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, sIFDIR)
+				e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, ty)
 			}
 		}
+	}
+}
+
+func dirType(*thread) uint16  { return sIFDIR }
+func linkType(*thread) uint16 { return sIFLNK }
+
+// nodeType is the type of file mknod's mode (argument arg) makes: a
+// regular file for type 0, as the kernel.
+func nodeType(arg int) func(t *thread) uint16 {
+	return func(t *thread) uint16 {
+		switch ty := uint16(t.regs.Arg(arg)) & sIFMT; ty {
+		case 0:
+			return sIFREG
+		case sIFREG, 0o010000, 0o020000, 0o060000, sIFSOCK: // FIFO, CHR, BLK
+			return ty
+		}
+		return 0
 	}
 }
 

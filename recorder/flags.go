@@ -93,9 +93,10 @@ const StdinPath = "/.hermit-stdin"
 // hermit's; an open that may truncate or create a
 // file, and truncate, look the file up (a statx query); a large write to
 // a loopback TCP connection between guest sockets is made in parts.
-// Version 18: creat and openat2 set file times as open does, and a Unix
-// socket's bind to a path moves its directory's (statx queries); a
-// version-17 trace has none of them, and replays as before.
+// Version 18: creat and openat2 set file times as open does; a FIFO,
+// node, symbolic link or Unix socket that mknod, symlink or bind makes
+// gets the time of its making, and bind moves its directory's (statx
+// queries); a version-17 trace has none of them, and replays as before.
 const JournalVersion = "18"
 
 // replayable are the journal versions this hermit replays.

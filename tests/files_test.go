@@ -300,7 +300,9 @@ stat -c '%n %y' Makefile in out stamp old`
 // time of the last write, or the epoch); O_CREAT of a file that is there
 // and a read-only open do not. A directory's mtime moves as entries are
 // made in it and taken out (it never moved), by creat, openat2 and the
-// bind of a Unix socket too (they did not move it).
+// bind of a Unix socket too (they did not move it); a FIFO, socket, node
+// or symbolic link made has the time of its making (it had the epoch's:
+// CPython's test_tarfile extractall_none_mtime).
 func TestFilesTimesBesideWrites(t *testing.T) {
 	checkCompat(t, []compatCase{{"truncating and creating opens, truncate", cGuest("file_times.c"), `an open with O_TRUNC: moved 1 s
 truncate(2): moved 1 s
@@ -318,7 +320,10 @@ creat: moved 1 s
 creat of a file that is there: the file moved 1 s, the directory 0 s
 openat2 that creates: moved 2 s
 openat2 with O_TRUNC: the file moved 1 s
-bind of a Unix socket: moved 2 s
+bind of a Unix socket: the directory moved 2 s, the file made there at the same time
+mkfifo: the directory moved 1 s, the file made there at the same time
+mknod of a regular file: the directory moved 1 s, the file made there at the same time
+symlink: the directory moved 1 s, the file made there at the same time
 `}, {"python imports a module written after its first look", pyGuest("import_new.py"), "imported a module written after the first look: 42\n"}})
 }
 

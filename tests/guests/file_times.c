@@ -27,7 +27,7 @@ static void openat2s(const char *path, unsigned long flags) {
 
 static double mtime(const char *path) {
 	struct stat st;
-	CHECK(stat(path, &st) == 0);
+	CHECK(lstat(path, &st) == 0);
 	return st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 }
 
@@ -36,6 +36,15 @@ static long moved(double *last, const char *path) {
 	long d = (long)(now - *last + 0.5);
 	*last = now;
 	return d;
+}
+
+/* made says by how many seconds the mtime of directory d moved (last is
+ * its last), and whether file, made in it, has the same. */
+static void made(const char *what, const char *file, double *last) {
+	double f = mtime(file);
+	long d = moved(last, "d");
+	say("%s: the directory moved %ld s, the file made there %s\n", what, d,
+	    f > *last - 0.5 && f < *last + 0.5 ? "at the same time" : "at another time");
 }
 
 static void reopen(const char *path, int flags) {
@@ -113,8 +122,20 @@ int main(void) {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "d/s"};
 	CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0);
 	close(s);
-	say("bind of a Unix socket: moved %ld s\n", moved(&last, "d"));
+	made("bind of a Unix socket", "d/s", &last);
+
+	/* A file mknod or symlink makes has the time of its making. */
+	sleep(1);
+	CHECK(mkfifo("d/p", 0644) == 0);
+	made("mkfifo", "d/p", &last);
+	sleep(1);
+	CHECK(mknod("d/r", S_IFREG | 0644, 0) == 0);
+	made("mknod of a regular file", "d/r", &last);
+	sleep(1);
+	CHECK(symlink("r", "d/y") == 0);
+	made("symlink", "d/y", &last);
 	CHECK(unlink("d/c") == 0 && unlink("d/o") == 0 && unlink("d/s") == 0);
+	CHECK(unlink("d/p") == 0 && unlink("d/r") == 0 && unlink("d/y") == 0);
 	CHECK(rmdir("d") == 0 && chdir("/") == 0 && rmdir(dir) == 0);
 	return 0;
 }
