@@ -29,6 +29,7 @@ const (
 	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
 	FlagFds        = "fds"              // the descriptors above 3 the guest inherited, comma-separated
 	FlagCPUs       = "num-cpus"         // --num-cpus; absent: legacyCPUs
+	FlagWatchdog   = "watchdog"         // --watchdog, a Go duration; absent: recorded before it (Settings.Watchdog -1)
 )
 
 // legacyCPUs is how many CPUs the guest of a trace without FlagCPUs was
@@ -125,6 +126,9 @@ type Settings struct {
 	// OldEntryTimes: recorded with journal version 17
 	// (detcore.Config.OldEntryTimes).
 	OldEntryTimes bool
+	// Watchdog is the recording's --watchdog (0: it preempted nothing);
+	// -1 in a recording made before hermit kept it.
+	Watchdog time.Duration
 }
 
 // Flags encodes s for the trace header.
@@ -139,6 +143,7 @@ func (s Settings) Flags() map[string]string {
 		FlagJournal:    JournalVersion,
 		FlagCPUID:      strconv.FormatBool(s.CPUID),
 		FlagCPUs:       strconv.Itoa(s.CPUs),
+		FlagWatchdog:   s.Watchdog.String(),
 	}
 	if s.Heuristic != "" && s.Heuristic != detcore.RoundRobin {
 		f[FlagHeuristic] = string(s.Heuristic)
@@ -212,6 +217,12 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	if v, ok := f[FlagCPUs]; ok {
 		if s.CPUs, err = strconv.Atoi(v); err != nil || s.CPUs < 1 || s.CPUs > detcore.MaxCPUs {
 			return s, bad(FlagCPUs)
+		}
+	}
+	s.Watchdog = -1
+	if v, ok := f[FlagWatchdog]; ok {
+		if s.Watchdog, err = time.ParseDuration(v); err != nil || s.Watchdog < 0 {
+			return s, bad(FlagWatchdog)
 		}
 	}
 	for _, p := range strings.Split(f[FlagRealMtimes], ":") {

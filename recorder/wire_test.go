@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -211,5 +212,27 @@ func TestSettingsPCTStarve(t *testing.T) {
 	}
 	if rr := (Settings{Path: "/bin/x", CPUs: 1}).Flags(); rr[FlagStarve] != "" {
 		t.Errorf("a round-robin recording has a %s flag", FlagStarve)
+	}
+}
+
+// TestSettingsWatchdog: a recording keeps its --watchdog (0: none), and
+// one made before it decodes as -1, for replay to choose its own.
+func TestSettingsWatchdog(t *testing.T) {
+	for _, w := range []time.Duration{0, 150 * time.Millisecond, 2 * time.Second} {
+		s := Settings{Path: "/bin/x", CPUs: 1, Watchdog: w}
+		if got, err := ParseSettings(s.Flags()); err != nil || got.Watchdog != w {
+			t.Errorf("--watchdog %v decodes as %v, %v", w, got.Watchdog, err)
+		}
+	}
+	f := Settings{Path: "/bin/x", CPUs: 1}.Flags()
+	delete(f, FlagWatchdog)
+	if got, err := ParseSettings(f); err != nil || got.Watchdog != -1 {
+		t.Errorf("a recording without the flag: %v, %v; want -1", got.Watchdog, err)
+	}
+	for _, bad := range []string{"x", "-1s", ""} {
+		f[FlagWatchdog] = bad
+		if _, err := ParseSettings(f); err == nil || !strings.Contains(err.Error(), FlagWatchdog) {
+			t.Errorf("watchdog %q: %v, want an error naming the flag", bad, err)
+		}
 	}
 }

@@ -336,25 +336,36 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	cfg.Debug = opts.Debug
 	// The replay's watchdog preempts a thread where the recording's did
 	// (trace.KindPreempt: after as much CPU time, at a point that may
-	// differ, as record warned). Elsewhere it waits for replayWatchdog,
-	// so as not to preempt where the recording did not (a thread that
-	// spins without syscalls would hang a replay that went astray), and
-	// the divergence that follows is reported.
-	cfg.Watchdog = replayWatchdog
+	// differ, as record warned). Elsewhere it waits longer than the
+	// recording's did, so as not to preempt where the recording did not
+	// (a thread that spins without syscalls would hang a replay that went
+	// astray), and the divergence that follows is reported.
+	cfg.Watchdog = replayWatchdogFor(s.Watchdog)
 	if h.Wrap != nil {
 		// A debugger's breakpoints, steps and memory view stay apart
 		// from hermit's int3s: without them each spin is found after
 		// its budget, at the same point (detcore/spintrap.go).
 		cfg.NoSpinTraps = true
 	}
-	cfg.WatchdogHint = "the recording's watchdog did not preempt it here: a replay preempts after 10 s, and diverges"
+	cfg.WatchdogHint = fmt.Sprintf("the recording's watchdog did not preempt it here: a replay preempts after %v, and diverges", cfg.Watchdog)
 	r.eng = detcore.NewEngine(tr, cfg, root)
 	return r, nil
 }
 
 // replayWatchdog is how long a replayed thread may run without a stop
-// while others wait.
+// while others wait, at least.
 const replayWatchdog = 10 * time.Second
+
+// replayWatchdogFor is the replay's watchdog for a recording whose
+// watchdog was recorded (-1: not kept): none if the recording had none
+// (a thread may have computed for minutes while others waited), else
+// five times the recording's, and at least replayWatchdog.
+func replayWatchdogFor(recorded time.Duration) time.Duration {
+	if recorded == 0 {
+		return 0
+	}
+	return max(replayWatchdog, 5*recorded)
+}
 
 func (r *run) close() {
 	for _, f := range r.files {

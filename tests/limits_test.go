@@ -106,6 +106,38 @@ func TestRecordedPreemptionReplays(t *testing.T) {
 	}
 }
 
+// TestUnwatchedRecordingReplays: a recording made with --watchdog=0, in
+// which a thread computed with no syscall for longer than a replay's own
+// watchdog waits (10 s) while another slept, replays to its end: the
+// recording keeps its watchdog setting, none, and its replay preempts
+// nothing either (it preempted the thread after 10 s, and diverged).
+func TestUnwatchedRecordingReplays(t *testing.T) {
+	t.Parallel()
+	bin := testenv.BuildC(t, "spins.c")
+	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
+	if cal.Exit != 0 || cal.CPU <= 0 {
+		t.Fatalf("calibration: %s", describe(cal))
+	}
+	// Rounds for about 11 s of this machine's CPU.
+	rounds := strconv.FormatInt(int64(20000000*(11*time.Second)/cal.CPU), 10)
+	dir := filepath.Join(t.TempDir(), "trace")
+	opts := hermitOpts(t, nil)
+	opts.Timeout = 2 * time.Minute
+	rec := testenv.RunWith(t, opts, testenv.Hermit(t), "record", "--summary", "--watchdog=0", "-o", dir, "--", bin, "bounded", rounds)
+	dc := digestRE.FindSubmatch(rec.Stderr)
+	if rec.Exit != 0 || string(rec.Stdout) != "bounded: "+rounds+" rounds\n" || dc == nil {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	info := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "trace", "info", dir)
+	if !regexp.MustCompile(`(?m)^flags:.* watchdog=0s( |$)`).Match(info.Stdout) {
+		t.Errorf("trace info: want the flag watchdog=0s; %s", describe(info))
+	}
+	rep := testenv.RunWith(t, opts, testenv.Hermit(t), "replay", "--autopilot", "--summary", dir)
+	if dp := digestRE.FindSubmatch(rep.Stderr); rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) || dp == nil || string(dp[1]) != string(dc[1]) {
+		t.Errorf("replay: want the recording's output, status and schedule digest %s; %s", dc[1], describe(rep))
+	}
+}
+
 // TestReplayChecksBytesWritten: where the recording's watchdog preempted
 // a loop that counts until SIGALRM, a replay preempts it elsewhere in the
 // loop and prints another count, of the same width: the write's

@@ -163,6 +163,7 @@ func recordHeader(path string, argv []string, f *runFlags) (trace.Header, error)
 		Path: path, Seed: f.seed, Timeslice: f.timeslice, Epoch: f.epochTime,
 		Mtimes: mtimePrefixes(f.mtimes), TrapTSC: !f.noTSC, CPUID: f.cpuid,
 		Heuristic: f.ch.heur, ChaosPoints: f.ch.pts, NoFastIO: f.noFast, CPUs: f.cpus,
+		Watchdog: f.watchdog,
 	}
 	hdr := trace.Header{
 		Hermit: version, Created: time.Now().UTC(), Argv: argv, Env: os.Environ(), Dir: cwd,
