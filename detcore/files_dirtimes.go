@@ -83,17 +83,32 @@ func (e *Engine) unixBind(t *thread) bool {
 	if i := strings.IndexByte(p, 0); i >= 0 {
 		p = p[:i]
 	}
-	if _, ok := fileTracer(e); !ok || p == "" || e.cfg.OldEntryTimes || t.act != actCont {
-		return true
+	if p != "" && !e.cfg.OldEntryTimes {
+		// Its directory at the exit too: a bind to a path in use fails
+		// (a server started again), and leaves the directory alone.
+		e.timeMade(t, abi.AT_FDCWD, p, sIFSOCK, true)
+	}
+	return true
+}
+
+// timeMade gives the file of type ty that t's call makes at p (relative
+// to dirfd), and with parent its directory, the virtual time once the
+// call has succeeded: at its exit, after the journal has its result (a
+// recording keeps that result, which its replay forces, Journal.Native).
+func (e *Engine) timeMade(t *thread, dirfd int, p string, ty uint16, parent bool) {
+	if _, ok := fileTracer(e); !ok || t.act != actCont {
+		return
 	}
 	t.act = actExitStop
 	t.afterJournal = func(e *Engine, t *thread) {
-		if t.regs.Rax == 0 {
-			e.touchParent(t, abi.AT_FDCWD, p)
-			e.touchEntry(t, StatReq{Dirfd: abi.AT_FDCWD, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, sIFSOCK)
+		if t.regs.Rax != 0 {
+			return
 		}
+		if parent {
+			e.touchParent(t, dirfd, p)
+		}
+		e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, ty)
 	}
-	return true
 }
 
 // File types of struct statx's mode.
@@ -104,10 +119,8 @@ const (
 
 // madeEntry wraps h, the handler of a call that makes a file (mkdir,
 // mknod, symlink), so that the file made gets the virtual time of its
-// making, once it is there (at the call's exit, after the journal has its
-// result: a recording keeps that result, which its replay forces,
-// Journal.Native). typ is the type of file the call makes; 0: none it
-// can make (mknod of a bad type fails).
+// making, once it is there (timeMade). typ is the type of file the call
+// makes; 0: none it can make (mknod of a bad type fails).
 func madeEntry(h handler, dirfdArg, pathArg int, typ func(t *thread) uint16) handler {
 	return func(e *Engine, t *thread) {
 		h(e, t)
@@ -119,14 +132,8 @@ func madeEntry(h handler, dirfdArg, pathArg int, typ func(t *thread) uint16) han
 		ty := typ(t)
 		// mkdir's were set in journal version 17 too.
 		old := e.cfg.OldEntryTimes && ty != sIFDIR
-		if _, ok := fileTracer(e); !ok || errno != 0 || t.act != actCont || ty == 0 || old {
-			return
-		}
-		t.act = actExitStop
-		t.afterJournal = func(e *Engine, t *thread) {
-			if t.regs.Rax == 0 {
-				e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, ty)
-			}
+		if errno == 0 && ty != 0 && !old {
+			e.timeMade(t, dirfd, p, ty, false)
 		}
 	}
 }

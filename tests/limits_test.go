@@ -77,13 +77,7 @@ func TestWatchdogPreemptsSpinner(t *testing.T) {
 func TestRecordedPreemptionReplays(t *testing.T) {
 	t.Parallel()
 	bin := testenv.BuildC(t, "spins.c")
-	// Rounds for about 600 ms of this machine's CPU (its CPU time: a
-	// loaded machine stretches the wall time).
-	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
-	if cal.Exit != 0 || cal.CPU <= 0 {
-		t.Fatalf("calibration: %s", describe(cal))
-	}
-	rounds := strconv.FormatInt(int64(20000000*(600*time.Millisecond)/cal.CPU), 10)
+	rounds := boundedRounds(t, bin, 600*time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "trace")
 	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "record", "--summary", "--watchdog", "150ms", "-o", dir, "--", bin, "bounded", rounds)
 	dc := digestRE.FindSubmatch(rec.Stderr)
@@ -114,12 +108,7 @@ func TestRecordedPreemptionReplays(t *testing.T) {
 func TestUnwatchedRecordingReplays(t *testing.T) {
 	t.Parallel()
 	bin := testenv.BuildC(t, "spins.c")
-	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
-	if cal.Exit != 0 || cal.CPU <= 0 {
-		t.Fatalf("calibration: %s", describe(cal))
-	}
-	// Rounds for about 11 s of this machine's CPU.
-	rounds := strconv.FormatInt(int64(20000000*(11*time.Second)/cal.CPU), 10)
+	rounds := boundedRounds(t, bin, 11*time.Second)
 	dir := filepath.Join(t.TempDir(), "trace")
 	opts := hermitOpts(t, nil)
 	opts.Timeout = 2 * time.Minute
@@ -136,6 +125,18 @@ func TestUnwatchedRecordingReplays(t *testing.T) {
 	if dp := digestRE.FindSubmatch(rep.Stderr); rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) || dp == nil || string(dp[1]) != string(dc[1]) {
 		t.Errorf("replay: want the recording's output, status and schedule digest %s; %s", dc[1], describe(rep))
 	}
+}
+
+// boundedRounds is how many rounds of spins.c's "bounded" take about cpu
+// of this machine's CPU (its CPU time: a loaded machine stretches the
+// wall time), as a command-line argument.
+func boundedRounds(t *testing.T, bin string, cpu time.Duration) string {
+	t.Helper()
+	cal := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout}, bin, "bounded", "20000000")
+	if cal.Exit != 0 || cal.CPU <= 0 {
+		t.Fatalf("calibration: %s", describe(cal))
+	}
+	return strconv.FormatInt(int64(20000000*cpu/cal.CPU), 10)
 }
 
 // TestReplayChecksBytesWritten: where the recording's watchdog preempted
