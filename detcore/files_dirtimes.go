@@ -21,8 +21,9 @@ import (
 // fails moves them too, which the kernel would not) and make no
 // scheduling point: the schedule is the one without them, as for the
 // other opens (sysOpen). A call that makes a file other than a regular
-// one (mkdir, mknod, symlink, bind) stops at its exit too, to give the
-// file the time of its making (madeEntry).
+// one (mkdir, mknod, symlink, bind) stops at its exit instead, to give
+// the file and its directory the time of its making if it succeeded
+// (madeEntry).
 
 // entryArg is where a call names a directory entry: the argument holding
 // its directory's descriptor (-1: AT_FDCWD) and the one holding its path.
@@ -117,23 +118,32 @@ const (
 	sIFSOCK = 0o140000
 )
 
-// madeEntry wraps h, the handler of a call that makes a file (mkdir,
-// mknod, symlink), so that the file made gets the virtual time of its
-// making, once it is there (timeMade). typ is the type of file the call
-// makes; 0: none it can make (mknod of a bad type fails).
+// madeEntry replaces h, the changesEntries handler of a call that makes
+// a file (mkdir, mknod, symlink), so that the file made and its directory
+// get the virtual time of its making once it is there (timeMade). typ is
+// the type of file the call makes; 0: none it can make (mknod of a bad
+// type fails).
 func madeEntry(h handler, dirfdArg, pathArg int, typ func(t *thread) uint16) handler {
 	return func(e *Engine, t *thread) {
-		h(e, t)
+		ty := typ(t)
+		if e.cfg.OldEntryTimes {
+			// Journal version 17: the directory at the entry (h), and
+			// only a new directory's own time.
+			h(e, t)
+			if ty != sIFDIR {
+				return
+			}
+		}
+		t.policy = false
 		dirfd := abi.AT_FDCWD
 		if dirfdArg >= 0 {
 			dirfd = int(int32(t.regs.Arg(dirfdArg)))
 		}
-		p, errno := e.readPath(t, t.regs.Arg(pathArg))
-		ty := typ(t)
-		// mkdir's were set in journal version 17 too.
-		old := e.cfg.OldEntryTimes && ty != sIFDIR
-		if errno == 0 && ty != 0 && !old {
-			e.timeMade(t, dirfd, p, ty, false)
+		if p, errno := e.readPath(t, t.regs.Arg(pathArg)); errno == 0 && ty != 0 {
+			// The directory at the exit too, since the call stops there
+			// anyway: a mkdir of a directory that is there fails (mkdir
+			// -p, makedirs(exist_ok=True)) and leaves it alone.
+			e.timeMade(t, dirfd, p, ty, !e.cfg.OldEntryTimes)
 		}
 	}
 }

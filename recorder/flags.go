@@ -96,8 +96,10 @@ const StdinPath = "/.hermit-stdin"
 // a loopback TCP connection between guest sockets is made in parts.
 // Version 18: creat and openat2 set file times as open does; a FIFO,
 // node, symbolic link or Unix socket that mknod, symlink or bind makes
-// gets the time of its making, and bind moves its directory's (statx
-// queries); a version-17 trace has none of them, and replays as before.
+// gets the time of its making, and bind moves its directory's; mkdir,
+// mknod and symlink move their directory's at their exit, if they
+// succeeded (statx queries); a version-17 trace has none of them, and
+// replays as before.
 const JournalVersion = "18"
 
 // replayable are the journal versions this hermit replays.

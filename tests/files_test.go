@@ -309,7 +309,8 @@ truncate(2): moved 1 s
 O_CREAT of a file that is there: moved 0 s
 a read-only open: moved 0 s
 a new file: 3 s after the truncate
-a file made in a directory: moved 1 s
+a mkdir that fails: its directory moved 0 s
+a file made in a directory: moved 2 s
 a file there truncated: moved 0 s
 rename: moved 2 s
 symlink: moved 1 s

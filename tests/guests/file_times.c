@@ -77,6 +77,10 @@ int main(void) {
 
 	// A directory's mtime moves as entries come and go.
 	CHECK(mkdir("d", 0755) == 0);
+	double here = mtime(".");
+	sleep(1);
+	CHECK(mkdir("d", 0755) == -1 && errno == EEXIST);
+	say("a mkdir that fails: its directory moved %ld s\n", moved(&here, "."));
 	last = mtime("d");
 	reopen("d/f", O_WRONLY | O_CREAT);
 	say("a file made in a directory: moved %ld s\n", moved(&last, "d"));
