@@ -134,17 +134,8 @@ func TestCPUSideBySide(t *testing.T) {
 	hold := func() (end func()) {
 		h := exec.Command(testenv.Hermit(t), "run", "--", "/bin/cat")
 		h.Env = env
-		in, err := h.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := h.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Start(); err != nil {
-			t.Fatal(err)
-		}
+		var in io.WriteCloser
+		_, out, _ := startCmd(t, h, &in)
 		t.Cleanup(func() { h.Process.Kill(); h.Wait() })
 		if _, err := io.WriteString(in, "started\n"); err != nil {
 			t.Fatal(err)

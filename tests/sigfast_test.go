@@ -119,7 +119,12 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 // from out, its stderr kept; with stdin set, its stdin a pipe too.
 func startHermitRun(t *testing.T, argv []string, stdin *io.WriteCloser) (*exec.Cmd, io.Reader, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
+	return startCmd(t, exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...), stdin)
+}
+
+// startCmd starts cmd as startHermitRun does.
+func startCmd(t *testing.T, cmd *exec.Cmd, stdin *io.WriteCloser) (*exec.Cmd, io.Reader, *bytes.Buffer) {
+	t.Helper()
 	stderr := new(bytes.Buffer)
 	cmd.Stderr = stderr
 	if stdin != nil {
