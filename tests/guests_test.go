@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,4 +86,20 @@ func firstDiff(a, b []byte) string {
 // describe formats a result for a failure message.
 func describe(r testenv.Result) string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Exit, r.Stdout, r.Stderr)
+}
+
+// scheduleDiff tells where the schedule logs (--schedule-log) of two runs
+// whose digests differ part: the first turn that differs, or, if every
+// turn is the same thread at the same call, that a call's result differs
+// (the digest hashes those too).
+func scheduleDiff(a, b string) string {
+	x, errA := os.ReadFile(a)
+	y, errB := os.ReadFile(b)
+	if errA != nil || errB != nil {
+		return fmt.Sprintf("no schedule logs to compare (%v, %v)", errA, errB)
+	}
+	if d := firstDiff(x, y); d != "" {
+		return "their schedule logs (turn, thread, call, code) first differ at " + d
+	}
+	return fmt.Sprintf("their schedule logs are the same for all %d turns, so a call's result differs", bytes.Count(x, []byte("\n")))
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -219,8 +221,10 @@ func TestLocalNetwork(t *testing.T) {
 			argv := []string{bin, "-test.run", "^" + name + "$", "-test.v"}
 			opts := testenv.Opts{Timeout: runTimeout, Dir: dir}
 			var first testenv.Result
+			logs := t.TempDir()
 			for i := 0; i < 5; i++ {
-				r := testenv.RunWith(t, opts, testenv.Hermit(t), hermitArgs([]string{"--network", "local", "--summary"}, argv)...)
+				log := filepath.Join(logs, strconv.Itoa(i+1))
+				r := testenv.RunWith(t, opts, testenv.Hermit(t), hermitArgs([]string{"--network", "local", "--summary", "--schedule-log", log}, argv)...)
 				if r.Exit != 0 || !strings.Contains(string(r.Stdout), "--- PASS: "+name) {
 					t.Fatalf("run %d: want the test to pass; %s", i+1, describe(r))
 				}
@@ -229,7 +233,7 @@ func TestLocalNetwork(t *testing.T) {
 					continue
 				}
 				if d := firstDiff(first.Stderr, r.Stderr); d != "" {
-					t.Errorf("run %d: the summary (schedule digest) differs from run 1's at %s", i+1, d)
+					t.Errorf("run %d: the summary (schedule digest) differs from run 1's at %s; %s", i+1, d, scheduleDiff(filepath.Join(logs, "1"), log))
 				}
 				if d := firstDiff(first.Stdout, r.Stdout); d != "" {
 					t.Errorf("run %d: the output differs from run 1's at %s", i+1, d)
