@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"slices"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // A write to a pipe or a Unix stream socket must not block half done in
 // the kernel while its reader is parked (one guest thread runs at a
@@ -60,6 +64,32 @@ type PartWriteTracer interface {
 	SetNonblock(tid, fd int, on bool) error
 }
 
+// PtyTracer is implemented by tracers that can see the bytes a write put
+// into a pty across to its other side.
+type PtyTracer interface {
+	// PtyFlush returns once the bytes written to descriptor fd of thread
+	// tid, a pty's side, are in its other side's line discipline (where
+	// a read, poll or FIONREAD finds them), and what that echoed is back,
+	// if a process of procs (host pids) holds the other side.
+	PtyFlush(tid, fd int, procs []int)
+}
+
+// ptyFlush sees the bytes t's write to pty descriptor fd wrote to the
+// other side, so that whether a thread that runs next finds them does not
+// depend on when the host runs its kernel worker.
+func (e *Engine) ptyFlush(t *thread, fd int) {
+	pt, ok := e.t.(PtyTracer)
+	if !ok {
+		return
+	}
+	procs := make([]int, 0, len(e.procs))
+	for pid := range e.procs {
+		procs = append(procs, pid)
+	}
+	slices.Sort(procs)
+	pt.PtyFlush(t.tid, fd, procs)
+}
+
 // partWrite is a blocking write made in parts.
 type partWrite struct {
 	orig  abi.Regs // the registers at the call's entry
@@ -69,6 +99,7 @@ type partWrite struct {
 	iov   []byte   // and its entries as they were
 	hdr   []byte   // sendmsg: the struct msghdr as it was (at orig.Rsi)
 	moved bool     // the guest's iovec array (or msghdr) is changed
+	pty   bool     // to a pty (WriteTerminal): each part is flushed (ptyFlush)
 }
 
 // Offsets in struct msghdr (msghdrSize is its size).
@@ -124,6 +155,7 @@ func cutWrite(e *Engine, t *thread) {
 		if pw != nil {
 			if end := pw.WriteEnd(t.tid, fd); end.inside() {
 				e.sigAfter = e.sigAfter || end == WriteTerminal
+				p.pty = end == WriteTerminal
 				e.partStart(t, fd, pw, p)
 				return
 			}
@@ -147,7 +179,7 @@ func cutWrite(e *Engine, t *thread) {
 	if big && pw != nil {
 		switch pw.WriteEnd(t.tid, fd) {
 		case WriteTerminal:
-			e.sigAfter = true
+			e.sigAfter, p.pty = true, true
 			e.partStart(t, fd, pw, p)
 			return
 		case WriteInside:
@@ -166,7 +198,7 @@ func cutWrite(e *Engine, t *thread) {
 		// page. (And what is written to a master may be a ^C, which
 		// signals the slave's foreground process group: blocked threads
 		// look at their signals again.)
-		e.sigAfter = true
+		e.sigAfter, p.pty = true, true
 		e.partStart(t, fd, pw, p)
 		return
 	}
@@ -257,6 +289,9 @@ func (e *Engine) partEnd(t *thread, fd int, pw PartWriteTracer, p *partWrite) {
 		_ = pw.SetNonblock(t.tid, fd, false)
 	}
 	ret := int64(t.regs.Rax)
+	if p.pty && ret > 0 {
+		e.ptyFlush(t, fd)
+	}
 	more := ret == -abi.EAGAIN || ret > 0 && p.done+uint64(ret) < p.total
 	if more && e.signalEnds(t, &blocker{})&^stopSignals != 0 {
 		// A signal came while the part ran: the kernel's write ends

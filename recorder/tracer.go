@@ -216,3 +216,11 @@ func (t *tracer) SetNonblock(tid, fd int, on bool) error {
 	}
 	return pw.SetNonblock(tid, fd, on)
 }
+
+// PtyFlush forwards detcore.PtyTracer: an action whose answer replay need
+// not know (what the guest then reads of the pty is in the journal).
+func (t *tracer) PtyFlush(tid, fd int, procs []int) {
+	if pt, ok := t.HostTracer.(detcore.PtyTracer); ok {
+		pt.PtyFlush(tid, fd, procs)
+	}
+}

@@ -47,6 +47,13 @@ func (l *layer) SetNonblock(tid, fd int, on bool) error {
 	return pw.SetNonblock(tid, fd, on)
 }
 
+// PtyFlush forwards detcore.PtyTracer.
+func (l *layer) PtyFlush(tid, fd int, procs []int) {
+	if pt, ok := l.inner.(detcore.PtyTracer); ok {
+		pt.PtyFlush(tid, fd, procs)
+	}
+}
+
 // InBackground forwards detcore.TtyTracer (false without it, as the
 // engine assumes without the interface).
 func (l *layer) InBackground(tid int) bool {

@@ -243,3 +243,10 @@ func (o *oracle) SetNonblock(tid, fd int, on bool) error {
 	}
 	return pw.SetNonblock(tid, fd, on)
 }
+
+// PtyFlush forwards detcore.PtyTracer to a pty the guest holds.
+func (o *oracle) PtyFlush(tid, fd int, procs []int) {
+	if pt, ok := o.HostTracer.(detcore.PtyTracer); ok {
+		pt.PtyFlush(tid, fd, procs)
+	}
+}

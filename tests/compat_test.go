@@ -431,6 +431,36 @@ func TestPtyWritesWhole(t *testing.T) {
 	})
 }
 
+// TestPtyWriteReachesOtherSide: what a write to one side of a pty sends
+// is at the other side (FIONREAD counts it, a poll finds it ready) when
+// the writer's next call runs or another thread runs next, on every run,
+// in a recording and its replay. Natively (and under hermit before) a
+// kernel worker moved it across when it got a CPU, so how many of these
+// looks found it varied run to run with the host's load (CPython's
+// asyncio pty tests: a schedule digest that varied).
+func TestPtyWriteReachesOtherSide(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("pty_flush.c")(t)
+	if nat := native(t, argv); nat.Exit != 0 {
+		t.Fatalf("native run: %s", describe(nat))
+	}
+	want := "slave to master: 300 of 300 there at once\n" +
+		"a line to the master: 300 of 300 at the slave at once, 300 echoed back\n" +
+		"a child's write to the slave: 300 of 300 at the parent's master at once\n"
+	if r := hermitRepeat(t, hermitRuns, nil, argv); string(r.Stdout) != want {
+		t.Errorf("hermit run: want\n%s%s", want, describe(r))
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("hermit record: want\n%s%s", want, describe(rec))
+	}
+	rec.Stderr = guestStderr(rec.Stderr)
+	rep := replay(t, dir)
+	rep.Stderr = guestStderr(rep.Stderr)
+	sameRun(t, "replay", rec, rep)
+}
+
 // TestSigtimedwaitPoll: sigtimedwait with a zero timeout takes a signal
 // already pending (it timed out first, and returned EAGAIN).
 func TestSigtimedwaitPoll(t *testing.T) {

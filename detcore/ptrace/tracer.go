@@ -119,6 +119,9 @@ type Tracer struct {
 	// loopback says, by socket inode, whether a TCP connection's peer is
 	// a guest's socket (loopbackInside).
 	loopback map[uint64]bool
+	// ptyPeers remembers, by pty, the guest descriptor of the side a
+	// write's bytes went to, found last (PtyFlush).
+	ptyPeers map[uint64]fdKey
 }
 
 var _ detcore.Tracer = (*Tracer)(nil)
