@@ -107,11 +107,18 @@ const maxCodeSteps = 4096
 // interrupt it as it would libc's. It reports a stop of t's that ended
 // the steps (not a trap), which the caller handles instead, with ok
 // false.
+//
+// While it steps, every signal t may block waits (MaskTracer): one from
+// outside would stop a step, and the signal t was stopped with, which
+// the caller delivers once t is out, would be lost (a second realtime
+// signal close behind the first, or SIGTERM behind SIGUSR1).
 func (e *Engine) leaveFastCode(t *thread) (Stop, bool, error) {
 	c := t.proc.clock
 	if c == nil {
 		return Stop{}, true, nil
 	}
+	restore := func() error { return nil }
+	defer func() { _ = restore() }()
 	for i := 0; i < maxCodeSteps; i++ {
 		var r abi.Regs
 		if err := e.t.GetRegs(t.tid, &r); err != nil {
@@ -121,13 +128,61 @@ func (e *Engine) leaveFastCode(t *thread) (Stop, bool, error) {
 			if i > 0 && e.cfg.Debug != nil {
 				e.cfg.Debug("tid=%d stepped %d instructions out of the fast code to %#x", t.tid, i, r.Rip)
 			}
-			return Stop{}, true, nil
+			return Stop{}, true, restore()
+		}
+		if i == 0 {
+			restore = e.blockAll(t)
 		}
 		if st, trapped, err := e.stepOnce(t); err != nil || !trapped {
 			return st, false, err
 		}
 	}
-	return Stop{}, true, nil
+	return Stop{}, true, restore()
+}
+
+// MaskTracer is implemented by tracers that read and set a stopped
+// thread's signal mask.
+type MaskTracer interface {
+	SignalMask(tid int) (uint64, error)
+	SetSignalMask(tid int, mask uint64) error
+}
+
+// SignalMaskVia and SetSignalMaskVia forward MaskTracer's methods to tr,
+// for the tracers that wrap another (ErrNotEmulated if it is none).
+func SignalMaskVia(tr any, tid int) (uint64, error) {
+	if mt, ok := tr.(MaskTracer); ok {
+		return mt.SignalMask(tid)
+	}
+	return 0, ErrNotEmulated
+}
+
+func SetSignalMaskVia(tr any, tid int, mask uint64) error {
+	if mt, ok := tr.(MaskTracer); ok {
+		return mt.SetSignalMask(tid, mask)
+	}
+	return ErrNotEmulated
+}
+
+// blockAll blocks every signal of stopped thread t that can be blocked,
+// and returns what gives it its mask back (once).
+func (e *Engine) blockAll(t *thread) func() error {
+	mt, ok := e.t.(MaskTracer)
+	none := func() error { return nil }
+	if !ok {
+		return none
+	}
+	old, err := mt.SignalMask(t.tid)
+	if err != nil || mt.SetSignalMask(t.tid, ^uint64(0)) != nil {
+		return none
+	}
+	done := false
+	return func() error {
+		if done {
+			return nil
+		}
+		done = true
+		return mt.SetSignalMask(t.tid, old)
+	}
 }
 
 // inSlowCall reports whether r, a stopped thread's registers, show the

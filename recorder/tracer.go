@@ -224,3 +224,13 @@ func (t *tracer) PtyFlush(tid, fd int, procs []int) {
 		pt.PtyFlush(tid, fd, procs)
 	}
 }
+
+// SignalMask and SetSignalMask forward detcore.MaskTracer: a mask hermit
+// sets while it steps a thread, and gives back.
+func (t *tracer) SignalMask(tid int) (uint64, error) {
+	return detcore.SignalMaskVia(t.HostTracer, tid)
+}
+
+func (t *tracer) SetSignalMask(tid int, mask uint64) error {
+	return detcore.SetSignalMaskVia(t.HostTracer, tid, mask)
+}

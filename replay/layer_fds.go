@@ -54,6 +54,15 @@ func (l *layer) PtyFlush(tid, fd int, procs []int) {
 	}
 }
 
+// SignalMask and SetSignalMask forward detcore.MaskTracer.
+func (l *layer) SignalMask(tid int) (uint64, error) {
+	return detcore.SignalMaskVia(l.inner, tid)
+}
+
+func (l *layer) SetSignalMask(tid int, mask uint64) error {
+	return detcore.SetSignalMaskVia(l.inner, tid, mask)
+}
+
 // InBackground forwards detcore.TtyTracer (false without it, as the
 // engine assumes without the interface).
 func (l *layer) InBackground(tid int) bool {

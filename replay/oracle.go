@@ -250,3 +250,12 @@ func (o *oracle) PtyFlush(tid, fd int, procs []int) {
 		pt.PtyFlush(tid, fd, procs)
 	}
 }
+
+// SignalMask and SetSignalMask forward detcore.MaskTracer.
+func (o *oracle) SignalMask(tid int) (uint64, error) {
+	return detcore.SignalMaskVia(o.HostTracer, tid)
+}
+
+func (o *oracle) SetSignalMask(tid int, mask uint64) error {
+	return detcore.SetSignalMaskVia(o.HostTracer, tid, mask)
+}

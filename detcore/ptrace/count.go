@@ -70,6 +70,15 @@ func setSigmask(tid int, mask uint64) error {
 	return ptracePtr(unix.PTRACE_SETSIGMASK, tid, 8, unsafe.Pointer(&mask))
 }
 
+// SignalMask implements detcore.MaskTracer.
+func (t *Tracer) SignalMask(tid int) (uint64, error) {
+	var m uint64
+	return m, gone(getSigmask(tid, &m))
+}
+
+// SetSignalMask implements detcore.MaskTracer.
+func (t *Tracer) SetSignalMask(tid int, mask uint64) error { return gone(setSigmask(tid, mask)) }
+
 // syscallInfo is struct ptrace_syscall_info (PTRACE_GET_SYSCALL_INFO) for
 // an entry stop.
 type syscallInfo struct {

@@ -8,7 +8,11 @@
  * handler runs (detcore/fastio.go: leaveFastCode), so the handler never
  * finds the page's words half written. Natively the vDSO is where the
  * clock is read, and many do. Prints "ready" once the handler is set,
- * then runs until argv[1] signals came.
+ * then runs until argv[1] signals came. With "rt" (argv[2]), the handler
+ * counts SIGRTMIN instead, which queue (each one sent is delivered), and
+ * the program runs until SIGRTMIN+1, delivered after every SIGRTMIN sent
+ * before it: hermit lost a signal that came while it stepped a thread
+ * out of its code for the one before.
  */
 #include "guest.h"
 
@@ -21,7 +25,7 @@
 #include <ucontext.h>
 
 static int word;
-static volatile long got, inside;
+static volatile long got, inside, stop;
 static unsigned long vdso_lo, vdso_hi;
 
 static void onusr1(int sig, siginfo_t *si, void *ctx) {
@@ -36,8 +40,14 @@ static void onusr1(int sig, siginfo_t *si, void *ctx) {
 	got++;
 }
 
+static void onstop(int sig) {
+	(void)sig;
+	stop = 1;
+}
+
 int main(int argc, char **argv) {
 	long want = argc > 1 ? atol(argv[1]) : 100;
+	int rt = argc > 2 && !strcmp(argv[2], "rt");
 	FILE *maps = fopen("/proc/self/maps", "r");
 	char line[512];
 	while (maps && fgets(line, sizeof line, maps))
@@ -51,12 +61,12 @@ int main(int argc, char **argv) {
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = onusr1;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+	if (sigaction(rt ? SIGRTMIN : SIGUSR1, &sa, NULL) != 0 || signal(SIGRTMIN + 1, onstop) == SIG_ERR)
 		return 1;
 	printf("ready\n");
 	fflush(stdout);
 	struct timespec ts;
-	for (long i = 0; got < want; i++) {
+	for (long i = 0; rt ? !stop : got < want; i++) {
 		syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 	}
