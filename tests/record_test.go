@@ -450,3 +450,31 @@ func TestReplayMadeDirectory(t *testing.T) {
 		t.Errorf("hermit record: want hi; %s", describe(rec))
 	}
 }
+
+// TestReplayToAnotherStdout: a recording made with stdout a pipe (as in
+// CI, or under hermit chaos) replays with stdout a file, /dev/null or a
+// pipe, though the guest sets stdout's flags from what F_GETFL said,
+// which differ by what stdout is (Node at its start; the replay diverged
+// at that fcntl(F_SETFL)).
+func TestReplayToAnotherStdout(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	dir := filepath.Join(t.TempDir(), "trace")
+	argv := cGuest("setfl_stdout.c")(t)
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+	const want = "stdout made non-blocking and back\n"
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("hermit record: want %q; %s", want, describe(rec))
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	for _, to := range []string{`> "$2"`, "> /dev/null", "| cat"} {
+		rep := testenv.RunWith(t, hermitOpts(t, nil), sh, "-c", `"$1" replay --autopilot "$3" `+to, "sh", testenv.Hermit(t), out, dir)
+		got, _ := os.ReadFile(out)
+		if to == `> "$2"` {
+			rep.Stdout = got
+		}
+		if rep.Exit != 0 || to != "> /dev/null" && string(rep.Stdout) != want {
+			t.Errorf("replay with stdout %s: want exit 0 and the recording's output; %s", to, describe(rep))
+		}
+	}
+}

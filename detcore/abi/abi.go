@@ -234,18 +234,19 @@ const SyscallInsnLen = 2
 
 // Open flags and the current-directory descriptor (<fcntl.h>).
 const (
-	O_RDONLY   = 0
-	O_WRONLY   = 0o1
-	O_RDWR     = 0o2
-	O_ACCMODE  = 0o3
-	O_CREAT    = 0o100
-	O_EXCL     = 0o200
-	O_NOCTTY   = 0o400
-	O_TRUNC    = 0o1000
-	O_NONBLOCK = 0o4000
-	O_CLOEXEC  = 0o2000000
-	AT_FDCWD   = -100
-	MaxPath    = 4096
+	O_RDONLY    = 0
+	O_WRONLY    = 0o1
+	O_RDWR      = 0o2
+	O_ACCMODE   = 0o3
+	O_CREAT     = 0o100
+	O_EXCL      = 0o200
+	O_NOCTTY    = 0o400
+	O_TRUNC     = 0o1000
+	O_NONBLOCK  = 0o4000
+	O_LARGEFILE = 0o100000
+	O_CLOEXEC   = 0o2000000
+	AT_FDCWD    = -100
+	MaxPath     = 4096
 )
 
 // SetArgs sets all six syscall arguments.
