@@ -105,6 +105,13 @@ func (r *Recorder) classOf(tid, fd int) ptrace.FdClass {
 	return r.host.FdClass(tid, fd)
 }
 
+// stdioFile reports whether descriptor fd of thread tid is one of
+// hermit's own stdin, stdout and stderr, of whatever type.
+func (r *Recorder) stdioFile(tid, fd int) bool {
+	sf, ok := r.host.(interface{ StdioFile(tid, fd int) bool })
+	return ok && sf.StdioFile(tid, fd)
+}
+
 type pend struct {
 	cl   class
 	path string // clOpen: the absolute path opened; a mount call's mount point
@@ -270,6 +277,10 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 		}
 		fc := r.classOf(c.Tid, fd)
 		keep = fc == ptrace.FdExternal && !r.procMem(c.Tid, fd, false) || fc == ptrace.FdStdio || cl == clRead && r.isLarge(c.Tid, fd)
+		// An ioctl of hermit's stdin, stdout or stderr, a file or
+		// /dev/null too: a replay's are its own, maybe a terminal where
+		// the recording's were not (isatty said no there).
+		keep = keep || cl == clIoctl && r.stdioFile(c.Tid, fd)
 	case clSend:
 		fd := int(int32(c.Args[0]))
 		switch r.classOf(c.Tid, fd) {

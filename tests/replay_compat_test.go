@@ -215,6 +215,29 @@ func TestReplayTerminalIoctls(t *testing.T) {
 	}
 }
 
+// TestReplayOnTerminal: a recording made with stdin and stderr /dev/null
+// and stdout a pipe (a CI job's) replays on a terminal (script(1)'s):
+// isatty there says what it said in the recording, for /dev/null too
+// (asked of the replay's terminal, it said yes, and the replay diverged:
+// Node's start).
+func TestReplayOnTerminal(t *testing.T) {
+	t.Parallel()
+	script := testenv.Require(t, "script")
+	sh := testenv.Require(t, "sh")
+	dir := filepath.Join(t.TempDir(), "trace")
+	bin := testenv.BuildC(t, "isatty_stdio.c")
+	rec := testenv.RunWith(t, hermitOpts(t, nil), sh, "-c", `exec "$@" 2>/dev/null`, "sh", testenv.Hermit(t), "record", "-o", dir, "--", bin)
+	const want = "isatty: stdin 0, stdout 0, stderr 0\n"
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("hermit record: want %q; %s", want, describe(rec))
+	}
+	rep := testenv.RunWith(t, hermitOpts(t, nil), script, "-qefc", testenv.Hermit(t)+" replay --autopilot "+dir, "/dev/null")
+	out := bytes.ReplaceAll(rep.Stdout, []byte("\r\n"), []byte("\n"))
+	if rep.Exit != 0 || string(out) != want {
+		t.Errorf("hermit replay on a terminal: want exit 0 and %q; %s", want, describe(rep))
+	}
+}
+
 // TestRecordRefusesUnreplayable: a filesystem with a device through the
 // new mount API, and a copy of a host directory's mount, would be made for
 // real by a replay; the recording runs them and warns in one line naming

@@ -78,6 +78,14 @@ func (t *Tracer) stdio() map[devIno]bool {
 	return t.stdioFiles
 }
 
+// StdioFile reports whether descriptor fd of thread tid is one of the
+// files hermit's own stdin, stdout and stderr are, of whatever type (a
+// regular file or /dev/null too, which FdClass calls internal).
+func (t *Tracer) StdioFile(tid, fd int) bool {
+	h, err := t.heldFd(tid, fd)
+	return err == nil && h.stErr == nil && t.stdio()[devIno{h.st.Dev, h.st.Ino}]
+}
+
 // FdClass classifies descriptor fd of thread tid.
 func (t *Tracer) FdClass(tid, fd int) FdClass {
 	c, err := t.dupFd(tid, fd)
