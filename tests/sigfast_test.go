@@ -90,12 +90,35 @@ func outsideSignals(t *testing.T, argv []string, want string, send func(pid int)
 // read ends with EINTR, as natively; hermit made the read again, the
 // signal lost, and the program waited for ever. The signal is sent again
 // until the read ends: one that comes before the read begins only runs
-// the handler, natively too.
+// the handler, natively too. A SIGINT sent to hermit alone (kill(1) from
+// a script; hermit in a process group of its own, as a background job
+// is) is passed on to the guest: hermit ignored it, and ran on.
 func TestOutsideSignalInterruptsRead(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target func(cmd *exec.Cmd, argv []string) int
+	}{
+		{"to the guest", func(_ *exec.Cmd, argv []string) int { return guestPid(argv) }},
+		{"to hermit", func(cmd *exec.Cmd, argv []string) int {
+			if guestPid(argv) == 0 {
+				return 0
+			}
+			return cmd.Process.Pid
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			interruptRead(t, c.target)
+		})
+	}
+}
+
+func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int) {
 	want := regexp.MustCompile(`\Aread stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
 	argv := cGuest("pipe_signal.c", "stdin")(t)
 	var stdin io.WriteCloser // open, never written: the read waits
-	cmd, out, stderr := startHermitRun(t, argv, &stdin)
+	hermit := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
+	hermit.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd, out, stderr := startCmd(t, hermit, &stdin)
 	defer stdin.Close()
 	lines := make(chan string, 2)
 	go func() {
@@ -113,7 +136,7 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 	if first := <-lines; first != "ready\n" {
 		t.Fatalf("first line %q, want ready; stderr:\n%s", first, stderr.String())
 	}
-	pid := guestPid(argv)
+	pid := target(cmd, argv)
 	if pid == 0 {
 		t.Fatal("no guest process to signal")
 	}

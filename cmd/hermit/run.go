@@ -208,8 +208,10 @@ func reportLaunchError(err error) int {
 }
 
 // handleSignals keeps hermit alive on SIGINT and SIGQUIT, which the
-// terminal also sends to the guest (the guest decides), and kills the guest
-// on SIGTERM and SIGHUP.
+// terminal also sends to the guest (the guest decides), or, sent to hermit
+// alone (kill(1) from a script, hermit not in the terminal's foreground),
+// passes them on to the guest's first process; it kills the guest on
+// SIGTERM and SIGHUP.
 func handleSignals() func() {
 	c := make(chan os.Signal, 4)
 	signal.Notify(c, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
@@ -220,8 +222,13 @@ func handleSignals() func() {
 			case <-done:
 				return
 			case s := <-c:
-				if s == syscall.SIGTERM || s == syscall.SIGHUP {
+				switch s {
+				case syscall.SIGTERM, syscall.SIGHUP:
 					killCurrent()
+				default:
+					if !ptrace.TerminalSends() {
+						signalGuest(s.(syscall.Signal))
+					}
 				}
 			}
 		}
@@ -251,6 +258,17 @@ func killCurrent() {
 	}
 	if !killGuest() {
 		os.Exit(exitHermit)
+	}
+}
+
+// signalGuest sends sig to the first process of the guest of the run in
+// progress, if there is one.
+func signalGuest(sig syscall.Signal) {
+	select {
+	case t := <-current:
+		_ = t.SignalRoot(sig)
+		current <- t
+	default:
 	}
 }
 

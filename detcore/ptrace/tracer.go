@@ -599,6 +599,28 @@ func (t *Tracer) KillAll() {
 	}
 }
 
+// SignalRoot sends sig to the guest's first process, as kill(1) would
+// from outside: hermit passes on a SIGINT or SIGQUIT sent to it alone.
+func (t *Tracer) SignalRoot(sig unix.Signal) error {
+	if t.rootTid <= 0 {
+		return unix.ESRCH
+	}
+	return unix.Kill(t.rootTid, sig)
+}
+
+// TerminalSends reports whether hermit's process group is the foreground
+// one of its controlling terminal, whose ^C and ^\ reach the guest too
+// (which shares the group): then hermit need not pass them on.
+func TerminalSends() bool {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
+}
+
 // Close reaps the launcher. Call after the engine has seen every guest
 // thread exit.
 func (t *Tracer) Close() {
