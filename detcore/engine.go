@@ -734,9 +734,14 @@ func (e *Engine) allBlocked() error {
 		// A signal from outside ends a pause; a lock may be held outside.
 		outside = outside || t.state == tsNew || (t.state == tsBlocked && (t.block.kind == bkSignal || t.block.kind == bkRetry || t.block.kind == bkSpin))
 	}
+	// Signals from outside are looked for between polls: soon at first
+	// (a signal that ends a wait is often followed by another: ^C, a
+	// test's kill), then every outsideLook.
+	look := time.Millisecond
 	for {
 		e.stopNow()
-		ready, err := e.pollOutside(ws, 100*time.Millisecond)
+		ready, err := e.pollOutside(ws, look)
+		look = min(2*look, outsideLook)
 		if ready || err != nil {
 			return err
 		}
@@ -754,6 +759,12 @@ func (e *Engine) allBlocked() error {
 			e.result.Stats.OutsideLocks++
 			return nil
 		}
+		if !outside && time.Since(start) > deadlockGrace && e.awaitsSignal() {
+			// A handler of a signal users send may end the wait (a
+			// self-pipe a handler writes, a read it interrupts): a
+			// daemon waiting for SIGTERM or SIGHUP, not a deadlock.
+			outside = true
+		}
 		if !outside && time.Since(start) > deadlockGrace {
 			return fmt.Errorf("the guest is deadlocked: every thread waits for another, and nothing outside the guest can end the waits (%s)", e.describeBlocked())
 		}
@@ -762,6 +773,27 @@ func (e *Engine) allBlocked() error {
 		}
 	}
 }
+
+// userSignals are the signals users, terminals and supervisors send a
+// program from outside: SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,
+// SIGTERM, SIGWINCH and the realtime ones.
+const userSignals = 1<<(abi.SIGHUP-1) | 1<<(abi.SIGINT-1) | 1<<(abi.SIGQUIT-1) | 1<<(abi.SIGUSR1-1) |
+	1<<(abi.SIGUSR2-1) | 1<<(abi.SIGTERM-1) | 1<<(abi.SIGWINCH-1) | (1<<64-1)&^(1<<33-1)
+
+// awaitsSignal reports whether a waiting thread's process has a handler
+// for one of userSignals, which a signal from outside may run.
+func (e *Engine) awaitsSignal() bool {
+	for _, t := range e.ordered() {
+		if caught, _, err := e.t.Caught(t.tid); err == nil && caught&userSignals != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// outsideLook is how often, at most, the engine looks for signals from
+// outside while every thread waits for the outside world.
+const outsideLook = 100 * time.Millisecond
 
 // pollOutside waits up to timeout for one of ws to become ready, which
 // counts as a nondeterministic point. Whatever happened, a signal from

@@ -48,6 +48,19 @@ func TestOutsideSignalLeavesHermitCode(t *testing.T) {
 	})
 }
 
+// TestWaitForSignalIsNoDeadlock: a program whose only thread waits on a
+// pipe of its own that its SIGUSR1 handler writes (a daemon waiting for
+// a signal) is not a deadlock: past the 2 s after which hermit reports
+// one, a SIGUSR1 from outside ends the wait (hermit reported the
+// deadlock, exit 125).
+func TestWaitForSignalIsNoDeadlock(t *testing.T) {
+	t.Parallel()
+	outsideSignals(t, cGuest("selfpipe.c")(t), "woken by SIGUSR1\n", func(pid int) {
+		time.Sleep(3 * time.Second)
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
+	})
+}
+
 // outsideSignals runs argv under hermit, and once it prints "ready" calls
 // send with its host pid; then its output must be want.
 func outsideSignals(t *testing.T, argv []string, want string, send func(pid int)) {
