@@ -147,22 +147,6 @@ type MaskTracer interface {
 	SetSignalMask(tid int, mask uint64) error
 }
 
-// SignalMaskVia and SetSignalMaskVia forward MaskTracer's methods to tr,
-// for the tracers that wrap another (ErrNotEmulated if it is none).
-func SignalMaskVia(tr any, tid int) (uint64, error) {
-	if mt, ok := tr.(MaskTracer); ok {
-		return mt.SignalMask(tid)
-	}
-	return 0, ErrNotEmulated
-}
-
-func SetSignalMaskVia(tr any, tid int, mask uint64) error {
-	if mt, ok := tr.(MaskTracer); ok {
-		return mt.SetSignalMask(tid, mask)
-	}
-	return ErrNotEmulated
-}
-
 // blockAll blocks every signal of stopped thread t that can be blocked,
 // and returns what gives it its mask back (once).
 func (e *Engine) blockAll(t *thread) func() error {

@@ -179,7 +179,9 @@ func (r *Recorder) CPUID(host func(leaf, subleaf uint32) [4]uint32) func(leaf, s
 }
 
 // Tracer wraps the engine's tracer so that its answers are recorded.
-func (r *Recorder) Tracer(t HostTracer) detcore.Tracer { return &tracer{HostTracer: t, r: r} }
+func (r *Recorder) Tracer(t HostTracer) detcore.Tracer {
+	return &tracer{HostTracer: t, Actions: detcore.Actions{Inner: t}, r: r}
+}
 
 // Files returns how many files have been captured.
 func (r *Recorder) Files() int { return int(r.files.Load()) }

@@ -32,7 +32,8 @@ type HostTracer interface {
 // a deterministic order, so replay can give the same answers back.
 type tracer struct {
 	HostTracer
-	r *Recorder
+	detcore.Actions // of the HostTracer: nothing to keep
+	r               *Recorder
 }
 
 func (t *tracer) answer(q int, key uint64, res int64, mem []trace.MemWrite) {
@@ -215,22 +216,4 @@ func (t *tracer) SetNonblock(tid, fd int, on bool) error {
 		return detcore.ErrNotEmulated
 	}
 	return pw.SetNonblock(tid, fd, on)
-}
-
-// PtyFlush forwards detcore.PtyTracer: an action whose answer replay need
-// not know (what the guest then reads of the pty is in the journal).
-func (t *tracer) PtyFlush(tid, fd int, procs []int) {
-	if pt, ok := t.HostTracer.(detcore.PtyTracer); ok {
-		pt.PtyFlush(tid, fd, procs)
-	}
-}
-
-// SignalMask and SetSignalMask forward detcore.MaskTracer: a mask hermit
-// sets while it steps a thread, and gives back.
-func (t *tracer) SignalMask(tid int) (uint64, error) {
-	return detcore.SignalMaskVia(t.HostTracer, tid)
-}
-
-func (t *tracer) SetSignalMask(tid int, mask uint64) error {
-	return detcore.SetSignalMaskVia(t.HostTracer, tid, mask)
 }

@@ -58,7 +58,8 @@ import (
 // watchdog: Preempt, which only reads atomics, and CPUTime and
 // InKernelWait, which only read inner.
 type layer struct {
-	inner detcore.Tracer
+	inner           detcore.Tracer
+	detcore.Actions // of inner
 	// dr reaches the debug registers; nil when inner cannot (no
 	// watchpoints, no single-steps).
 	dr DebugRegs
@@ -229,7 +230,7 @@ var (
 
 // wrap is the Hooks.Wrap of a Session's runs.
 func (l *layer) wrap(inner detcore.Tracer) detcore.Tracer {
-	l.inner = inner
+	l.inner, l.Actions = inner, detcore.Actions{Inner: inner}
 	l.dr, _ = inner.(DebugRegs)
 	ft, isF := inner.(detcore.FileTracer)
 	pt, isP := inner.(detcore.ProcTracer)

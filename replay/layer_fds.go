@@ -47,22 +47,6 @@ func (l *layer) SetNonblock(tid, fd int, on bool) error {
 	return pw.SetNonblock(tid, fd, on)
 }
 
-// PtyFlush forwards detcore.PtyTracer.
-func (l *layer) PtyFlush(tid, fd int, procs []int) {
-	if pt, ok := l.inner.(detcore.PtyTracer); ok {
-		pt.PtyFlush(tid, fd, procs)
-	}
-}
-
-// SignalMask and SetSignalMask forward detcore.MaskTracer.
-func (l *layer) SignalMask(tid int) (uint64, error) {
-	return detcore.SignalMaskVia(l.inner, tid)
-}
-
-func (l *layer) SetSignalMask(tid int, mask uint64) error {
-	return detcore.SetSignalMaskVia(l.inner, tid, mask)
-}
-
 // InBackground forwards detcore.TtyTracer (false without it, as the
 // engine assumes without the interface).
 func (l *layer) InBackground(tid int) bool {

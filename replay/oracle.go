@@ -14,7 +14,8 @@ import (
 // host, and otherwise reaches the guest.
 type oracle struct {
 	recorder.HostTracer
-	p *player
+	detcore.Actions // of the HostTracer
+	p               *player
 }
 
 // DebugReg passes the debug registers through, for the Session.
@@ -242,20 +243,4 @@ func (o *oracle) SetNonblock(tid, fd int, on bool) error {
 		return detcore.ErrNotEmulated
 	}
 	return pw.SetNonblock(tid, fd, on)
-}
-
-// PtyFlush forwards detcore.PtyTracer to a pty the guest holds.
-func (o *oracle) PtyFlush(tid, fd int, procs []int) {
-	if pt, ok := o.HostTracer.(detcore.PtyTracer); ok {
-		pt.PtyFlush(tid, fd, procs)
-	}
-}
-
-// SignalMask and SetSignalMask forward detcore.MaskTracer.
-func (o *oracle) SignalMask(tid int) (uint64, error) {
-	return detcore.SignalMaskVia(o.HostTracer, tid)
-}
-
-func (o *oracle) SetSignalMask(tid int, mask uint64) error {
-	return detcore.SetSignalMaskVia(o.HostTracer, tid, mask)
 }
