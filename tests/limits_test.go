@@ -1,12 +1,15 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,40 +233,91 @@ func TestSleepIsVirtual(t *testing.T) {
 	}
 }
 
-// TestPrivateTmp: the guest sees the host's /tmp, but what it writes there
+// TestPrivateTmp: of the host's /tmp the guest sees the entries its run
+// names (here in an argument), not the others, so that files other
+// programs make there between two runs change nothing; what it writes there
 // stays in the run: the host never sees it and the next run starts clean,
-// so mktemp names repeat. --tmp=host shares the host's /tmp.
+// so mktemp names repeat. --tmp=overlay shows all of the host's /tmp, as
+// does a run whose working directory is /tmp; --tmp=host shares it.
 func TestPrivateTmp(t *testing.T) {
 	t.Parallel()
 	sh := testenv.Require(t, "sh")
-	dir, err := os.MkdirTemp("/tmp", "hermit-private-tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+	dir := hostTmpDir(t, "hermit-private-tmp-")
 	if err := os.WriteFile(dir+"/host.txt", []byte("from host\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := `cat "$1/host.txt"; ls "$1"; echo guest > "$1/guest.txt"; mktemp`
+	unnamed := filepath.Base(hostTmpDir(t, "hermit-unnamed-"))
+	script := `cat "$1/host.txt"; ls "$1"; echo guest > "$1/guest.txt"; mktemp; ls -a /tmp`
+	want := "from host\nhost.txt\n/tmp/tmp."
 	var first string
 	for i := 0; i < 2; i++ {
 		r := hermitRun(t, nil, []string{sh, "-c", script, "sh", dir})
-		if r.Exit != 0 || !strings.HasPrefix(string(r.Stdout), "from host\nhost.txt\n/tmp/tmp.") {
+		if r.Exit != 0 || !strings.HasPrefix(string(r.Stdout), want) {
 			t.Fatalf("run %d: want the host file listed alone and a mktemp name, got %s", i+1, describe(r))
+		}
+		listing := strings.Fields(string(r.Stdout))
+		if !slices.Contains(listing, filepath.Base(dir)) || slices.Contains(listing, unnamed) {
+			t.Fatalf("run %d: want /tmp to show %s (named in an argument) and not %s; %s", i+1, filepath.Base(dir), unnamed, describe(r))
 		}
 		if i == 0 {
 			first = string(r.Stdout)
+			hostTmpDir(t, "hermit-between-runs-")
 		} else if string(r.Stdout) != first {
-			t.Errorf("run 2 printed %q, run 1 %q: the first run's files leaked into the second", r.Stdout, first)
+			t.Errorf("run 2 printed %q, run 1 %q: the first run's files or the host's new ones leaked into the second", r.Stdout, first)
 		}
 	}
 	if _, err := os.Stat(dir + "/guest.txt"); !os.IsNotExist(err) {
 		t.Errorf("the guest's write reached the host's /tmp (stat: %v)", err)
 	}
+	for _, c := range []struct {
+		name  string
+		flags []string
+		dir   string
+	}{{"overlay", []string{"--tmp=overlay"}, ""}, {"run in /tmp", nil, "/tmp"}} {
+		r := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout, Dir: c.dir}, testenv.Hermit(t), hermitArgs(c.flags, []string{sh, "-c", "ls -a /tmp"})...)
+		if r.Exit != 0 || !slices.Contains(strings.Fields(string(r.Stdout)), unnamed) {
+			t.Errorf("%s: want /tmp to show the host's %s; %s", c.name, unnamed, describe(r))
+		}
+	}
 	r := hermitRun(t, []string{"--tmp=host"}, []string{sh, "-c", `echo guest > "$1/guest.txt"`, "sh", dir})
 	if _, err := os.Stat(dir + "/guest.txt"); r.Exit != 0 || err != nil {
 		t.Errorf("--tmp=host: the guest's write did not reach the host: exit %d, %v", r.Exit, err)
 	}
+}
+
+// TestPrivateTmpHidesLateEntries: what another program makes in the
+// host's /tmp while the run goes on does not show in the guest's either
+// (the JVM lists /tmp to seed SHA1PRNG; a machine running tests makes and
+// removes directories there all the time).
+func TestPrivateTmpHidesLateEntries(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	var stdin io.WriteCloser
+	cmd, out, stderr := startHermitRun(t, []string{sh, "-c", "echo ready; read x; ls -a /tmp"}, &stdin)
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	r := bufio.NewReader(out)
+	if line, err := r.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("first line %q (%v), want ready; stderr:\n%s", line, err, stderr)
+	}
+	late := filepath.Base(hostTmpDir(t, "hermit-late-"))
+	fmt.Fprintln(stdin, "go")
+	stdin.Close()
+	rest, _ := io.ReadAll(r)
+	// (The test's environment names a cache directory there.)
+	if err := cmd.Wait(); err != nil || !strings.HasPrefix(string(rest), ".\n..\n") || slices.Contains(strings.Fields(string(rest)), late) {
+		t.Errorf("want /tmp without the host's %s, made during the run; got %q, %v; stderr:\n%s", late, rest, err, stderr)
+	}
+}
+
+// hostTmpDir makes a directory in the host's /tmp, removed at the end.
+func hostTmpDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // TestPrivateTmpLikeADisk: under the private /tmp a host directory tree
@@ -275,11 +329,7 @@ func TestPrivateTmpLikeADisk(t *testing.T) {
 	t.Parallel()
 	sh := testenv.Require(t, "sh")
 	testenv.Require(t, "stat")
-	dir, err := os.MkdirTemp("/tmp", "hermit-private-tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+	dir := hostTmpDir(t, "hermit-private-tmp-")
 	if err := os.MkdirAll(dir+"/tree/a/b/c/d/e/f", 0o755); err != nil {
 		t.Fatal(err)
 	}

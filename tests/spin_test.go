@@ -229,7 +229,9 @@ func TestComputeExaminedByHops(t *testing.T) {
 // of its loop is canonical. hermit examines it, finds no spin, and its
 // watchdog preempts it: the run finishes, and the warning names the
 // thread, the address and the function, and says why the run may not
-// repeat.
+// repeat (what the last look found: registers that change on every round
+// of steps, or no return to where a look by hops began, which follows how
+// long each look took).
 func TestProgressLoopReported(t *testing.T) {
 	t.Parallel()
 	r := hermitRun(t, []string{"--watchdog", "300ms"}, cGuest("spins.c", "counter")(t))
@@ -237,7 +239,7 @@ func TestProgressLoopReported(t *testing.T) {
 		t.Fatalf("want exit 0 and the count; %s", describe(r))
 	}
 	warn := regexp.MustCompile(`hermit: warning: thread \d+ ran for 300ms without a syscall \(ip 0x[0-9a-f]+ \((main|spin_counter)\+0x[0-9a-f]+ in spins[^)]*\)\) ` +
-		`while other threads waited to run; it is not a pure spin .*its registers change on every round.* this run may not repeat exactly`)
+		`while other threads waited to run; it is not a pure spin .*(its registers change on every round|it did not come back to 0x[0-9a-f]+ \((main|spin_counter)\+0x[0-9a-f]+ in spins[^)]*\), where it was stopped, with the registers it had there).* this run may not repeat exactly`)
 	if !warn.Match(r.Stderr) {
 		t.Errorf("stderr lacks the warning naming the thread, its loop and why:\n%s", r.Stderr)
 	}

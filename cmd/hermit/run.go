@@ -64,7 +64,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noFast, "no-fast-io", false, "stop at every read and write of files and pipes and every futex wake, as hermit did before it made them in the guest (slower; another schedule)")
 	fs.BoolVar(&f.noTraps, "no-spin-traps", false, "put no int3 in the guest's code: none at a loop a thread was found spinning in, which finds the next spin there at once (each spin is then found after a budget of 2-20 ms), and none for an examination's hops (a computing thread is then stepped, a stop per instruction); the same schedule: use it for a program that reads its own code")
 	fs.BoolVar(&f.noTSC, "no-trap-rdtsc", false, "let rdtsc read the host's counter (faster: trapping doubles the cost of every stop on some VMs; not deterministic)")
-	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's writes to /tmp go to a scratch layer over the host's /tmp that vanishes with the run; host: the guest shares the host's /tmp")
+	fs.StringVar(&f.tmp, "tmp", "private", "`private`: the guest's /tmp shows, of the host's, only the entries the command line, environment or working directory name (/tmp/NAME; all when run in /tmp), and its writes there go to a scratch layer that vanishes with the run; overlay: the same, showing all of the host's /tmp (other programs' files there then reach the guest); host: the guest shares the host's /tmp")
 	fs.StringVar(&f.network, "network", "host", "`host`: the guest uses the host's network; local: a network of its own with only loopback, whose TCP is tuned so that a client and server in the guest repeat exactly (nothing outside is reachable)")
 	fs.StringVar(&f.debug, "debug", "", "log internals to stderr: `sched` logs every stop and scheduling decision")
 	fs.IntVar(&f.timeslice, "timeslice", 32, "let a thread keep running for up to `N` intercepted syscalls in a row before switching (1: switch at every one)")
@@ -157,8 +157,8 @@ func (f *runFlags) check(cmd string, argv []string) (string, int) {
 		fmt.Fprintf(os.Stderr, "hermit %s: --network must be host or local, not %q\n", cmd, f.network)
 		return "", 2
 	}
-	if f.tmp != "private" && f.tmp != "host" {
-		fmt.Fprintf(os.Stderr, "hermit %s: --tmp must be private or host, not %q\n", cmd, f.tmp)
+	if f.tmp != "private" && f.tmp != "overlay" && f.tmp != "host" {
+		fmt.Fprintf(os.Stderr, "hermit %s: --tmp must be private, overlay or host, not %q\n", cmd, f.tmp)
 		return "", 2
 	}
 	if len(argv) == 0 {
@@ -316,6 +316,7 @@ func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal
 		Path: path, Argv: argv, Env: os.Environ(), CPU: f.pin,
 		Hostname: "hermit", HostsEntry: true, Traced: traced, TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
+		WholeTmp:   f.tmp == "overlay",
 		LocalNet:   f.network == "local",
 		TrapCPUID:  trapCPUID,
 		CPUs:       f.cpus,

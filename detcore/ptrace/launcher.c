@@ -35,9 +35,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launcher.h"
+
 #define ENV_PREFIX "HERMIT_LAUNCH_"
 
-static void say(const char *a, const char *b, int err) {
+void say(const char *a, const char *b, int err) {
 	char buf[512];
 	size_t n = 0;
 	const char *parts[] = {"hermit: launcher: ", a, b, err ? ": " : "", err ? strerror(err) : "", "\n"};
@@ -137,45 +139,6 @@ static void run_guest(char **argv, char **envp, int errfd) {
 	execve(argv[0], argv + 1, env);
 	int err = errno;
 	fail(errfd, STAGE_EXEC, err, err == ENOENT ? 127 : 126);
-}
-
-// private_tmp gives the namespace its own /tmp: an overlay whose lower
-// layer is the host's /tmp (so programs and files there stay visible) and
-// whose upper layer is a fresh tmpfs, so nothing a run writes there reaches
-// the host or the next run.
-static int private_tmp(void) {
-	int lower = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (lower < 0) return -1;
-	char src[64];
-	snprintf(src, sizeof src, "/proc/self/fd/%d", lower);
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0) goto out;
-	if (mkdir("/tmp/l", 0700) < 0 || mkdir("/tmp/u", 01777) < 0 || chmod("/tmp/u", 01777) < 0 ||
-	    mkdir("/tmp/w", 0700) < 0)
-		goto undo;
-	// Not MS_REC: that would take our tmpfs, now stacked on the same dentry.
-	if (mount(src, "/tmp/l", NULL, MS_BIND, NULL) < 0) goto undo;
-	// xino keeps a file's inode number when a write copies it up from
-	// the host's layer, and gives hard links one number, as a real
-	// filesystem does (rm -rf of a host directory failed: fts saw its
-	// parent's number change); kernels without it mount without. In a
-	// user namespace overlayfs wants user.* xattrs.
-	static const char *const opts[] = {
-		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,xino=on,index=on",
-		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,xino=on,index=on,userxattr",
-		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w",
-		"lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,userxattr",
-	};
-	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-		if (mount("overlay", "/tmp", "overlay", 0, opts[i]) == 0) {
-			close(lower);
-			return 0;
-		}
-	}
-undo:
-	umount2("/tmp", MNT_DETACH);
-out:
-	close(lower);
-	return -1;
 }
 
 // overlay_files bind-mounts each file of dir (prepared by the tracer) over
@@ -511,7 +474,7 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 	} else {
 		if (files && files[0]) overlay_files(files);
 		const char *tmp = getenv(ENV_PREFIX "TMP");
-		if (tmp && tmp[0] == '1' && private_tmp() < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
+		if (tmp && tmp[0] == '1' && private_tmp(tmp[1] == '/' ? tmp + 2 : NULL) < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
 		// The working directory may lie under a mount just made (/tmp):
 		// enter it again through the new mounts.
 		char cwd[4096];

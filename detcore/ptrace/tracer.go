@@ -56,9 +56,12 @@ type Options struct {
 	// TrapCPUID makes CPUID fault (ARCH_SET_CPUID) after every exec, so it
 	// can be answered from CPUID; where the machine cannot, Start fails.
 	TrapCPUID bool
-	// PrivateTmp gives the guest its own /tmp: the host's, overlaid with a
-	// tmpfs that takes every write and vanishes with the run.
+	// PrivateTmp gives the guest its own /tmp: of the host's, the entries
+	// the run names (tmpSpec), overlaid with a tmpfs that takes every
+	// write and vanishes with the run.
 	PrivateTmp bool
+	// WholeTmp shows all of the host's /tmp under the private one.
+	WholeTmp bool
 	// LocalNet gives the guest a network namespace of its own, with only
 	// loopback, whose TCP the launcher tunes to repeat (launcher.c).
 	LocalNet bool
@@ -230,7 +233,7 @@ func launchEnv(o Options, filter []unix.SockFilter) []string {
 		// hermit, a trap to the hypervisor in some VMs (+9.6 µs a stop,
 		// 35%, on one of ours).
 		envTSC+"="+flag(o.TrapTSC && TSCTraps()),
-		envTmp+"="+flag(o.PrivateTmp && o.Root == ""),
+		envTmp+"="+tmpSpec(o),
 		envNet+"="+flag(o.LocalNet),
 		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
