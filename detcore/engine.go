@@ -490,10 +490,18 @@ func (e *Engine) noteFirstStop(t *thread, st Stop) {
 
 // handleStop updates the thread table for one stop report.
 func (e *Engine) handleStop(st Stop) error {
+	t := e.threads[st.Tid]
+	if t != nil && t.started && t.proc.mm.hop != nil {
+		// An arrival at a hop's int3 is the examination's (which
+		// comes when the watchdog looks): it must change nothing, so
+		// a wake left in the page is not made there (foldsAt).
+		if done, err := e.hopStop(t, st); done {
+			return err
+		}
+	}
 	if e.foldsAt(st) {
 		e.foldWakes(st.Tid)
 	}
-	t := e.threads[st.Tid]
 	if t == nil {
 		if st.Kind == StopExec {
 			return e.handleExec(st)
@@ -506,11 +514,6 @@ func (e *Engine) handleStop(st Stop) error {
 	if !t.started {
 		e.noteFirstStop(t, st)
 		return nil
-	}
-	if t.proc.mm.hop != nil {
-		if done, err := e.hopStop(t, st); done {
-			return err
-		}
 	}
 	if st.Kind == StopEvent && isStopSignal(st.Sig) {
 		e.groupStop(t)

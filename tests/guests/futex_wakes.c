@@ -17,6 +17,10 @@
  *               munmap calls (which hermit lets through); the thread says
  *               at which of them it ran: under hermit, where the trapped
  *               wake would have let it (the caller counts its calls).
+ *   compute N   the main thread wakes a thread, computes N rounds without a
+ *               syscall (long enough for hermit's watchdog to look at it:
+ *               a look must change nothing), then wakes another; both say
+ *               at which round they ran.
  *   journal N   the main thread wakes two threads in turn, N times, with
  *               an access(2) between the wakes: a call hermit record
  *               stops at only to keep its result, and hermit run lets
@@ -117,6 +121,13 @@ static void *observer(void *arg) {
 	return NULL;
 }
 
+static void *sleeper(void *arg) {
+	long k = (long)arg;
+	waitfor(&words[k], 0);
+	say("compute: thread %ld ran at round %d\n", k, atomic_load(&iteration));
+	return NULL;
+}
+
 static void *waiter(void *arg) {
 	(void)arg;
 	waitfor(&word, 0);
@@ -180,6 +191,28 @@ int main(int argc, char **argv) {
 		}
 		CHECK(pthread_join(th, NULL) == 0);
 		say("untraced: the woken thread ran at call %d\n", atomic_load(&seenAt));
+	} else if (strcmp(argv[1], "compute") == 0) {
+		long rounds = argc > 2 ? atol(argv[2]) : 100000000;
+		pthread_t th[2];
+		for (long k = 0; k < 2; k++) {
+			CHECK(pthread_create(&th[k], NULL, sleeper, (void *)k) == 0);
+			untilWaiting(&words[k], 1);
+		}
+		static atomic_int nobody;
+		for (int i = 0; i < 3; i++)
+			CHECK(futex(&nobody, FUTEX_WAKE_PRIVATE, 1) == 0);
+		atomic_store(&words[0], 1);
+		futex(&words[0], FUTEX_WAKE_PRIVATE, 1);
+		unsigned long x = 1;
+		for (long i = 0; i < rounds; i++) {
+			x = x * 6364136223846793005UL + 1442695040888963407UL;
+			if ((x >> 60) == 0)
+				atomic_store(&iteration, (int)(i >> 20));
+		}
+		atomic_store(&words[1], 1);
+		futex(&words[1], FUTEX_WAKE_PRIVATE, 1);
+		for (int k = 0; k < 2; k++)
+			CHECK(pthread_join(th[k], NULL) == 0);
 	} else if (strcmp(argv[1], "journal") == 0) {
 		items = argc > 2 ? atoi(argv[2]) : 100;
 		pthread_t th[2];
