@@ -100,10 +100,13 @@ const StdinPath = "/.hermit-stdin"
 // mknod and symlink move their directory's at their exit, if they
 // succeeded (statx queries); a version-17 trace has none of them, and
 // replays as before.
-const JournalVersion = "18"
+// Version 19 keeps the guest's pending signals each time the engine looks
+// (the signals query), so that a signal from outside that ended a wait
+// replays; a version-18 or -17 trace has none, and replays as before.
+const JournalVersion = "19"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -128,6 +131,9 @@ type Settings struct {
 	// OldEntryTimes: recorded with journal version 17
 	// (detcore.Config.OldEntryTimes).
 	OldEntryTimes bool
+	// SignalAnswers: the trace keeps the guest's pending signals (journal
+	// version 19).
+	SignalAnswers bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -169,9 +175,10 @@ func ParseSettings(f map[string]string) (Settings, error) {
 		if v == "" {
 			v = "none"
 		}
-		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 17 and %s only (record it again with this hermit)", v, JournalVersion)
+		return s, fmt.Errorf("this trace was recorded with journal version %s; this hermit replays versions 17 to %s only (record it again with this hermit)", v, JournalVersion)
 	}
 	s.OldEntryTimes = f[FlagJournal] == "17"
+	s.SignalAnswers = f[FlagJournal] != "17" && f[FlagJournal] != "18"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}

@@ -101,6 +101,16 @@ func (t *tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 	return ready, nil
 }
 
+// Signals keeps the guest's pending signals each time the engine looks:
+// a signal from outside (a kill, ^C at a terminal hermit shares) becomes
+// pending when it comes, and a replay sends it where its answer first
+// shows it.
+func (t *tracer) Signals(tid int) (own, shared, blocked uint64, err error) {
+	own, shared, blocked, err = t.HostTracer.Signals(tid)
+	t.answerErr(QuerySignals, 0, err, EncodeSignals(own, shared, blocked))
+	return own, shared, blocked, err
+}
+
 func (t *tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, string, error) {
 	st, found, err := t.HostTracer.Statx(tid, req)
 	// The answer is the struct statx, then the path the host found

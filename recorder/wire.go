@@ -40,9 +40,10 @@ const (
 	QueryAccessMode = 16 // Result: the descriptor's O_ACCMODE, or -1 (detcore.AccessModeTracer)
 	QueryStdioPipe  = 17 // (journal version 11 only)
 	QueryWriteEnd   = 18 // Result: the detcore.WriteEnd of the descriptor (detcore.PartWriteTracer)
+	QuerySignals    = 19 // Result: 0 or error; Mem[0]: the thread's pending, the process's pending and the blocked signals (EncodeSignals)
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {
@@ -262,4 +263,22 @@ func DecodeCPUID(b []byte) ([4]uint32, bool) {
 		v[i] = binary.LittleEndian.Uint32(b[4*i:])
 	}
 	return v, true
+}
+
+// EncodeSignals encodes a thread's signal state (detcore.Tracer.Signals)
+// for a signals answer.
+func EncodeSignals(own, shared, blocked uint64) []byte {
+	b := make([]byte, 24)
+	binary.LittleEndian.PutUint64(b, own)
+	binary.LittleEndian.PutUint64(b[8:], shared)
+	binary.LittleEndian.PutUint64(b[16:], blocked)
+	return b
+}
+
+// DecodeSignals decodes EncodeSignals' bytes.
+func DecodeSignals(b []byte) (own, shared, blocked uint64, err error) {
+	if len(b) != 24 {
+		return 0, 0, 0, fmt.Errorf("a signals answer of %d bytes, not 24", len(b))
+	}
+	return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:]), nil
 }

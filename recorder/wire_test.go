@@ -140,7 +140,8 @@ func TestIoctlSize(t *testing.T) {
 }
 
 func TestSettingsRoundTrip(t *testing.T) {
-	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3}
+	// What this hermit records.
+	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3, SignalAnswers: true}
 	got, err := ParseSettings(s.Flags())
 	if err != nil || !reflect.DeepEqual(got, s) {
 		t.Errorf("settings decode as %+v, %v; want %+v", got, err, s)
@@ -164,13 +165,17 @@ func TestSettingsRoundTrip(t *testing.T) {
 	}
 	// This version replays, and 17, whose traces differ only in having
 	// no file-time lookups at creat, openat2 and a Unix socket's bind
-	// (OldEntryTimes); before, schedules were not this hermit's.
-	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, JournalVersion: true, "19": false, "": false} {
+	// (OldEntryTimes), and 18, which keeps no signals answers
+	// (SignalAnswers); before, schedules were not this hermit's.
+	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, "18": true, JournalVersion: true, "20": false, "": false} {
 		f := s.Flags()
 		f[FlagJournal] = v
 		got, err := ParseSettings(f)
 		if (err == nil) != ok {
 			t.Errorf("journal version %q: %v", v, err)
+		}
+		if ok && got.SignalAnswers != (v == JournalVersion) {
+			t.Errorf("journal version %q: SignalAnswers %v", v, got.SignalAnswers)
 		}
 		if ok && got.OldEntryTimes != (v == "17") || got.Config().OldEntryTimes != got.OldEntryTimes {
 			t.Errorf("journal version %q: OldEntryTimes %v, in its Config %v", v, got.OldEntryTimes, got.Config().OldEntryTimes)

@@ -16,6 +16,11 @@ type oracle struct {
 	recorder.HostTracer
 	detcore.Actions // of the HostTracer
 	p               *player
+	// signals: the trace keeps the guest's pending signals
+	// (recorder.Settings.SignalAnswers), and send gives the guest those
+	// the recording got from outside.
+	signals bool
+	send    func(tid, sig int, process bool) error
 }
 
 // DebugReg passes the debug registers through, for the Session.
@@ -99,6 +104,37 @@ func (o *oracle) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 		return nil, err
 	}
 	return recorder.DecodePoll(len(ws), ev.Result, ev.Mem), nil
+}
+
+// Signals answers from the trace what the recording's host said was
+// pending. A signal pending there and not here came from outside the
+// recording's guest (a kill, a ^C): it is sent now, where the recording's
+// engine first saw it, so that the kernel delivers it as it did there.
+func (o *oracle) Signals(tid int) (own, shared, blocked uint64, err error) {
+	if !o.signals {
+		return o.HostTracer.Signals(tid)
+	}
+	b, _, err := o.data(recorder.QuerySignals, 0)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if own, shared, blocked, err = recorder.DecodeSignals(b); err != nil {
+		o.p.diverge(0, "%v", err)
+		return 0, 0, 0, o.p.err
+	}
+	hown, hshared, _, herr := o.HostTracer.Signals(tid)
+	if herr != nil || o.send == nil {
+		return own, shared, blocked, nil
+	}
+	for sig := 1; sig <= 64; sig++ {
+		bit := uint64(1) << (sig - 1)
+		if own&bit != 0 && (hown|hshared)&bit == 0 {
+			_ = o.send(tid, sig, false)
+		} else if shared&bit != 0 && (hown|hshared)&bit == 0 {
+			_ = o.send(tid, sig, true)
+		}
+	}
+	return own, shared, blocked, nil
 }
 
 // errOf decodes an answer's error.

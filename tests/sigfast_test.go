@@ -105,31 +105,45 @@ func outsideSignals(t *testing.T, argv []string, want string, send func(pid int)
 // until the read ends: one that comes before the read begins only runs
 // the handler, natively too. A SIGINT sent to hermit alone (kill(1) from
 // a script; hermit in a process group of its own, as a background job
-// is) is passed on to the guest: hermit ignored it, and ran on.
+// is) is passed on to the guest: hermit ignored it, and ran on. Under
+// hermit record, the replay sees the signal end the read too (it stopped
+// there, diverged: the signal was not in the trace); the signal is sent
+// once the read waits (300 ms after "ready"), since one that comes while
+// the thread runs does not replay.
 func TestOutsideSignalInterruptsRead(t *testing.T) {
+	toGuest := func(_ *exec.Cmd, argv []string) int { return guestPid(argv) }
+	toHermit := func(cmd *exec.Cmd, argv []string) int {
+		if guestPid(argv) == 0 {
+			return 0
+		}
+		return cmd.Process.Pid
+	}
 	for _, c := range []struct {
 		name   string
 		target func(cmd *exec.Cmd, argv []string) int
+		record bool
 	}{
-		{"to the guest", func(_ *exec.Cmd, argv []string) int { return guestPid(argv) }},
-		{"to hermit", func(cmd *exec.Cmd, argv []string) int {
-			if guestPid(argv) == 0 {
-				return 0
-			}
-			return cmd.Process.Pid
-		}},
+		{"to the guest", toGuest, false},
+		{"to hermit", toHermit, false},
+		{"recorded, to the guest", toGuest, true},
+		{"recorded, to hermit", toHermit, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			interruptRead(t, c.target)
+			interruptRead(t, c.target, c.record)
 		})
 	}
 }
 
-func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int) {
+func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int, record bool) {
 	want := regexp.MustCompile(`\Aread stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
 	argv := cGuest("pipe_signal.c", "stdin")(t)
 	var stdin io.WriteCloser // open, never written: the read waits
-	hermit := exec.Command(testenv.Hermit(t), hermitArgs(nil, argv)...)
+	args := hermitArgs(nil, argv)
+	dir := filepath.Join(t.TempDir(), "trace")
+	if record {
+		args = append([]string{"record", "-o", dir, "--"}, argv...)
+	}
+	hermit := exec.Command(testenv.Hermit(t), args...)
 	hermit.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd, out, stderr := startCmd(t, hermit, &stdin)
 	defer stdin.Close()
@@ -148,6 +162,11 @@ func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int) 
 	deadline := time.After(runTimeout)
 	if first := <-lines; first != "ready\n" {
 		t.Fatalf("first line %q, want ready; stderr:\n%s", first, stderr.String())
+	}
+	if record {
+		// A signal replays where it ends a wait, the read's; one that
+		// came while the thread ran (before the read) would not.
+		time.Sleep(300 * time.Millisecond)
 	}
 	pid := target(cmd, argv)
 	if pid == 0 {
@@ -170,8 +189,18 @@ func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int) 
 	if !want.MatchString(got) {
 		t.Errorf("after SIGINT: %q, want %s; stderr:\n%s", got, want, stderr.String())
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	if !record {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("hermit record: %v; stderr:\n%s", err, stderr.String())
+	}
+	if r := replay(t, dir); r.Exit != 0 || string(r.Stdout) != "ready\n"+got {
+		t.Errorf("replay: want exit 0 and the recording's output %q; %s", "ready\n"+got, describe(r))
+	}
 }
 
 // startHermitRun starts `hermit run` of argv, its stdout a pipe read

@@ -96,7 +96,7 @@ func TestTracePsShell(t *testing.T) {
 	// (its schedule is no longer this hermit's), rather than diverging.
 	old := filepath.Join(t.TempDir(), "old")
 	withoutProcessEvents(t, dir, old)
-	if r := replay(t, old); r.Exit != 125 || !strings.Contains(string(r.Stderr), "recorded with journal version 1; this hermit replays versions 17 and ") || len(r.Stdout) != 0 {
+	if r := replay(t, old); r.Exit != 125 || !strings.Contains(string(r.Stderr), "recorded with journal version 1; this hermit replays versions 17 to ") || len(r.Stdout) != 0 {
 		t.Errorf("hermit replay of the old-style trace: want status 125 and one line saying to record again; %s", describe(r))
 	}
 	rows = tracePs(t, old)
