@@ -265,10 +265,13 @@ func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 		return 0
 	}
 	t.sigChecked = e.sigEpoch + 1
-	own, shared, blocked, err := e.signals(t.tid)
+	own, shared, blocked, err := e.waitSignals(t.tid)
 	if err != nil || own|shared == 0 {
 		return 0
 	}
+	// Seen pending here, a signal from outside is in a recording
+	// already (outsidesig.go).
+	t.seen |= own | shared
 	wake := ^blocked
 	if b.wakeMask != nil {
 		wake = b.wakeMask(blocked)
@@ -300,15 +303,39 @@ func (e *Engine) discarded(tid int, blocked uint64) uint64 {
 // ignored to SIG_IGN ignores.
 func ignoring(caught, ignored uint64) uint64 { return ignored | defaultIgnored&^caught }
 
+// WaitSignalsTracer is implemented by tracers that keep (hermit record)
+// or give back (replay) their answers about the signals pending at a
+// thread that waits, which the engine asks each time a signal may have
+// been sent since it last looked: one from outside comes when it comes,
+// and the answer is an input of the run. The answer leaves out of the
+// thread's own pending signals those in drop (the watchdog's).
+type WaitSignalsTracer interface {
+	WaitSignals(tid int, drop uint64) (own, shared, blocked uint64, err error)
+}
+
+// waitSignals is signals for a thread that waits (WaitSignalsTracer).
+func (e *Engine) waitSignals(tid int) (own, shared, blocked uint64, err error) {
+	wt, ok := e.t.(WaitSignalsTracer)
+	if !ok {
+		return e.signals(tid)
+	}
+	return wt.WaitSignals(tid, e.onItsWay(tid))
+}
+
 // signals is Tracer.Signals without the watchdog's own SIGSTOP, sent to
 // the thread alone, which can be pending at a thread that reached a
 // syscall stop before it: no signal of the guest's.
 func (e *Engine) signals(tid int) (own, shared, blocked uint64, err error) {
 	own, shared, blocked, err = e.t.Signals(tid)
+	return own &^ e.onItsWay(tid), shared, blocked, err
+}
+
+// onItsWay is the watchdog's own SIGSTOP, if it is on its way to tid.
+func (e *Engine) onItsWay(tid int) uint64 {
 	if e.stopOnItsWay(tid) {
-		own &^= 1 << (abi.SIGSTOP - 1)
+		return 1 << (abi.SIGSTOP - 1)
 	}
-	return own, shared, blocked, err
+	return 0
 }
 
 // nextDeadline returns the earliest deadline of a blocked thread or timer.

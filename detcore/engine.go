@@ -129,6 +129,8 @@ type Engine struct {
 	// sigAfter bumps sigEpoch at the next stop: a signal-sending syscall
 	// has been allowed to run.
 	sigAfter bool
+	// ptyWrites: the guest wrote to a pty of its own (outsidesig.go).
+	ptyWrites bool
 	// execs counts successful execs, for AT_RANDOM.
 	execs int
 	// fstate is the state of the file virtualization (files.go).

@@ -122,7 +122,7 @@ func (e *Engine) traceStop(t *thread, status int32, sig int, frozen bool) {
 	e.digest.add(-8, int64(t.vtid), int64(status))
 	// The tracer hears of it with a SIGCHLD, if it catches one.
 	if c, _, err := e.t.Caught(pt.tracer.pid); err == nil && c&(1<<(abi.SIGCHLD-1)) != 0 {
-		_ = e.t.Signal(pt.tracer.pid, 0, abi.SIGCHLD, nil)
+		_ = e.signal(pt.tracer.pid, 0, abi.SIGCHLD, nil)
 	}
 }
 
@@ -171,7 +171,7 @@ func (e *Engine) traceExec(t *thread, formerVtid int) bool {
 		return true
 	}
 	if !pt.seized {
-		_ = e.t.Signal(t.proc.pid, t.tid, abi.SIGTRAP, nil)
+		_ = e.signal(t.proc.pid, t.tid, abi.SIGTRAP, nil)
 	}
 	return false
 }
@@ -188,7 +188,7 @@ func (e *Engine) traceResume(t *thread, sig int) {
 		// Injected at a stop that had no signal of its own: send it, and
 		// let it through when it arrives.
 		pt.pass = sig
-		_ = e.t.Signal(t.proc.pid, t.tid, sig, nil)
+		_ = e.signal(t.proc.pid, t.tid, sig, nil)
 	}
 	e.traceSyscallResume(t)
 }
@@ -202,7 +202,7 @@ func (e *Engine) tracerGone(p *process) {
 			continue
 		}
 		if pt.opts&ptOExitKill != 0 {
-			_ = e.t.Signal(o.proc.pid, o.tid, abi.SIGKILL, nil)
+			_ = e.signal(o.proc.pid, o.tid, abi.SIGKILL, nil)
 			e.setDying(o)
 			continue
 		}
@@ -255,7 +255,7 @@ func sysPtrace(e *Engine, t *thread) {
 	}
 	switch req {
 	case ptKill:
-		_ = e.t.Signal(o.proc.pid, o.tid, abi.SIGKILL, nil)
+		_ = e.signal(o.proc.pid, o.tid, abi.SIGKILL, nil)
 		for _, k := range o.proc.threads {
 			e.setDying(k)
 		}
@@ -306,7 +306,7 @@ func (e *Engine) ptraceAttach(t *thread, seize bool, opts uint64) int64 {
 	case tsReady, tsBlocked, tsNew, tsStopped:
 		e.traceStop(o, stopStatus(abi.SIGSTOP, 0), 0, true)
 	default:
-		_ = e.t.Signal(o.proc.pid, o.tid, abi.SIGSTOP, nil)
+		_ = e.signal(o.proc.pid, o.tid, abi.SIGSTOP, nil)
 	}
 	return 0
 }

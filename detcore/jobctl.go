@@ -284,7 +284,7 @@ func (e *Engine) raiseForGroup(t *thread, sig int) {
 // signalSel sends sig to each guest process sel selects.
 func (e *Engine) signalSel(sel childSel, sig int) {
 	for _, p := range e.procsWhere(func(p *process) bool { return e.matches(p, sel) }) {
-		_ = e.t.Signal(p.pid, 0, sig, nil)
+		_ = e.signal(p.pid, 0, sig, nil)
 	}
 }
 
@@ -311,7 +311,7 @@ func (e *Engine) killOwnGroup(t *thread) bool {
 	targets := e.signalTargets(t)
 	if sig != 0 {
 		for _, p := range targets {
-			_ = e.t.Signal(p.pid, 0, sig, nil)
+			_ = e.signal(p.pid, 0, sig, nil)
 		}
 	}
 	t.emulate(0)

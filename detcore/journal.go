@@ -342,7 +342,7 @@ func (e *Engine) raiseAsKernel(t *thread, sig int) {
 // sendAs sends t signal sig, to be delivered with si_code code (siUser:
 // from t's process; siKernel: from the kernel, no sender).
 func (e *Engine) sendAs(t *thread, sig int, code int32) {
-	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
+	if e.signal(t.proc.pid, t.tid, sig, nil) == nil {
 		t.kernelSig, t.kernelCode = sig, code
 	}
 }

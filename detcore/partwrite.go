@@ -272,6 +272,9 @@ func (e *Engine) readIov(t *thread, p *partWrite, n uint64) bool {
 // partStart makes t's write to descriptor fd, as its registers are now,
 // one part of the blocking write p.
 func (e *Engine) partStart(t *thread, fd int, pw PartWriteTracer, p *partWrite) {
+	// A pty of the guest's own may send its foreground a terminal's
+	// signals (outsidesig.go).
+	e.ptyWrites = e.ptyWrites || p.pty
 	// Whether it worked is not asked: WriteEnd's answer (a recording's)
 	// decided, and a replay's pipe is the recording's.
 	_ = pw.SetNonblock(t.tid, fd, true)

@@ -287,7 +287,7 @@ func (e *Engine) endRest() {
 		if o.state == tsDying || o.proc.pid != o.tid {
 			continue
 		}
-		if e.t.Signal(o.proc.pid, 0, abi.SIGKILL, nil) == nil {
+		if e.signal(o.proc.pid, 0, abi.SIGKILL, nil) == nil {
 			e.result.Stats.Orphans++
 		}
 	}

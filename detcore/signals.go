@@ -23,8 +23,6 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		if spin && e.running == t {
 			return e.examineSpin(t, false)
 		}
-		e.result.Stats.Preemptions++
-		e.result.Stats.Nondet++
 		// A stop sent for an examination that came only once the
 		// thread ran again stopped it as it started.
 		ran := time.Duration(e.plainRan.Load())
@@ -40,6 +38,13 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 				return err
 			}
 		}
+		if sp, ok := e.cfg.Journal.(OutsideSignalPlayer); ok && e.giveSignal(t, sp) {
+			// Where the recording's thread got a signal from outside,
+			// not a preemption: it runs on, and gets the signal.
+			return e.resumeThread(t, t.contMode(), 0)
+		}
+		e.result.Stats.Preemptions++
+		e.result.Stats.Nondet++
 		if e.preemptDue.Load() == 0 {
 			e.warnPreempted(t)
 		}
@@ -87,6 +92,9 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 	}
 	e.fixKernelSiginfo(t, st.Sig)
+	if err := e.outsideSignal(t, st.Sig); err != nil {
+		return err
+	}
 	if t.state == tsDying || (e.running != t && t.pt == nil) {
 		return e.deliver(t, st.Sig)
 	}
@@ -237,7 +245,7 @@ func (e *Engine) faultAgain(t *thread, sig int) bool {
 		"it is the init of a pid namespace, whose fatal signals the kernel ignores while hermit traces it, so hermit kills it "+
 		"with SIGKILL (its parent's wait reports signal %d, as natively)", t.vtid, sig, r.Rip, sig))
 	e.noteFaultDeath(t, sig)
-	_ = e.t.Signal(t.proc.pid, 0, abi.SIGKILL, nil)
+	_ = e.signal(t.proc.pid, 0, abi.SIGKILL, nil)
 	return false
 }
 

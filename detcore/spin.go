@@ -145,7 +145,7 @@ func (e *Engine) examineSpin(t *thread, recheck bool) error {
 			}
 		}
 	}
-	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
+	if err := e.resumeLooked(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

@@ -173,7 +173,7 @@ func (e *Engine) hopArrival(t *thread, h *spinHop, r *abi.Regs) error {
 		}
 		mm.hop = h
 	}
-	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
+	if err := e.resumeLooked(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

@@ -342,7 +342,7 @@ func (e *Engine) resumePastTrap(t *thread) error {
 			}
 		}
 	}
-	if err := e.resumeThread(t, t.contMode(), 0); err != nil {
+	if err := e.resumeLooked(t, t.contMode(), 0); err != nil {
 		return e.gone(t, err)
 	}
 	return nil

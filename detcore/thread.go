@@ -106,6 +106,17 @@ type thread struct {
 	// delivered; kernelCode, the si_code it is to have (fixKernelSiginfo).
 	kernelSig  int
 	kernelCode int32
+	// Signals from outside (outsidesig.go): sent, the signals hermit sent
+	// t itself; seen, those pending when the engine last looked (a
+	// recording keeps them there); given and givenInfo, a signal a
+	// replay sent t as its recording's came, and the siginfo it is to
+	// have; cpuBase and resumeRip, t's CPU time and instruction pointer
+	// at its last resume (a recording).
+	sent, seen uint64
+	given      int
+	givenInfo  []byte
+	cpuBase    time.Duration
+	resumeRip  uint64
 	// affinity is the CPU mask sched_setaffinity gave t (0: every CPU
 	// the guest has); its threads and children inherit it.
 	affinity uint64
@@ -177,6 +188,9 @@ type process struct {
 	vpid int
 	// cpuGone is the CPU time of its threads that exited (cputime.go).
 	cpuGone int64
+	// sent are the signals hermit sent the whole process
+	// (outsidesig.go).
+	sent    uint64
 	mm      *addrSpace
 	threads []*thread
 	parent  *process

@@ -156,7 +156,7 @@ func (e *Engine) expire(tm *vtimer, ticks int64) {
 		putLE32(info[16:], uint32(tm.id))
 		putLE32(info[20:], uint32(ticks-1))
 		putLE64(info[24:], tm.value)
-		_ = e.t.Signal(tm.proc.pid, tm.tid, tm.signo, info[:])
+		_ = e.signal(tm.proc.pid, tm.tid, tm.signo, info[:])
 	}
 	e.sigEpoch++
 }

@@ -251,6 +251,15 @@ func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
 			return err
 		}
 	}
+	if mode != ResumeStep && mode != ResumeCountStep {
+		e.noteResume(t)
+	}
+	return e.resumeLooked(t, mode, sig)
+}
+
+// resumeLooked is resumeThread after a look at t that must change nothing
+// (an examination for a spin): t runs on as if it had not stopped.
+func (e *Engine) resumeLooked(t *thread, mode ResumeMode, sig int) error {
 	e.armClock(t)
 	e.armFast(t, mode)
 	return e.t.Resume(t.tid, mode, sig)

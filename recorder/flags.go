@@ -102,7 +102,10 @@ const StdinPath = "/.hermit-stdin"
 // replays as before.
 // Version 19 keeps the guest's pending signals each time the engine looks
 // (the signals query), so that a signal from outside that ended a wait
-// replays; a version-18 or -17 trace has none, and replays as before.
+// replays, and a signal from outside that reached a running thread
+// (trace.KindSignal, after a KindPreempt with the CPU time it had run
+// unless it had barely run); a version-18 or -17 trace has none, and
+// replays as before.
 const JournalVersion = "19"
 
 // replayable are the journal versions this hermit replays.

@@ -18,6 +18,7 @@ import (
 	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
 	"github.com/hermitdbg/hermit/detcore/ptrace"
+	"github.com/hermitdbg/hermit/repl/strace"
 	"github.com/hermitdbg/hermit/trace"
 )
 
@@ -517,6 +518,23 @@ func (r *Recorder) Exec(tid, vtid int) error {
 func (r *Recorder) Preempted(vtid int, ran time.Duration) (time.Duration, error) {
 	r.append(&trace.Event{Kind: trace.KindPreempt, Tid: int32(vtid), Ran: int64(ran)})
 	return ran, r.failed()
+}
+
+// OutsideSignal implements detcore.OutsideSignalRecorder: a signal from
+// outside reached running thread vtid; a replay gives it again where it
+// resumes the thread, or (ran > 0) stops it after that much CPU time, as
+// the watchdog does for a preemption, and gives it there.
+func (r *Recorder) OutsideSignal(vtid, sig int, info []byte, ran time.Duration) error {
+	if ran > 0 {
+		r.append(&trace.Event{Kind: trace.KindPreempt, Tid: int32(vtid), Ran: int64(ran)})
+	}
+	var code int32
+	if len(info) >= 12 {
+		code = int32(binary.LittleEndian.Uint32(info[8:]))
+	}
+	r.append(&trace.Event{Kind: trace.KindSignal, Tid: int32(vtid), Signo: int32(sig), Code: code, Siginfo: append([]byte(nil), info...)})
+	r.warn("outside-signal", fmt.Sprintf("thread %d got %s from outside while it ran: a replay gives it after as much CPU time, perhaps at another point, and may diverge there (a signal that ends a wait replays exactly)", vtid, strace.Signal(sig)))
+	return r.failed()
 }
 
 // PreemptDue implements detcore.PreemptJournal: a recording's watchdog

@@ -101,12 +101,13 @@ func (t *tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 	return ready, nil
 }
 
-// Signals keeps the guest's pending signals each time the engine looks:
-// a signal from outside (a kill, ^C at a terminal hermit shares) becomes
-// pending when it comes, and a replay sends it where its answer first
-// shows it.
-func (t *tracer) Signals(tid int) (own, shared, blocked uint64, err error) {
+// WaitSignals keeps a waiting thread's pending signals each time the
+// engine looks (detcore.WaitSignalsTracer): a signal from outside (a kill,
+// ^C at a terminal hermit shares) becomes pending when it comes, and a
+// replay sends it where its answer first shows it.
+func (t *tracer) WaitSignals(tid int, drop uint64) (own, shared, blocked uint64, err error) {
 	own, shared, blocked, err = t.HostTracer.Signals(tid)
+	own &^= drop
 	t.answerErr(QuerySignals, 0, err, EncodeSignals(own, shared, blocked))
 	return own, shared, blocked, err
 }

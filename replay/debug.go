@@ -726,6 +726,18 @@ func (l *layer) Signals(tid int) (thread, shared, blocked uint64, err error) {
 	return l.inner.Signals(tid)
 }
 
+// WaitSignals implements detcore.WaitSignalsTracer, as Signals does.
+func (l *layer) WaitSignals(tid int, drop uint64) (thread, shared, blocked uint64, err error) {
+	if l.killed {
+		return 1 << (abi.SIGKILL - 1), 0, 0, nil
+	}
+	if wt, ok := l.inner.(detcore.WaitSignalsTracer); ok {
+		return wt.WaitSignals(tid, drop)
+	}
+	thread, shared, blocked, err = l.inner.Signals(tid)
+	return thread &^ drop, shared, blocked, err
+}
+
 // Caught implements detcore.Tracer.Caught.
 func (l *layer) Caught(tid int) (uint64, uint64, error) { return l.inner.Caught(tid) }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
 	"github.com/hermitdbg/hermit/recorder"
 	"github.com/hermitdbg/hermit/trace"
 )
@@ -106,13 +107,15 @@ func (o *oracle) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 	return recorder.DecodePoll(len(ws), ev.Result, ev.Mem), nil
 }
 
-// Signals answers from the trace what the recording's host said was
-// pending. A signal pending there and not here came from outside the
-// recording's guest (a kill, a ^C): it is sent now, where the recording's
-// engine first saw it, so that the kernel delivers it as it did there.
-func (o *oracle) Signals(tid int) (own, shared, blocked uint64, err error) {
+// WaitSignals answers from the trace what the recording's host said was
+// pending at a waiting thread (detcore.WaitSignalsTracer). A signal
+// pending there and not here came from outside the recording's guest (a
+// kill, a ^C): it is sent now, where the recording's engine first saw it,
+// so that the kernel delivers it as it did there.
+func (o *oracle) WaitSignals(tid int, drop uint64) (own, shared, blocked uint64, err error) {
 	if !o.signals {
-		return o.HostTracer.Signals(tid)
+		own, shared, blocked, err = o.HostTracer.Signals(tid)
+		return own &^ drop, shared, blocked, err
 	}
 	b, _, err := o.data(recorder.QuerySignals, 0)
 	if err != nil {
@@ -128,14 +131,25 @@ func (o *oracle) Signals(tid int) (own, shared, blocked uint64, err error) {
 	}
 	for sig := 1; sig <= 64; sig++ {
 		bit := uint64(1) << (sig - 1)
-		if own&bit != 0 && (hown|hshared)&bit == 0 {
+		switch {
+		case outsideSignals&bit == 0 || (hown|hshared)&bit != 0:
+		case own&bit != 0:
 			_ = o.send(tid, sig, false)
-		} else if shared&bit != 0 && (hown|hshared)&bit == 0 {
+		case shared&bit != 0:
 			_ = o.send(tid, sig, true)
 		}
 	}
 	return own, shared, blocked, nil
 }
+
+// outsideSignals are the signals a replay sends where its recording's
+// engine found one pending that this one does not: those users, shells
+// and supervisors send. The guest's own (a kill between its processes)
+// are pending here too when the engine looks; the kernel's and hermit's
+// (SIGCHLD, job control, a ptrace stop, a timer's) may come a moment
+// later than in the recording, and are not sent twice.
+const outsideSignals = 1<<(abi.SIGHUP-1) | 1<<(abi.SIGINT-1) | 1<<(abi.SIGQUIT-1) | 1<<(abi.SIGUSR1-1) |
+	1<<(abi.SIGUSR2-1) | 1<<(abi.SIGTERM-1) | 0xfffffffe<<32 // SIGRTMIN+2 to SIGRTMAX: not glibc's own
 
 // errOf decodes an answer's error.
 func (o *oracle) errOf(res int64, mem []trace.MemWrite) error {

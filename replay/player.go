@@ -146,6 +146,21 @@ func (p *player) Preempted(vtid int, _ time.Duration) (time.Duration, error) {
 	return 0, p.diverge(vtid, "the watchdog preempted it where the recording has %s", p.describe(ev, vtid))
 }
 
+// SignalDue implements detcore.OutsideSignalPlayer: the recording's
+// thread vtid got a signal from outside here (after its preemption, or as
+// it was resumed).
+func (p *player) SignalDue(vtid int) (int, []byte, bool) {
+	if p.err != nil {
+		return 0, nil, false
+	}
+	ev, err := p.peek()
+	if err != nil || ev.Kind != trace.KindSignal || int(ev.Tid) != vtid || ev.Deterministic {
+		return 0, nil, false
+	}
+	p.take()
+	return int(ev.Signo), append([]byte(nil), ev.Siginfo...), true
+}
+
 func (p *player) diverge(tid int, format string, args ...any) error {
 	if p.err == nil {
 		p.err = &DivergenceError{Event: p.n, Tid: tid, Msg: fmt.Sprintf(format, args...)}
@@ -161,6 +176,8 @@ func (p *player) describe(ev *trace.Event, tid int) string {
 		return "the end of the recording"
 	case ev.Kind == trace.KindPreempt:
 		return fmt.Sprintf("the watchdog's preemption of thread %d", ev.Tid)
+	case ev.Kind == trace.KindSignal:
+		return fmt.Sprintf("a signal from outside to thread %d", ev.Tid)
 	case ev.Kind != trace.KindSyscall:
 		return fmt.Sprintf("a %s event", ev.Kind)
 	case ev.Sysno < 0:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -253,4 +254,50 @@ func guestPid(argv []string) int {
 		}
 	}
 	return 0
+}
+
+// TestOutsideSignalWhileComputing: a signal from outside that reaches a
+// thread as it computes, without a syscall, is in the recording: its
+// replay gives it after as much CPU time (as it repeats a watchdog
+// preemption), and the handler ends the loop there too. The recording
+// warns that the point may differ. (Before, the replay never got the
+// signal and computed for ever.)
+func TestOutsideSignalWhileComputing(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("outside_compute.c")(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	cmd, out, stderr := startCmd(t, exec.Command(testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...), nil)
+	r := bufio.NewReader(out)
+	if line, err := r.ReadString('\n'); line != "ready\n" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("first line %q (%v), want ready; stderr:\n%s", line, err, stderr)
+	}
+	// The loop runs by now; the signal goes to it until it ends.
+	pid := guestPid(argv)
+	done := make(chan struct{})
+	var rest []byte
+	go func() {
+		defer close(done)
+		rest, _ = io.ReadAll(r)
+	}()
+	for tick := time.NewTicker(100 * time.Millisecond); ; {
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
+		select {
+		case <-tick.C:
+			continue
+		case <-done:
+		case <-time.After(runTimeout):
+			_ = cmd.Process.Kill()
+			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, stderr)
+		}
+		break
+	}
+	_ = cmd.Wait()
+	const want = "the loop ended at SIGUSR1\n"
+	if string(rest) != want || cmd.ProcessState.ExitCode() != 0 || !strings.Contains(stderr.String(), "got SIGUSR1 from outside while it ran") {
+		t.Fatalf("hermit record: stdout after ready %q, exit %d; want %q, exit 0 and a warning; stderr:\n%s", rest, cmd.ProcessState.ExitCode(), want, stderr)
+	}
+	if rep := replay(t, dir); rep.Exit != 0 || string(rep.Stdout) != "ready\n"+want {
+		t.Errorf("replay: want exit 0 and the recording's output; %s", describe(rep))
+	}
 }
