@@ -107,6 +107,7 @@ type Engine struct {
 	waitTid  atomic.Int64
 	waitPid  atomic.Int64
 	runStart runStart
+	lastLook lookedRan
 	// others counts live threads other than the running one; timed says
 	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64

@@ -123,27 +123,25 @@ func (e *Engine) outsideSignal(t *thread, sig int) error {
 		return nil
 	}
 	// Where hermit resumed it (after the call it stopped at), or after
-	// so much running.
+	// so much running: the watchdog's last look since its last stop
+	// tells (up to a look's interval less).
 	var ran time.Duration
 	var r abi.Regs
-	if ct, ok := e.t.(CPUTimeTracer); ok && (e.t.GetRegs(t.tid, &r) != nil || r.Rip != t.resumeRip) {
-		if now, ok := ct.CPUTime(t.proc.pid, t.tid); ok && now-t.cpuBase >= barelyRan {
-			ran = now - t.cpuBase
+	if e.t.GetRegs(t.tid, &r) != nil || r.Rip != t.resumeRip {
+		if d, ok := e.lastLook.since(e.progress.Load() - 1); ok && d >= barelyRan {
+			ran = d
 		}
 	}
 	return rj.OutsideSignal(t.vtid, sig, info, ran)
 }
 
-// noteResume is called as t is resumed: a recording notes its CPU time; a
-// replay sends it the signal its recording's got from outside as it was
-// resumed there.
+// noteResume is called as t is resumed: a recording notes where; a replay
+// sends it the signal its recording's got from outside as it was resumed
+// there.
 func (e *Engine) noteResume(t *thread) {
 	switch j := e.cfg.Journal.(type) {
 	case OutsideSignalRecorder:
 		t.resumeRip = t.regs.Rip
-		if ct, ok := e.t.(CPUTimeTracer); ok {
-			t.cpuBase, _ = ct.CPUTime(t.proc.pid, t.tid)
-		}
 	case OutsideSignalPlayer:
 		e.giveSignal(t, j)
 	}

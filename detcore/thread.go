@@ -110,12 +110,11 @@ type thread struct {
 	// t itself; seen, those pending when the engine last looked (a
 	// recording keeps them there); given and givenInfo, a signal a
 	// replay sent t as its recording's came, and the siginfo it is to
-	// have; cpuBase and resumeRip, t's CPU time and instruction pointer
-	// at its last resume (a recording).
+	// have; resumeRip, t's instruction pointer at its last resume (a
+	// recording).
 	sent, seen uint64
 	given      int
 	givenInfo  []byte
-	cpuBase    time.Duration
 	resumeRip  uint64
 	// affinity is the CPU mask sched_setaffinity gave t (0: every CPU
 	// the guest has); its threads and children inherit it.

@@ -21,6 +21,30 @@ const watchdogTick = 2 * time.Millisecond
 // is about to end: the CPU time it reads runs behind the wall time.
 const watchdogMinSleep = 100 * time.Microsecond
 
+// lookedRan is how long the running thread had run at the watchdog's
+// last look, and the engine's progress count then: a recording tells a
+// replay how long a thread had run when a signal from outside reached it
+// (outsidesig.go), without a look of its own at each resume.
+type lookedRan struct {
+	mu       sync.Mutex
+	progress int64
+	ran      time.Duration
+}
+
+func (l *lookedRan) note(progress int64, ran time.Duration) {
+	l.mu.Lock()
+	l.progress, l.ran = progress, ran
+	l.mu.Unlock()
+}
+
+// since returns how long the thread had run at the last look, if that
+// look came after the stop that progress counted.
+func (l *lookedRan) since(progress int64) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ran, l.progress == progress
+}
+
 // runStart is where the running thread started, as the engine saw it at
 // its resume: its CPU time then (CPUTimeTracer), for the watchdog to count the
 // thread's budget from there rather than from its own first look (which
@@ -139,6 +163,7 @@ func (w *watchdog) look() time.Duration {
 	// ran, how much of it it spent on a CPU.
 	quiet := time.Since(w.since)
 	ran := w.cpu.ran(pid, tid, quiet)
+	e.lastLook.note(cur, ran)
 	if !w.looked && quiet >= fifoGrace {
 		w.looked = true
 		e.watchKernelWait(tid)
