@@ -247,11 +247,6 @@ func (e *Engine) clockSpent(t *thread) bool {
 // resumeThread arms t's clock page and resumes it.
 func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
 	if mode != ResumeStep && mode != ResumeCountStep {
-		if err := t.tf.Free(e.t, t.tid); err != nil {
-			return err
-		}
-	}
-	if mode != ResumeStep && mode != ResumeCountStep {
 		e.noteResume(t)
 	}
 	return e.resumeLooked(t, mode, sig)
@@ -260,6 +255,11 @@ func (e *Engine) resumeThread(t *thread, mode ResumeMode, sig int) error {
 // resumeLooked is resumeThread after a look at t that must change nothing
 // (an examination for a spin): t runs on as if it had not stopped.
 func (e *Engine) resumeLooked(t *thread, mode ResumeMode, sig int) error {
+	if mode != ResumeStep && mode != ResumeCountStep {
+		if err := t.tf.Free(e.t, t.tid); err != nil {
+			return err
+		}
+	}
 	e.armClock(t)
 	e.armFast(t, mode)
 	return e.t.Resume(t.tid, mode, sig)
