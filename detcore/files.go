@@ -359,7 +359,8 @@ func sysUtimensat(e *Engine, t *thread) {
 		req = StatReq{Dirfd: req.Dirfd, Path: path, Flags: int(r.R10) & (atSymlinkNofollow | atEmptyPath)}
 	}
 	t.act = actExitStop
-	t.onExit = func(e *Engine, t *thread) {
+	// After the journal: a replay has set the recording's result.
+	t.afterJournal = func(e *Engine, t *thread) {
 		if t.regs.Rax != 0 {
 			return
 		}

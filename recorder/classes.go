@@ -77,6 +77,7 @@ var classes = map[int]class{
 	abi.SYS_LINK: clChange, abi.SYS_LINKAT: clChange, abi.SYS_SYMLINK: clChange, abi.SYS_SYMLINKAT: clChange,
 	abi.SYS_CHMOD: clChange, abi.SYS_FCHMODAT: clChange, abi.SYS_CHOWN: clChange, abi.SYS_FCHOWNAT: clChange,
 	abi.SYS_LCHOWN: clChange, abi.SYS_TRUNCATE: clChange,
+	abi.SYS_UTIMENSAT: clChange, abi.SYS_UTIME: clChange, abi.SYS_UTIMES: clChange, abi.SYS_FUTIMESAT: clChange,
 
 	abi.SYS_OPEN: clOpen, abi.SYS_OPENAT: clOpen, abi.SYS_OPENAT2: clOpen, abi.SYS_CREAT: clOpen,
 
@@ -109,12 +110,22 @@ func Syscalls() []int {
 // restart them.
 func Restarted(res int64) bool { return res <= -512 && res >= -516 }
 
+// changesFile are the clChange calls that change an existing file's
+// owner, mode, size or times: the file is captured as it was (one the
+// guest never opens, Java's preferences' mod file that it only stats and
+// touches, would not be in a replay's root, and the call would fail
+// there, and what the engine asks after it with it).
+var changesFile = map[int]bool{
+	abi.SYS_CHMOD: true, abi.SYS_FCHMODAT: true, abi.SYS_CHOWN: true, abi.SYS_FCHOWNAT: true, abi.SYS_LCHOWN: true,
+	abi.SYS_TRUNCATE: true, abi.SYS_UTIMENSAT: true, abi.SYS_UTIME: true, abi.SYS_UTIMES: true, abi.SYS_FUTIMESAT: true,
+}
+
 // pathArg returns the (dirfd, path) argument positions of a path syscall:
 // dirfd -1 means the path is relative to the working directory.
 func pathArg(nr int) (dirfd, path int) {
 	switch nr {
 	case abi.SYS_OPENAT, abi.SYS_OPENAT2, abi.SYS_MKDIRAT, abi.SYS_UNLINKAT, abi.SYS_FCHMODAT, abi.SYS_FCHOWNAT,
-		abi.SYS_RENAMEAT, abi.SYS_RENAMEAT2, abi.SYS_LINKAT:
+		abi.SYS_RENAMEAT, abi.SYS_RENAMEAT2, abi.SYS_LINKAT, abi.SYS_UTIMENSAT, abi.SYS_FUTIMESAT:
 		return 0, 1
 	case abi.SYS_SYMLINKAT:
 		return 1, 2

@@ -475,6 +475,9 @@ func (r *Recorder) changeParents(c *detcore.Call) {
 		}
 		if abs, ok := r.absPath(c.Tid, a[0], c.Args[a[1]], dirfds...); ok {
 			r.captureParents(c.Tid, abs)
+			if changesFile[c.Nr] {
+				r.capture(c.Tid, abs, 0)
+			}
 		}
 	}
 }

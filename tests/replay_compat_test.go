@@ -58,6 +58,20 @@ func TestReplayCompat(t *testing.T) {
 		// /proc/self/mem and /proc/PID/mem are the guest's own memory:
 		// replay reads and writes them for real.
 		{"proc mem", false, func(t *testing.T) []string { return cGuest("proc_mem.c")(t) }},
+		// Files whose times, mode, owner and size the guest changes
+		// without opening them: replay's root has them as they were (the
+		// times' change failed there, and the replay diverged at the
+		// lookup after it).
+		{"files changed but never opened", false, func(t *testing.T) []string {
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+			for _, f := range []string{a, b} {
+				if err := os.WriteFile(f, []byte("content of "+f), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return append(cGuest("touch_unopened.c")(t), a, b)
+		}},
 		// A signal that ends a probed wait (EINTR) or has it made again.
 		{"a signal ends a probed wait", false, cGuest("wait_signal.c", "eintr")},
 		{"a signal restarts a probed wait", false, cGuest("wait_signal.c", "restart")},
