@@ -336,5 +336,5 @@ func (e *Engine) logTurn(t *thread) {
 		}
 		where = w
 	}
-	fmt.Fprintf(e.cfg.TurnLog, "%d\t%d\t%s\t%s\n", e.result.Stats.Turns, t.vtid, ev, where)
+	fmt.Fprintf(e.cfg.TurnLog, "%d\t%d\t%s\t%s\t%d\n", e.result.Stats.Turns, t.vtid, ev, where, t.ret)
 }

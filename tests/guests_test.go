@@ -99,7 +99,7 @@ func scheduleDiff(a, b string) string {
 		return fmt.Sprintf("no schedule logs to compare (%v, %v)", errA, errB)
 	}
 	if d := firstDiff(x, y); d != "" {
-		return "their schedule logs (turn, thread, call, code) first differ at " + d
+		return "their schedule logs (turn, thread, call, code, result) first differ at " + d
 	}
 	return fmt.Sprintf("their schedule logs are the same for all %d turns, so a call's result differs", bytes.Count(x, []byte("\n")))
 }

@@ -33,7 +33,7 @@ func (c *chaosFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.depth, "chaos-depth", 3, "PCT's bug depth `D`: the schedule has D-1 change points, 1 to 32")
 	fs.StringVar(&c.points, "chaos-points", "", "PCT's change points as scheduler turns, `T1,T2,...` or none, instead of those drawn from the seed")
 	fs.StringVar(&c.seedFrom, "seed-from", "", "`SystemRandom`: pick the seed at random and print it")
-	fs.StringVar(&c.turnLog, "schedule-log", "", "write every scheduler turn to `FILE`: turn, thread, the syscall it stopped at and its code, tab-separated (what hermit chaos --minimize compares)")
+	fs.StringVar(&c.turnLog, "schedule-log", "", "write every scheduler turn to `FILE`: turn, thread, the syscall it stopped at, its code and the result the schedule digest takes, tab-separated (what hermit chaos --minimize compares)")
 }
 
 // check decodes the chaos flags of cmd, picking the seed if asked; it

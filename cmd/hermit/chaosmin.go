@@ -134,8 +134,10 @@ func readTurns(path string) ([]turn, error) {
 	}
 	var ts []turn
 	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-		f := strings.SplitN(l, "\t", 4)
-		if len(f) != 4 {
+		// The fifth field, the result the digest takes, was added
+		// later: logs of either kind compare.
+		f := strings.SplitN(l, "\t", 5)
+		if len(f) < 4 {
 			return nil, fmt.Errorf("%s: bad schedule log line %q", path, l)
 		}
 		ts = append(ts, turn{f[0], f[1], f[2], f[3]})
