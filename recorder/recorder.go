@@ -530,13 +530,13 @@ func (r *Recorder) Preempted(vtid int, ran time.Duration) (time.Duration, error)
 func (r *Recorder) OutsideSignal(vtid, sig int, info []byte, ran time.Duration) error {
 	if ran > 0 {
 		r.append(&trace.Event{Kind: trace.KindPreempt, Tid: int32(vtid), Ran: int64(ran)})
+		r.warn("outside-signal", fmt.Sprintf("thread %d got %s from outside while it ran: a replay gives it after as much CPU time, perhaps at another point, and may diverge there (a signal that ends a wait replays exactly)", vtid, strace.Signal(sig)))
 	}
 	var code int32
 	if len(info) >= 12 {
 		code = int32(binary.LittleEndian.Uint32(info[8:]))
 	}
 	r.append(&trace.Event{Kind: trace.KindSignal, Tid: int32(vtid), Signo: int32(sig), Code: code, Siginfo: append([]byte(nil), info...)})
-	r.warn("outside-signal", fmt.Sprintf("thread %d got %s from outside while it ran: a replay gives it after as much CPU time, perhaps at another point, and may diverge there (a signal that ends a wait replays exactly)", vtid, strace.Signal(sig)))
 	return r.failed()
 }
 

@@ -272,7 +272,10 @@ func TestOutsideSignalWhileComputing(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("first line %q (%v), want ready; stderr:\n%s", line, err, stderr)
 	}
-	// The loop runs by now; the signal goes to it until it ends.
+	// The loop runs by then (a signal as hermit resumes the thread after
+	// its write replays exactly, without a warning); the signal goes to
+	// it until it ends.
+	time.Sleep(200 * time.Millisecond)
 	pid := guestPid(argv)
 	done := make(chan struct{})
 	var rest []byte
