@@ -154,8 +154,7 @@ func (e *Engine) giveSignal(t *thread, j OutsideSignalPlayer) bool {
 	if !ok {
 		return false
 	}
-	if e.signal(t.proc.pid, t.tid, sig, nil) == nil {
-		t.sent &^= uint64(1) << (sig - 1)
+	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
 		t.given, t.givenInfo = sig, info
 	}
 	return true
