@@ -50,11 +50,7 @@ func (e *Engine) allBlocked() error {
 			e.clock = d
 			return nil
 		}
-		ready, err := e.pollOutside(ws, min(time.Duration(d-e.clock), maxOutsideWait))
-		if !ready && err == nil {
-			e.clock = d
-		}
-		return err
+		return e.waitOutsideUntil(ws, d)
 	}
 	start := time.Now()
 	outside := false
@@ -120,6 +116,38 @@ func (e *Engine) awaitsSignal() bool {
 		}
 	}
 	return false
+}
+
+// waitOutsideUntil waits for the outside world to make one of ws ready
+// for up to the time left until deadline d (at most maxOutsideWait), and
+// lets virtual time reach d if none did. It waits in slices, as allBlocked
+// does without a deadline, and between two looks for a signal from
+// outside that ends a wait (a SIGTERM to a server in a poll with a
+// timeout came only once the timeout had passed). How many slices it
+// takes depends only on the time left and on what each slice's poll and
+// look found, which a recording keeps: its replay takes as many.
+func (e *Engine) waitOutsideUntil(ws []FdWait, d int64) error {
+	total := min(time.Duration(d-e.clock), maxOutsideWait)
+	look := time.Millisecond
+	for waited := time.Duration(0); waited < total; {
+		slice := min(look, total-waited)
+		e.stopNow()
+		ready, err := e.pollOutside(ws, slice)
+		if ready || err != nil {
+			return err
+		}
+		waited += slice
+		look = min(2*look, outsideLook)
+		for _, t := range e.ordered() {
+			if e.runnable(t) {
+				e.result.Stats.Nondet++
+				e.result.Stats.OutsideWakes++
+				return nil
+			}
+		}
+	}
+	e.clock = d
+	return nil
 }
 
 // outsideLook is how often, at most, the engine looks for signals from

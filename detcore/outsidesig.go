@@ -15,11 +15,11 @@ import (
 //     query, recorder/tracer.go), and the replay sends it at that look;
 //   - at a thread that runs, the signal stops it where it is. The
 //     recording keeps the signal (trace.KindSignal) with how long the
-//     thread had run since hermit last resumed it (trace.KindPreempt before
-//     it, unless it had barely run). The replay sends it as it resumes the
-//     thread, or, after it has run that long, stops it as the recording's
-//     watchdog would have (a point that may differ, as a preemption's
-//     may) and sends it there.
+//     thread had run since hermit last resumed it (trace.KindPreempt
+//     before it, unless it stood where hermit resumed it). The replay
+//     sends it as it resumes the thread, or, after it has run that long,
+//     stops it as the recording's watchdog would have (a point that may
+//     differ, as a preemption's may) and sends it there.
 // The signal is sent by hermit (tgkill), and given the recording's
 // siginfo as it is delivered.
 
@@ -29,7 +29,8 @@ type OutsideSignalRecorder interface {
 	Journal
 	// OutsideSignal is called at the signal-delivery stop of signal sig,
 	// with siginfo info, from outside, of guest thread vtid, which had run
-	// ran of CPU time since hermit last resumed it (0: it had barely run).
+	// ran of CPU time since hermit last resumed it (0: it stood where
+	// hermit resumed it, after the call it had stopped at).
 	OutsideSignal(vtid, sig int, info []byte, ran time.Duration) error
 }
 
@@ -42,10 +43,6 @@ type OutsideSignalPlayer interface {
 	// there.
 	SignalDue(vtid int) (sig int, info []byte, ok bool)
 }
-
-// barelyRan is how much CPU time a thread may have used since its resume
-// for a signal that stopped it to count as come as it was resumed.
-const barelyRan = 200 * time.Microsecond
 
 // signal sends sig from hermit (Tracer.Signal) and remembers that it did,
 // so that its delivery is not taken for a signal from outside.
@@ -122,14 +119,16 @@ func (e *Engine) outsideSignal(t *thread, sig int) error {
 	if err != nil || !e.fromOutside(t, sig, info) {
 		return nil
 	}
-	// Where hermit resumed it (after the call it stopped at), or after
-	// so much running: the watchdog's last look since its last stop
-	// tells (up to a look's interval less).
+	// Where hermit resumed it (after the call it stopped at: exact), or
+	// after so much running: the watchdog's last look since its last stop
+	// tells (up to a look's interval less), and a thread that ran less
+	// than that ran at least a moment.
 	var ran time.Duration
 	var r abi.Regs
 	if e.t.GetRegs(t.tid, &r) != nil || r.Rip != t.resumeRip {
-		if d, ok := e.lastLook.since(e.progress.Load() - 1); ok && d >= barelyRan {
-			ran = d
+		ran = time.Nanosecond
+		if d, ok := e.lastLook.since(e.progress.Load() - 1); ok {
+			ran = max(d, ran)
 		}
 	}
 	return rj.OutsideSignal(t.vtid, sig, info, ran)

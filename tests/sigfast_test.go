@@ -123,21 +123,26 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 		name   string
 		target func(cmd *exec.Cmd, argv []string) int
 		record bool
+		mode   string
 	}{
-		{"to the guest", toGuest, false},
-		{"to hermit", toHermit, false},
-		{"recorded, to the guest", toGuest, true},
-		{"recorded, to hermit", toHermit, true},
+		{"to the guest", toGuest, false, "stdin"},
+		{"to hermit", toHermit, false, "stdin"},
+		{"recorded, to the guest", toGuest, true, "stdin"},
+		{"recorded, to hermit", toHermit, true, "stdin"},
+		// A poll with a timeout: hermit waited for it whole (20 s here;
+		// 10 at most) before it looked for signals.
+		{"poll with a timeout", toGuest, false, "poll"},
+		{"recorded, poll with a timeout", toGuest, true, "poll"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			interruptRead(t, c.target, c.record)
+			interruptRead(t, c.target, c.record, c.mode)
 		})
 	}
 }
 
-func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int, record bool) {
-	want := regexp.MustCompile(`\Aread stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
-	argv := cGuest("pipe_signal.c", "stdin")(t)
+func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int, record bool, mode string) {
+	want := regexp.MustCompile(`\A(read|poll) stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
+	argv := cGuest("pipe_signal.c", mode)(t)
 	var stdin io.WriteCloser // open, never written: the read waits
 	args := hermitArgs(nil, argv)
 	dir := filepath.Join(t.TempDir(), "trace")

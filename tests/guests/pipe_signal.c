@@ -5,9 +5,11 @@
    as CPython's signal tests and a Ctrl-C at input() expect).
    No argument: SIGALRM, twice, on a pipe whose only writer is the
    program itself. "stdin": prints "ready", then reads stdin until a
-   SIGINT from outside interrupts it. */
+   SIGINT from outside interrupts it. "poll": the same with a poll(2) of
+   stdin with a 20 s timeout (one that hermit waits for in slices). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,11 +30,16 @@ int main(int argc, char **argv) {
 	}
 	struct sigaction sa; memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
-	if (argc > 1 && strcmp(argv[1], "stdin") == 0) {
+	if (argc > 1 && (strcmp(argv[1], "stdin") == 0 || strcmp(argv[1], "poll") == 0)) {
 		sigaction(SIGINT, &sa, NULL);
 		printf("ready\n");
 		fflush(stdout);
-		report("read stdin", read(0, buf, sizeof buf));
+		if (argv[1][0] == 'p') {
+			struct pollfd pfd = {.fd = 0, .events = POLLIN};
+			report("poll stdin", poll(&pfd, 1, 20000));
+		} else {
+			report("read stdin", read(0, buf, sizeof buf));
+		}
 		return 0;
 	}
 	int p[2];
