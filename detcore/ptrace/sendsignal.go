@@ -5,22 +5,20 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // SendSignal sends sig from hermit to thread tid, or, with process, to
-// its process (as kill(2) does): a replay gives the guest a signal that
-// its recording got from outside.
+// its process (as kill(2) does), through Signal: a replay gives the guest
+// a signal that its recording got from outside, knowing only the thread.
 func (t *Tracer) SendSignal(tid, sig int, process bool) error {
 	tgid, err := tgidOf(tid)
 	if err != nil {
 		return err
 	}
 	if process {
-		return unix.Kill(tgid, unix.Signal(sig))
+		tid = 0
 	}
-	return unix.Tgkill(tgid, tid, unix.Signal(sig))
+	return t.Signal(tgid, tid, sig, nil)
 }
 
 // tgidOf returns the process of thread tid.
