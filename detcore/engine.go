@@ -531,6 +531,9 @@ func (e *Engine) handleStop(st Stop) error {
 		e.threadGone(t, st)
 		return nil
 	case StopSeccomp:
+		if given, err := e.signalAtCall(t); given || err != nil {
+			return err
+		}
 		reported, remade, err := e.traceSyscallEntry(t, false)
 		if reported || err != nil {
 			return err

@@ -38,7 +38,11 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 				return err
 			}
 		}
-		if sp, ok := e.cfg.Journal.(OutsideSignalPlayer); ok && e.giveSignal(t, sp) {
+		given, err := e.giveDeferred(t)
+		if err != nil {
+			return err
+		}
+		if sp, ok := e.cfg.Journal.(OutsideSignalPlayer); given || ok && e.giveSignal(t, sp) {
 			// Where the recording's thread got a signal from outside,
 			// not a preemption: it runs on, and gets the signal.
 			return e.resumeThread(t, t.contMode(), 0)
@@ -92,8 +96,14 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		}
 	}
 	e.fixKernelSiginfo(t, st.Sig)
-	if err := e.outsideSignal(t, st.Sig); err != nil {
+	if deferred, err := e.outsideSignal(t, st.Sig); err != nil {
 		return err
+	} else if deferred {
+		// Given at t's next call (signalAtCall): it runs on.
+		if err := e.resumeLooked(t, t.contMode(), 0); err != nil {
+			return e.gone(t, err)
+		}
+		return nil
 	}
 	if t.state == tsDying || (e.running != t && t.pt == nil) {
 		return e.deliver(t, st.Sig)

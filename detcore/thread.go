@@ -111,11 +111,13 @@ type thread struct {
 	// recording keeps them there); given and givenInfo, a signal a
 	// replay sent t as its recording's came, and the siginfo it is to
 	// have; resumeRip, t's instruction pointer at its last resume (a
-	// recording).
+	// recording); deferred, those that came as t ran, which a recording
+	// gives at t's next call (signalAtCall).
 	sent, seen uint64
 	given      int
 	givenInfo  []byte
 	resumeRip  uint64
+	deferred   []outsideSig
 	// affinity is the CPU mask sched_setaffinity gave t (0: every CPU
 	// the guest has); its threads and children inherit it.
 	affinity uint64

@@ -271,8 +271,15 @@ func (e *Engine) spinExamWanted() bool {
 }
 
 // recordedPreempt returns how much CPU time t may use before the
-// watchdog preempts it as the recording's did (a replay), or 0.
+// watchdog preempts it as the recording's did (a replay), or to give it a
+// signal from outside it did not reach a call in time for (a recording),
+// or 0.
 func (e *Engine) recordedPreempt(t *thread) int64 {
+	if len(t.deferred) > 0 {
+		// A recording gives a signal from outside there if t makes no
+		// call before (outsidesig.go).
+		return int64(deferGrace)
+	}
 	pj, ok := e.cfg.Journal.(PreemptJournal)
 	if !ok {
 		return 0

@@ -106,10 +106,14 @@ const StdinPath = "/.hermit-stdin"
 // (trace.KindSignal, after a KindPreempt with the CPU time it had run
 // unless it had barely run); a version-18 or -17 trace has none, and
 // replays as before.
-const JournalVersion = "19"
+// Version 20: a signal from outside that reaches a running thread is
+// given at the entry of the thread's next call (trace.Event.AtCall),
+// unless the thread makes none soon; a version-19 trace has only the
+// signals of before, and replays as before.
+const JournalVersion = "20"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {

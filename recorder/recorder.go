@@ -524,19 +524,18 @@ func (r *Recorder) Preempted(vtid int, ran time.Duration) (time.Duration, error)
 }
 
 // OutsideSignal implements detcore.OutsideSignalRecorder: a signal from
-// outside reached running thread vtid; a replay gives it again where it
-// resumes the thread, or (ran > 0) stops it after that much CPU time, as
-// the watchdog does for a preemption, and gives it there.
-func (r *Recorder) OutsideSignal(vtid, sig int, info []byte, ran time.Duration) error {
-	if ran > 0 {
-		r.append(&trace.Event{Kind: trace.KindPreempt, Tid: int32(vtid), Ran: int64(ran)})
-		r.warn("outside-signal", fmt.Sprintf("thread %d got %s from outside while it ran: a replay gives it after as much CPU time, perhaps at another point, and may diverge there (a signal that ends a wait replays exactly)", vtid, strace.Signal(sig)))
+// outside reached running thread vtid, which gets it at point at; a
+// replay gives it again there (after a preemption: after as much CPU
+// time, as it repeats the preemption, which warrants a warning).
+func (r *Recorder) OutsideSignal(vtid, sig int, info []byte, at detcore.SignalPoint) error {
+	if at == detcore.AtPreemption {
+		r.warn("outside-signal", fmt.Sprintf("thread %d got %s from outside while it ran and made no syscall soon after: hermit gave it where it preempted the thread, and a replay gives it after as much CPU time, perhaps at another point, and may diverge there (a signal that ends a wait, or that comes before a syscall, replays exactly)", vtid, strace.Signal(sig)))
 	}
 	var code int32
 	if len(info) >= 12 {
 		code = int32(binary.LittleEndian.Uint32(info[8:]))
 	}
-	r.append(&trace.Event{Kind: trace.KindSignal, Tid: int32(vtid), Signo: int32(sig), Code: code, Siginfo: append([]byte(nil), info...)})
+	r.append(&trace.Event{Kind: trace.KindSignal, Tid: int32(vtid), Signo: int32(sig), Code: code, Siginfo: append([]byte(nil), info...), AtCall: at == detcore.AtCall})
 	return r.failed()
 }
 

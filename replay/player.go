@@ -149,12 +149,19 @@ func (p *player) Preempted(vtid int, _ time.Duration) (time.Duration, error) {
 // SignalDue implements detcore.OutsideSignalPlayer: the recording's
 // thread vtid got a signal from outside here (after its preemption, or as
 // it was resumed).
-func (p *player) SignalDue(vtid int) (int, []byte, bool) {
+func (p *player) SignalDue(vtid int) (int, []byte, bool) { return p.outsideSignal(vtid, false) }
+
+// SignalAtCall implements detcore.OutsideSignalPlayer: the recording's
+// thread vtid got a signal from outside at the entry of the call it
+// stands at, before the call.
+func (p *player) SignalAtCall(vtid int) (int, []byte, bool) { return p.outsideSignal(vtid, true) }
+
+func (p *player) outsideSignal(vtid int, atCall bool) (int, []byte, bool) {
 	if p.err != nil {
 		return 0, nil, false
 	}
 	ev, err := p.peek()
-	if err != nil || ev.Kind != trace.KindSignal || int(ev.Tid) != vtid || ev.Deterministic {
+	if err != nil || ev.Kind != trace.KindSignal || int(ev.Tid) != vtid || ev.Deterministic || ev.AtCall != atCall {
 		return 0, nil, false
 	}
 	p.take()

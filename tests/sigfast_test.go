@@ -262,31 +262,68 @@ func guestPid(argv []string) int {
 }
 
 // TestOutsideSignalWhileComputing: a signal from outside that reaches a
-// thread as it computes, without a syscall, is in the recording: its
-// replay gives it after as much CPU time (as it repeats a watchdog
-// preemption), and the handler ends the loop there too. The recording
-// warns that the point may differ. (Before, the replay never got the
-// signal and computed for ever.)
+// thread as it computes is in the recording, and its replay ends the way
+// the recording did.
+//   - A thread that makes no call gets it where hermit preempts it, soon
+//     after; the replay gives it after as much CPU time (as it repeats a
+//     watchdog preemption), and the handler ends the loop there too. The
+//     recording warns that the point may differ. (Before, the replay never
+//     got the signal and computed for ever.)
+//   - A thread that makes a call every 100 us gets it at the entry of its
+//     next call, before the call, and so does the replay's: the loop ends
+//     after as many calls, without a warning. (Before, a signal that came
+//     between two calls was given after as much CPU time, and a replay
+//     whose thread reached its next call first diverged: "expected the
+//     watchdog's preemption of thread 2 got uname".) A signal that comes
+//     as the thread stands at a call replays exactly in any case, so the
+//     recording is made three times.
 func TestOutsideSignalWhileComputing(t *testing.T) {
 	t.Parallel()
-	argv := cGuest("outside_compute.c")(t)
-	dir := filepath.Join(t.TempDir(), "trace")
-	cmd, out, stderr := startCmd(t, exec.Command(testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...), nil)
+	t.Run("no calls", func(t *testing.T) {
+		dir, rest, stderr := recordOutsideCompute(t, cGuest("outside_compute.c")(t))
+		const want = "the loop ended at SIGUSR1\n"
+		if rest != want || !strings.Contains(stderr, "got SIGUSR1 from outside while it ran") {
+			t.Fatalf("hermit record: stdout after ready %q; want %q and a warning; stderr:\n%s", rest, want, stderr)
+		}
+		if rep := replay(t, dir); rep.Exit != 0 || string(rep.Stdout) != "ready\n"+want {
+			t.Errorf("replay: want exit 0 and the recording's output; %s", describe(rep))
+		}
+	})
+	t.Run("calls", func(t *testing.T) {
+		argv := cGuest("outside_compute.c", "calls")(t)
+		for i := 0; i < 3; i++ {
+			dir, rest, stderr := recordOutsideCompute(t, argv)
+			if !regexp.MustCompile(`^the loop ended at SIGUSR1 after [0-9]+ calls\n$`).MatchString(rest) || strings.Contains(stderr, "warning") {
+				t.Fatalf("hermit record: stdout after ready %q; want the calls it made, and no warning; stderr:\n%s", rest, stderr)
+			}
+			if rep := replay(t, dir); rep.Exit != 0 || string(rep.Stdout) != "ready\n"+rest {
+				t.Fatalf("replay %d: want exit 0 and the recording's output %q; %s", i+1, rest, describe(rep))
+			}
+		}
+	})
+}
+
+// recordOutsideCompute records outside_compute.c's argv, sends it SIGUSR1
+// every 100 ms once it is ready until its output ends, and returns the
+// trace, the output after "ready", and hermit's stderr; a record that
+// does not exit 0 fails t.
+func recordOutsideCompute(t *testing.T, argv []string) (dir, rest, stderr string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "trace")
+	cmd, out, errBuf := startCmd(t, exec.Command(testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...), nil)
 	r := bufio.NewReader(out)
 	if line, err := r.ReadString('\n'); line != "ready\n" {
 		_ = cmd.Process.Kill()
-		t.Fatalf("first line %q (%v), want ready; stderr:\n%s", line, err, stderr)
+		t.Fatalf("first line %q (%v), want ready; stderr:\n%s", line, err, errBuf)
 	}
-	// The loop runs by then (a signal as hermit resumes the thread after
-	// its write replays exactly, without a warning); the signal goes to
-	// it until it ends.
+	// The loop runs by then.
 	time.Sleep(200 * time.Millisecond)
 	pid := guestPid(argv)
 	done := make(chan struct{})
-	var rest []byte
+	var b []byte
 	go func() {
 		defer close(done)
-		rest, _ = io.ReadAll(r)
+		b, _ = io.ReadAll(r)
 	}()
 	for tick := time.NewTicker(100 * time.Millisecond); ; {
 		_ = syscall.Kill(pid, syscall.SIGUSR1)
@@ -296,16 +333,13 @@ func TestOutsideSignalWhileComputing(t *testing.T) {
 		case <-done:
 		case <-time.After(runTimeout):
 			_ = cmd.Process.Kill()
-			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, stderr)
+			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, errBuf)
 		}
 		break
 	}
 	_ = cmd.Wait()
-	const want = "the loop ended at SIGUSR1\n"
-	if string(rest) != want || cmd.ProcessState.ExitCode() != 0 || !strings.Contains(stderr.String(), "got SIGUSR1 from outside while it ran") {
-		t.Fatalf("hermit record: stdout after ready %q, exit %d; want %q, exit 0 and a warning; stderr:\n%s", rest, cmd.ProcessState.ExitCode(), want, stderr)
+	if cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("hermit record: exit %d, want 0; stdout after ready %q; stderr:\n%s", cmd.ProcessState.ExitCode(), b, errBuf)
 	}
-	if rep := replay(t, dir); rep.Exit != 0 || string(rep.Stdout) != "ready\n"+want {
-		t.Errorf("replay: want exit 0 and the recording's output; %s", describe(rep))
-	}
+	return dir, string(b), errBuf.String()
 }

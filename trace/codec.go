@@ -215,15 +215,24 @@ func (e *encoder) encodeBody(b []byte, ev *Event) []byte {
 		b = appendInt(b, int64(ev.Tid))
 		return appendMapped(b, m)
 	case KindSignal:
-		b = appendArrayHeader(b, 5)
+		if ev.AtCall {
+			b = appendArrayHeader(b, 6)
+		} else {
+			b = appendArrayHeader(b, 5)
+		}
 		b = appendInt(b, int64(ev.Tid))
 		b = appendInt(b, int64(ev.Signo))
 		b = appendInt(b, int64(ev.Code))
 		b = appendBool(b, ev.Deterministic)
 		if len(ev.Siginfo) == 0 {
-			return append(b, mpNil)
+			b = append(b, mpNil)
+		} else {
+			b = appendBin(b, ev.Siginfo)
 		}
-		return appendBin(b, ev.Siginfo)
+		if ev.AtCall {
+			b = appendBool(b, true)
+		}
+		return b
 	case KindFile:
 		f := ev.File
 		if f == nil {
@@ -333,7 +342,11 @@ func (d *decoder) next(ev *Event) error {
 		ev.Map = new(MappedFile)
 		err = d.mapped(ev.Map)
 	case KindSignal:
-		err = d.signal(ev)
+		if err = d.signal(ev); err == nil && n > minFields[KindSignal] {
+			// Where a signal from outside comes (journal version 20).
+			ev.AtCall, err = d.r.bool()
+			n--
+		}
 	case KindFile:
 		if ev.File, err = d.file(); err == nil && n > minFields[KindFile] {
 			// Size, added after the first traces.

@@ -92,6 +92,7 @@ func sampleEvents() []Event {
 		{Kind: KindTiming, Tid: 100, Time: math.MinInt64},
 		{Kind: KindTiming, Tid: 100, Time: math.MaxInt64},
 		{Kind: KindPreempt, Tid: 7, Ran: 2_000_123_456},
+		{Kind: KindSignal, Tid: 3, Signo: 2, Code: 0, AtCall: true, Siginfo: bytes.Repeat([]byte{3}, 128)},
 	}
 }
 

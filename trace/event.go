@@ -87,6 +87,10 @@ type Event struct {
 	Code          int32  // si_code
 	Deterministic bool   // raised by the thread's own instruction (fault, trap)
 	Siginfo       []byte // raw siginfo_t, when replay must reproduce it
+	// AtCall: a signal from outside that came as the thread ran, given
+	// at the entry of the thread's next call, before the call, which it
+	// makes again after the handler (journal version 20).
+	AtCall bool
 
 	// KindTiming.
 	Time int64 // logical nanoseconds

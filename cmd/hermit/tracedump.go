@@ -156,8 +156,11 @@ func appendEventLine(b []byte, n uint64, ev *trace.Event) []byte {
 		b = fmt.Appendf(b, "mmap(%s, len=%#x, off=%#x) = %#x blob:%s", m.Path, m.Len, m.Offset, m.Addr, m.Blob.Short())
 	case trace.KindSignal:
 		how := "async"
-		if ev.Deterministic {
+		switch {
+		case ev.Deterministic:
 			how = "deterministic"
+		case ev.AtCall:
+			how = "async, before the call"
 		}
 		b = fmt.Appendf(b, "--- %s {si_code=%d} %s", signalName(ev.Signo), ev.Code, how)
 		if len(ev.Siginfo) > 0 {
@@ -241,6 +244,7 @@ type jsonEvent struct {
 	Signo         *int32            `json:"signo,omitempty"`
 	Code          *int32            `json:"code,omitempty"`
 	Deterministic bool              `json:"deterministic,omitempty"`
+	AtCall        bool              `json:"at_call,omitempty"`
 	Siginfo       []byte            `json:"siginfo,omitempty"` // base64
 	Time          *int64            `json:"time_ns,omitempty"`
 	Ran           *int64            `json:"ran_ns,omitempty"`
@@ -277,7 +281,7 @@ func appendJSONEvent(b []byte, n uint64, ev *trace.Event) []byte {
 		j.Map = ev.Map
 	case trace.KindSignal:
 		j.Signal, j.Signo, j.Code = signalName(ev.Signo), &ev.Signo, &ev.Code
-		j.Deterministic, j.Siginfo = ev.Deterministic, ev.Siginfo
+		j.Deterministic, j.AtCall, j.Siginfo = ev.Deterministic, ev.AtCall, ev.Siginfo
 	case trace.KindTiming:
 		j.Time = &ev.Time
 	case trace.KindPreempt:
