@@ -160,6 +160,12 @@ func (e *Engine) outsideSignal(t *thread, sig int) (deferred bool, err error) {
 	}
 	if !isStopSignal(sig) && sig != abi.SIGCONT {
 		t.deferred = append(t.deferred, outsideSig{sig, info})
+		// This stop restarts the watchdog's count, which a preemption
+		// that gives the signal (giveDeferred) counts from; a replay's
+		// counts from t's last resume.
+		if d, ok := e.lastLook.since(e.progress.Load() - 1); ok {
+			t.deferRan += d
+		}
 		return true, nil
 	}
 	// A stop or a SIGCONT acts at once. It came after so much running:
@@ -196,7 +202,7 @@ func (e *Engine) signalAtCall(t *thread) (bool, error) {
 			return false, nil
 		}
 		sig, info = t.deferred[0].sig, t.deferred[0].info
-		t.deferred = t.deferred[1:]
+		t.deferred, t.deferRan = t.deferred[1:], 0
 		if err := j.OutsideSignal(t.vtid, sig, info, AtCall); err != nil {
 			return true, err
 		}

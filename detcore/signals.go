@@ -29,6 +29,8 @@ func (e *Engine) handleSignal(t *thread, st Stop) error {
 		if spin {
 			ran = 0
 		}
+		// And before the stops of signals from outside it deferred.
+		ran, t.deferRan = ran+t.deferRan, 0
 		if pj, ok := e.cfg.Journal.(PreemptJournal); ok {
 			// A recording keeps it; a replay checks that its recording
 			// has it here (it made it, preemptDue, or diverged), and

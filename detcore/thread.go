@@ -112,12 +112,14 @@ type thread struct {
 	// replay sent t as its recording's came, and the siginfo it is to
 	// have; resumeRip, t's instruction pointer at its last resume (a
 	// recording); deferred, those that came as t ran, which a recording
-	// gives at t's next call (signalAtCall).
+	// gives at t's next call (signalAtCall), and deferRan, the CPU time t
+	// had run before their deliveries' stops, which a replay has not.
 	sent, seen uint64
 	given      int
 	givenInfo  []byte
 	resumeRip  uint64
 	deferred   []outsideSig
+	deferRan   time.Duration
 	// affinity is the CPU mask sched_setaffinity gave t (0: every CPU
 	// the guest has); its threads and children inherit it.
 	affinity uint64
