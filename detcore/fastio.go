@@ -35,13 +35,47 @@ import (
 // the guest's (its code, its descriptors), so it is the same in every
 // run, record and replay; in record, a call whose result the journal
 // keeps makes no entry.
+//
+// What such writes wrote is in no journal entry, so the code keeps a
+// digest of it in the page (vcWDigest); at an intercepted call after one,
+// a recording keeps the digest and its replay checks it
+// (FastWriteJournal): a replay whose program writes other bytes there (a
+// file it prints to, stdout redirected to a file) stops, as at a write
+// it stops at.
+
+// A FastWriteJournal is a Journal that keeps the digest of what a
+// process's writes without a stop wrote.
+type FastWriteJournal interface {
+	Journal
+	// FastWrites is called at an intercepted call of guest thread vtid,
+	// before Enter, when the digest of what its process wrote without a
+	// stop (since its page was made) is no longer the one given last: a
+	// recording keeps it, a replay checks it against its recording's.
+	FastWrites(vtid int, digest uint64) error
+}
+
+// checkFastWrites gives the journal the digest of what t's process wrote
+// without a stop, if it changed.
+func (e *Engine) checkFastWrites(t *thread, j FastWriteJournal) error {
+	c := t.proc.clock
+	if c == nil || c.fast == nil {
+		return nil
+	}
+	d := c.word(vcWDigest)
+	if d == c.digested {
+		return nil
+	}
+	c.digested = d
+	return j.FastWrites(t.vtid, d)
+}
 
 // Offsets in a clock page with fast writes (fastio.S).
 const (
-	vcFast      = 32 // nonzero: the running thread may write without a stop
-	vcFastCalls = 40 // writes made without a stop
-	vcDirty     = 48 // nonzero: some entry is marked written
-	vcFastReads = 56 // reads made without a stop
+	vcFast      = 32    // nonzero: the running thread may write without a stop
+	vcFastCalls = 40    // writes made without a stop
+	vcDirty     = 48    // nonzero: some entry is marked written
+	vcFastReads = 56    // reads made without a stop
+	vcWDigest   = 0x138 // the digest of the bytes written without a stop
 
 	fioTable   = 0x1000 // the table: fioFds entries of fioEntry bytes
 	fioEntry   = 32     // st_dev, st_ino, flags, the clock at the last write

@@ -137,6 +137,11 @@ func (e *Engine) syscall(t *thread) error {
 	e.result.Stats.Syscalls++
 	e.result.Stats.BySyscall[t.nr]++
 	if j := e.cfg.Journal; j != nil {
+		if fj, ok := j.(FastWriteJournal); ok {
+			if err := e.checkFastWrites(t, fj); err != nil {
+				return err
+			}
+		}
 		c := t.call()
 		e.written(t, c)
 		if err := j.Enter(c); err != nil {

@@ -68,6 +68,8 @@ type ClockPage struct {
 	// futex is what the engine last wrote in its futex table
 	// (fastfutex.go).
 	futex futexTable
+	// digested is the digest of its fast writes the journal has.
+	digested uint64
 }
 
 // NewClockPage returns the clock page backed by mem, hermit's view of a

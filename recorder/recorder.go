@@ -539,6 +539,12 @@ func (r *Recorder) OutsideSignal(vtid, sig int, info []byte, at detcore.SignalPo
 	return r.failed()
 }
 
+// FastWrites implements detcore.FastWriteJournal.
+func (r *Recorder) FastWrites(vtid int, digest uint64) error {
+	r.append(&trace.Event{Kind: trace.KindSyscall, External: true, Sysno: -QueryFastWrites, Tid: int32(vtid), Result: int64(digest)})
+	return r.failed()
+}
+
 // PreemptDue implements detcore.PreemptJournal: a recording's watchdog
 // decides for itself.
 func (r *Recorder) PreemptDue(int) (time.Duration, bool) { return 0, false }

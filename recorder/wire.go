@@ -41,9 +41,10 @@ const (
 	QueryStdioPipe  = 17 // (journal version 11 only)
 	QueryWriteEnd   = 18 // Result: the detcore.WriteEnd of the descriptor (detcore.PartWriteTracer)
 	QuerySignals    = 19 // Result: 0 or error; Mem[0]: the thread's pending, the process's pending and the blocked signals (EncodeSignals)
+	QueryFastWrites = 20 // Result: the digest of what the process wrote without a stop (detcore.FastWriteJournal); not the host's answer, the guest's
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals", "fast-writes"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

@@ -168,6 +168,19 @@ func (p *player) outsideSignal(vtid int, atCall bool) (int, []byte, bool) {
 	return int(ev.Signo), append([]byte(nil), ev.Siginfo...), true
 }
 
+// FastWrites implements detcore.FastWriteJournal: what thread vtid's
+// process wrote without a stop must be what the recording's wrote.
+func (p *player) FastWrites(vtid int, digest uint64) error {
+	ev, ok := p.answer(recorder.QueryFastWrites, 0)
+	if !ok {
+		return p.err
+	}
+	if uint64(ev.Result) != digest {
+		return p.diverge(vtid, "the writes its process made without a stop since hermit last looked wrote other bytes than the recording's (a file it writes to, or stdout redirected to a file)")
+	}
+	return nil
+}
+
 func (p *player) diverge(tid int, format string, args ...any) error {
 	if p.err == nil {
 		p.err = &DivergenceError{Event: p.n, Tid: tid, Msg: fmt.Sprintf(format, args...)}
@@ -187,6 +200,8 @@ func (p *player) describe(ev *trace.Event, tid int) string {
 		return fmt.Sprintf("a signal from outside to thread %d", ev.Tid)
 	case ev.Kind != trace.KindSyscall:
 		return fmt.Sprintf("a %s event", ev.Kind)
+	case ev.Sysno == -recorder.QueryFastWrites:
+		return "a check of what thread " + fmt.Sprint(ev.Tid) + "'s process wrote without a stop"
 	case ev.Sysno < 0:
 		return "the host's answer to a " + recorder.QueryName(ev.Sysno) + " question"
 	case ev.External:

@@ -343,3 +343,74 @@ func recordOutsideCompute(t *testing.T, argv []string) (dir, rest, stderr string
 	}
 	return dir, string(b), errBuf.String()
 }
+
+// TestReplaySaysItWritesOtherBytes: a replay whose program writes other
+// bytes than its recording's to stdout redirected to a file says so and
+// exits 125, as it does for a pipe. Such writes take hermit's fast path
+// (no stop), so before, a replay printed other bytes there and exited 0.
+// The guest computes until a SIGUSR1 from outside, then prints how many
+// rounds it made: the replay gives the signal after as much CPU time, at
+// a point that may differ (the recording warns), so its count may too.
+func TestReplaySaysItWritesOtherBytes(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("outside_compute.c", "rounds")(t)
+	tmp := t.TempDir()
+	dir, recOut, repOut := filepath.Join(tmp, "trace"), filepath.Join(tmp, "rec.out"), filepath.Join(tmp, "rep.out")
+	f, err := os.Create(recOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = f, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	for b, _ := os.ReadFile(recOut); string(b) != "ready\n"; b, _ = os.ReadFile(recOut) {
+		select {
+		case <-exited:
+			t.Fatalf("hermit record exited before the guest was ready; stdout %q; stderr:\n%s", b, &stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	pid := guestPid(argv)
+	for tick := time.NewTicker(100 * time.Millisecond); ; {
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
+		select {
+		case <-tick.C:
+			continue
+		case <-exited:
+		case <-time.After(runTimeout):
+			_ = cmd.Process.Kill()
+			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, &stderr)
+		}
+		break
+	}
+	rec, _ := os.ReadFile(recOut)
+	if !regexp.MustCompile(`^ready\nthe loop ended at SIGUSR1 after [0-9]+ rounds\n$`).Match(rec) {
+		t.Fatalf("hermit record: stdout %q, exit %d; stderr:\n%s", rec, cmd.ProcessState.ExitCode(), &stderr)
+	}
+	g, err := os.Create(repOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	rcmd := exec.Command(testenv.Hermit(t), "replay", "--autopilot", dir)
+	var rerr bytes.Buffer
+	rcmd.Stdout, rcmd.Stderr = g, &rerr
+	_ = rcmd.Run()
+	rep, _ := os.ReadFile(repOut)
+	switch code := rcmd.ProcessState.ExitCode(); {
+	case bytes.Equal(rep, rec):
+		t.Logf("the replay printed the recording's count; exit %d", code)
+		if code != 0 {
+			t.Errorf("replay: the recording's output, but exit %d; stderr:\n%s", code, &rerr)
+		}
+	case code != 125 || !strings.Contains(rerr.String(), "wrote other bytes than the recording's"):
+		t.Errorf("replay printed %q where the recording printed %q, and exited %d without saying so; stderr:\n%s", rep, rec, code, &rerr)
+	}
+}

@@ -5,7 +5,9 @@
    exactly, so the replay gives it after as much CPU time, and the loop
    ends there too. With "calls" it makes a uname every 2^17 rounds (about
    every 100 us) and counts them: the recording gives the signal at a
-   call, and its replay ends after as many calls. */
+   call, and its replay ends after as many calls. With "rounds" it makes
+   no call, and prints how many rounds it made, which a replay, giving
+   the signal after as much CPU time, does not repeat exactly. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,13 +26,16 @@ int main(int argc, char **argv) {
 	struct utsname u;
 	while (!got) {
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
-		if (calls && (++n & ((1UL << 17) - 1)) == 0) {
+		n++;
+		if (calls && (n & ((1UL << 17) - 1)) == 0) {
 			uname(&u);
 			made++;
 		}
 	}
 	if (calls)
 		printf("the loop ended at SIGUSR1 after %lu calls\n", made);
+	else if (argc > 1 && strcmp(argv[1], "rounds") == 0)
+		printf("the loop ended at SIGUSR1 after %lu rounds\n", n);
 	else
 		printf("the loop ended at SIGUSR1\n");
 	return x == 0;

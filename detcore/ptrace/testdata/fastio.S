@@ -44,6 +44,7 @@
 	.set CALLS, 40
 	.set DIRTY, 48
 	.set RCALLS, 56
+	.set WDIGEST, 0x138
 	.set TABLE, 0x1000
 	.set E_DEV, 0
 	.set E_INO, 8
@@ -160,6 +161,44 @@ fio_code:
 	mov rdx, [rsp + STATSZ + 16]
 	add rsp, STATSZ + 24
 	syscall
+	.if \flag == FL_WRITE
+	/* The digest of the bytes written without a stop (WDIGEST), which
+	 * hermit keeps in a recording and checks in its replay: of n bytes
+	 * written, h = n, then h = rol((h ^ w) * K, 29) for each 8-byte word
+	 * w and h = (h ^ b) * K for each byte b left; WDIGEST becomes
+	 * (WDIGEST ^ h) * K. */
+	test rax, rax
+	jle 6f
+	push rax
+	push rsi
+	push rdx
+	mov rdx, rax
+	mov rcx, rax
+5:	cmp rdx, 8
+	jb 7f
+	xor rcx, [rsi]
+	imul rcx, rcx, 0x5bd1e995
+	rol rcx, 29
+	add rsi, 8
+	sub rdx, 8
+	jmp 5b
+7:	test rdx, rdx
+	jz 8f
+	movzx eax, byte ptr [rsi]
+	xor rcx, rax
+	imul rcx, rcx, 0x5bd1e995
+	inc rsi
+	dec rdx
+	jmp 7b
+8:	movabs r11, DATA
+	xor rcx, [r11 + WDIGEST]
+	imul rcx, rcx, 0x5bd1e995
+	mov [r11 + WDIGEST], rcx
+	pop rdx
+	pop rsi
+	pop rax
+6:
+	.endif
 	pop r11
 	lea rsp, [rsp + 128]
 	jmp r11
