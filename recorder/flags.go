@@ -108,8 +108,9 @@ const StdinPath = "/.hermit-stdin"
 // replays as before.
 // Version 20: a signal from outside that reaches a running thread is
 // given at the entry of the thread's next call (trace.Event.AtCall),
-// unless the thread makes none soon; a version-19 trace has only the
-// signals of before, and replays as before.
+// unless the thread makes none soon, and the trace keeps the digest of
+// what writes without a stop wrote (QueryFastWrites); a version-19 trace
+// has neither, and replays as before.
 const JournalVersion = "20"
 
 // replayable are the journal versions this hermit replays.
@@ -141,6 +142,9 @@ type Settings struct {
 	// SignalAnswers: the trace keeps the guest's pending signals (journal
 	// version 19).
 	SignalAnswers bool
+	// FastWriteDigests: the trace keeps the digest of what writes without
+	// a stop wrote (journal version 20; detcore.FastWriteJournal).
+	FastWriteDigests bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -186,6 +190,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	}
 	s.OldEntryTimes = f[FlagJournal] == "17"
 	s.SignalAnswers = f[FlagJournal] != "17" && f[FlagJournal] != "18"
+	s.FastWriteDigests = s.SignalAnswers && f[FlagJournal] != "19"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}

@@ -141,7 +141,7 @@ func TestIoctlSize(t *testing.T) {
 
 func TestSettingsRoundTrip(t *testing.T) {
 	// What this hermit records.
-	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3, SignalAnswers: true}
+	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3, SignalAnswers: true, FastWriteDigests: true}
 	got, err := ParseSettings(s.Flags())
 	if err != nil || !reflect.DeepEqual(got, s) {
 		t.Errorf("settings decode as %+v, %v; want %+v", got, err, s)
@@ -174,6 +174,9 @@ func TestSettingsRoundTrip(t *testing.T) {
 		got, err := ParseSettings(f)
 		if (err == nil) != ok {
 			t.Errorf("journal version %q: %v", v, err)
+		}
+		if ok && got.FastWriteDigests != (v == JournalVersion) {
+			t.Errorf("journal version %q: FastWriteDigests %v", v, got.FastWriteDigests)
 		}
 		if ok && got.SignalAnswers != (v != "17" && v != "18") {
 			t.Errorf("journal version %q: SignalAnswers %v", v, got.SignalAnswers)

@@ -323,6 +323,7 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 	}
 	r.p = newPlayer(reader, onEvent)
 	r.p.pipes = t
+	r.p.fastDigests = s.FastWriteDigests
 	var tr detcore.Tracer = &oracle{HostTracer: t, Actions: detcore.Actions{Inner: t}, p: r.p, signals: s.SignalAnswers, send: t.SendSignal}
 	if h.Wrap != nil {
 		tr = h.Wrap(tr)
