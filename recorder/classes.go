@@ -49,6 +49,12 @@ const (
 	// clSplice moves data between two descriptors in the kernel: kept
 	// when one end is external (splice.go).
 	clSplice
+	// clCopy copies between two files in the kernel (copy_file_range):
+	// its result is kept, as the kernel may refuse it in replay's root
+	// and not in the recording's, or the reverse (files on two
+	// filesystems: EXDEV), and replay copies as many bytes with sendfile,
+	// which any two files allow.
+	clCopy
 )
 
 var classes = map[int]class{
@@ -92,6 +98,8 @@ var classes = map[int]class{
 	abi.SYS_ACCEPT: clAccept, abi.SYS_ACCEPT4: clAccept,
 
 	abi.SYS_SPLICE: clSplice, abi.SYS_TEE: clSplice, abi.SYS_SENDFILE: clSplice,
+
+	abi.SYS_COPY_FILE_RANGE: clCopy,
 }
 
 // Syscalls lists the syscalls that recording and replay intercept in

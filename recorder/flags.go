@@ -108,9 +108,10 @@ const StdinPath = "/.hermit-stdin"
 // replays as before.
 // Version 20: a signal from outside that reaches a running thread is
 // given at the entry of the thread's next call (trace.Event.AtCall),
-// unless the thread makes none soon, and the trace keeps the digest of
-// what writes without a stop wrote (QueryFastWrites); a version-19 trace
-// has neither, and replays as before.
+// unless the thread makes none soon, the trace keeps the digest of what
+// writes without a stop wrote (QueryFastWrites), and copy_file_range's
+// result (clCopy); a version-19 trace has none of them, and replays as
+// before.
 const JournalVersion = "20"
 
 // replayable are the journal versions this hermit replays.

@@ -304,7 +304,7 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 			return o
 		}
 		keep = true
-	case clWait:
+	case clWait, clCopy:
 		keep = true
 	case clChange:
 		keep = true
@@ -395,6 +395,8 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 		if !r.specialExit(c, &p, &ev) {
 			return false, 0, r.failed()
 		}
+	case clCopy:
+		ev.Digest = ResultForce
 	case clChange:
 		ev.Digest = ResultForce
 		if c.Result >= 0 {

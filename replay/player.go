@@ -311,6 +311,8 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 	}
 	p.take()
 	switch {
+	case ev.Digest == recorder.ResultForce && c.Nr == abi.SYS_COPY_FILE_RANGE:
+		return p.copyFileRange(c, ev.Result)
 	case ev.Digest == recorder.ResultForce:
 		p.force[c.Tid] = ev.Result
 		o := detcore.Outcome{Exit: true, Args: partWrite(c, ev.Result)}
@@ -384,6 +386,23 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 		return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
 	}
 	return o
+}
+
+// copyFileRange replays a copy_file_range whose recording returned res:
+// failed, it fails so again without running; otherwise as many bytes are
+// copied with sendfile, which needs no common filesystem (the replay's
+// files are on an overlay's layers, and one the guest made is not where
+// one it read is: EXDEV), when the call writes at the output's offset.
+// One that gives its own output offset runs as it is, its result forced.
+func (p *player) copyFileRange(c *detcore.Call, res int64) detcore.Outcome {
+	if res < 0 {
+		return detcore.Outcome{Emulate: true, Result: res}
+	}
+	p.force[c.Tid] = res
+	if c.Args[3] != 0 || c.Args[5] != 0 {
+		return detcore.Outcome{Exit: true}
+	}
+	return detcore.Outcome{Exit: true, Nr: abi.SYS_SENDFILE, Args: &[6]uint64{c.Args[2], c.Args[0], c.Args[1], uint64(res)}}
 }
 
 // splice replays a splice, tee or sendfile that had an external end: the

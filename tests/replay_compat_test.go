@@ -72,6 +72,22 @@ func TestReplayCompat(t *testing.T) {
 			}
 			return append(cGuest("touch_unopened.c")(t), a, b)
 		}},
+		// copy_file_range from a file that was there before to one the
+		// guest makes: in a replay they are on two layers of an overlay,
+		// where the kernel refuses it (EXDEV); cp and cat make it. (Not
+		// in /tmp, which is an overlay in the recording too.)
+		{"copy_file_range", false, func(t *testing.T) []string {
+			dir, err := os.MkdirTemp("/var/tmp", "hermit-copy-range-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			in := filepath.Join(dir, "in")
+			if err := os.WriteFile(in, []byte("the input file's 33 bytes of text"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return append(cGuest("copy_range.c")(t), in, filepath.Join(dir, "out"))
+		}},
 		// A signal that ends a probed wait (EINTR) or has it made again.
 		{"a signal ends a probed wait", false, cGuest("wait_signal.c", "eintr")},
 		{"a signal restarts a probed wait", false, cGuest("wait_signal.c", "restart")},
