@@ -485,9 +485,18 @@ func (r *Recorder) changeParents(c *detcore.Call) {
 }
 
 // noteChange keeps the directories a successful mkdir leaves, so that the
-// rebuilt root has them even if the guest never opens them.
+// rebuilt root has them even if the guest never opens them; and what a
+// successful rename moved: its new path holds what replay's rename moves
+// there, never a copy of the host's (which, taken once the run had made
+// it, put a directory the guest made in replay's root from the start:
+// cargo's target/, made by a rename after an open in it had failed).
 func (r *Recorder) noteChange(c *detcore.Call) {
-	if c.Nr != abi.SYS_MKDIR && c.Nr != abi.SYS_MKDIRAT {
+	switch c.Nr {
+	case abi.SYS_RENAME, abi.SYS_RENAMEAT, abi.SYS_RENAMEAT2:
+		r.noteRename(c)
+		return
+	case abi.SYS_MKDIR, abi.SYS_MKDIRAT:
+	default:
 		return
 	}
 	dirfd, arg := pathArg(c.Nr)
@@ -495,6 +504,33 @@ func (r *Recorder) noteChange(c *detcore.Call) {
 		r.seen[abs] = true
 		r.made[abs] = true
 		r.mkdirs[abs] = true
+	}
+}
+
+// noteRename notes rename call c's new path as seen, and as made by the
+// guest if its old one was.
+func (r *Recorder) noteRename(c *detcore.Call) {
+	from, to := [2]int{-1, 0}, [2]int{-1, 1}
+	if c.Nr != abi.SYS_RENAME {
+		from, to = [2]int{0, 1}, [2]int{2, 3}
+	}
+	abs := func(a [2]int) (string, bool) {
+		if a[0] < 0 {
+			return r.absPath(c.Tid, -1, c.Args[a[1]])
+		}
+		return r.absPath(c.Tid, a[0], c.Args[a[1]], c.Args[a[0]])
+	}
+	src, ok1 := abs(from)
+	dst, ok2 := abs(to)
+	if !ok1 || !ok2 {
+		return
+	}
+	r.seen[dst] = true
+	if r.made[src] || r.mkdirs[src] || r.underMade(src) {
+		r.made[dst] = true
+	}
+	if r.mkdirs[src] || r.underMade(src) {
+		r.mkdirs[dst] = true
 	}
 }
 

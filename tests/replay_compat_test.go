@@ -88,6 +88,11 @@ func TestReplayCompat(t *testing.T) {
 			}
 			return append(cGuest("copy_range.c")(t), in, filepath.Join(dir, "out"))
 		}},
+		// A directory the guest made by a rename, after an open in it
+		// failed (cargo's target/).
+		{"a directory made by a rename", false, func(t *testing.T) []string {
+			return append(cGuest("rename_made.c")(t), t.TempDir())
+		}},
 		// A signal that ends a probed wait (EINTR) or has it made again.
 		{"a signal ends a probed wait", false, cGuest("wait_signal.c", "eintr")},
 		{"a signal restarts a probed wait", false, cGuest("wait_signal.c", "restart")},
