@@ -55,6 +55,11 @@ const (
 	// filesystems: EXDEV), and replay copies as many bytes with sendfile,
 	// which any two files allow.
 	clCopy
+	// clGroup asks for a process group or session (getpgrp, getpgid,
+	// getsid): kept, as a replay's guest is in a process group of its
+	// own (ptrace.Options.OwnGroup), whose leader it sees (1), where a
+	// recording's is in hermit's, whose leader it does not (0).
+	clGroup
 )
 
 var classes = map[int]class{
@@ -100,6 +105,8 @@ var classes = map[int]class{
 	abi.SYS_SPLICE: clSplice, abi.SYS_TEE: clSplice, abi.SYS_SENDFILE: clSplice,
 
 	abi.SYS_COPY_FILE_RANGE: clCopy,
+
+	abi.SYS_GETPGRP: clGroup, abi.SYS_GETPGID: clGroup, abi.SYS_GETSID: clGroup,
 }
 
 // Syscalls lists the syscalls that recording and replay intercept in

@@ -304,7 +304,7 @@ func (r *Recorder) Native(c *detcore.Call) detcore.Outcome {
 			return o
 		}
 		keep = true
-	case clWait, clCopy:
+	case clWait, clCopy, clGroup:
 		keep = true
 	case clChange:
 		keep = true

@@ -93,6 +93,9 @@ func TestReplayCompat(t *testing.T) {
 		{"a directory made by a rename", false, func(t *testing.T) []string {
 			return append(cGuest("rename_made.c")(t), t.TempDir())
 		}},
+		// Process groups and sessions: a replay's guest is in a group of
+		// its own.
+		{"process group ids", false, cGuest("pgrp.c")},
 		// A signal that ends a probed wait (EINTR) or has it made again.
 		{"a signal ends a probed wait", false, cGuest("wait_signal.c", "eintr")},
 		{"a signal restarts a probed wait", false, cGuest("wait_signal.c", "restart")},
