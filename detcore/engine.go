@@ -138,6 +138,10 @@ type Engine struct {
 	fstate *fileState
 	// lastClock is the clock page armed last (vclock.go).
 	lastClock *ClockPage
+	// uuids counts the UUIDs /proc/sys/kernel/random/uuid gave, and uuid
+	// is the last (procfs.go).
+	uuids uint64
+	uuid  []byte
 }
 
 // atRandom returns the AT_RANDOM bytes for the next exec: a function of

@@ -102,6 +102,41 @@ func normalizeMountinfo(b []byte, anon func(minor uint32) uint32) []byte {
 // GuestMemory of memory, half of it free).
 var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg|stat|meminfo)$`)
 
+// Host statistics (interrupts, memory zones and slabs, disk, pressure and
+// scheduler counters, open files and inodes, the entropy pool, locks)
+// tell how the host runs: their numbers read 0, their layout kept.
+// /proc/sys/kernel/random/uuid gives a new UUID made from the seed at each
+// read, and boot_id one UUID for the run.
+var procHostPath = regexp.MustCompile(`^/proc/(vmstat|interrupts|diskstats|softirqs|zoneinfo|slabinfo|timer_list|buddyinfo|pagetypeinfo|schedstat|vmallocinfo|locks|pressure/(?:cpu|io|memory|irq)|sys/fs/(?:file-nr|inode-nr|inode-state|dentry-state)|sys/kernel/random/(?:entropy_avail|uuid|boot_id))$`)
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// procHost is the content of one of those files as read at offset off;
+// host is the host's.
+func (e *Engine) procHost(name string, host []byte, off int64) []byte {
+	switch name {
+	case "sys/kernel/random/uuid":
+		if off == 0 || e.uuid == nil {
+			e.uuids++
+			e.uuid = uuidOf(e.cfg.Seed, e.uuids)
+		}
+		return e.uuid
+	case "sys/kernel/random/boot_id":
+		return uuidOf(e.cfg.Seed, 0)
+	}
+	return digits.ReplaceAll(host, []byte("0"))
+}
+
+// uuidOf is the nth version-4 UUID of seed's, as the kernel prints one.
+func uuidOf(seed, n uint64) []byte {
+	var b [16]byte
+	putLE64(b[0:], splitmix64(seed^0x75756964<<32^n))
+	putLE64(b[8:], splitmix64(seed+n*0x9e3779b97f4a7c15+0x75756964))
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Appendf(nil, "%x-%x-%x-%x-%x\n", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
 // procGlobal is the content of one of those files; host is the host's,
 // whose layout /proc/meminfo keeps.
 func (e *Engine) procGlobal(name string, host []byte) []byte {
@@ -180,7 +215,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	sc := procSchedPath.FindStringSubmatch(path)
 	mp := procMapsPath.FindStringSubmatch(path)
 	sm := procStatmPath.MatchString(path)
-	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm {
+	h := procHostPath.FindStringSubmatch(path)
+	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm && h == nil {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -188,6 +224,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	switch {
+	case h != nil:
+		content = e.procHost(h[1], content, off)
 	case sc != nil:
 		content = e.normalizeSched(sc[3], content)
 	case mp != nil:
