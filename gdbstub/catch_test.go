@@ -46,6 +46,7 @@ func TestCatchSyscalls(t *testing.T) {
 	if len(refused) != 1 || refused[0] != "no syscall 999" {
 		t.Errorf("Options.Refused heard %q, want the target's error", refused)
 	}
+	c.expect("QCatchSyscalls:1", "OK")
 	ct.stops = []Stop{
 		{Kind: StopSyscallEntry, Tid: 0x1240, Syscall: 1},
 		{Kind: StopSyscallReturn, Tid: 0x1240, Syscall: 0xe7},
@@ -56,5 +57,29 @@ func TestCatchSyscalls(t *testing.T) {
 	}
 	if got := c.ask("c"); !strings.Contains(got, "syscall_return:e7;") {
 		t.Errorf("c at a syscall's return: %q, want syscall_return:e7;", got)
+	}
+}
+
+// TestClientGoneClears: a client that goes away without detaching (lldb
+// or gdb killed) leaves no breakpoint, watchpoint or syscall catching in
+// the target, where the next client (--keep-listening) would stop without
+// having asked; one it cleared itself is not cleared twice.
+func TestClientGoneClears(t *testing.T) {
+	ct := &catchTarget{fakeTarget: newFakeTarget()}
+	c := startServeTarget(t, ct, Options{})
+	c.expect("Z0,401000,1", "OK")
+	c.expect("Z0,401010,1", "OK")
+	c.expect("z0,401010,1", "OK")
+	c.expect("QCatchSyscalls:1", "OK")
+	c.conn.Close()
+	if r := c.end(); r.end != EndDisconnected {
+		t.Errorf("Serve: got %v, want EndDisconnected", r.end)
+	}
+	want := "set 0 0x401000 1|set 0 0x401010 1|clear 0 0x401010 1|clear 0 0x401000 1"
+	if got := strings.Join(ct.calls, "|"); got != want {
+		t.Errorf("target calls: %s, want %s", got, want)
+	}
+	if got, want := strings.Join(ct.got, " "), "true [] false []"; got != want {
+		t.Errorf("CatchSyscalls calls: %s, want %s", got, want)
 	}
 }

@@ -205,6 +205,12 @@ func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error, 
 	}
 	switch err := op(kind, addr, size); {
 	case err == nil:
+		key := breakpoint{kind, addr, size}
+		if insert {
+			s.inserted[key] = true
+		} else {
+			delete(s.inserted, key)
+		}
 		return []byte("OK")
 	case errors.Is(err, ErrUnsupported):
 		return nil
@@ -214,5 +220,30 @@ func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error, 
 			return errReply
 		}
 		return s.refused(err)
+	}
+}
+
+// breakpoint is one a client inserted (Z).
+type breakpoint struct {
+	kind BreakKind
+	addr uint64
+	size int
+}
+
+// clearClient takes out of the target what the session's client put in
+// and did not take out: its breakpoints, watchpoints and syscall
+// catching. A client that went away without detaching (killed) leaves
+// them, and the next one (--keep-listening) would stop where it asked
+// for none.
+func (s *session) clearClient() {
+	for b := range s.inserted {
+		if err := s.t.ClearBreakpoint(b.kind, b.addr, b.size); err != nil {
+			s.logf("gdbstub: clearing breakpoint %d at %#x: %v", b.kind, b.addr, err)
+		}
+	}
+	clear(s.inserted)
+	if sc, ok := s.t.(SyscallCatcher); ok && s.catching {
+		_ = sc.CatchSyscalls(false, nil)
+		s.catching = false
 	}
 }

@@ -70,10 +70,12 @@ func (s *session) catchSyscalls(r *request) []byte {
 		if err := sc.CatchSyscalls(false, nil); err != nil {
 			return s.refused(err)
 		}
+		s.catching = false
 	case f[0] == "1":
 		if err := sc.CatchSyscalls(true, nrs); err != nil {
 			return s.refused(err)
 		}
+		s.catching = true
 	default:
 		return errReply
 	}

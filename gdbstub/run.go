@@ -59,18 +59,22 @@ func (s *session) stopReply(st Stop) []byte {
 		}
 		b = fmt.Appendf(b, "thread:%s;", s.threadID(tid))
 	}
-	switch st.Kind {
-	case StopSyscallEntry:
+	switch {
+	case !s.catching && (st.Kind == StopSyscallEntry || st.Kind == StopSyscallReturn):
+		// A plain SIGTRAP for a client that did not ask (the next one
+		// after a client that caught syscalls went away): gdb resumes
+		// at a syscall stop it did not ask for.
+	case st.Kind == StopSyscallEntry:
 		b = fmt.Appendf(b, "syscall_entry:%x;", st.Syscall)
-	case StopSyscallReturn:
+	case st.Kind == StopSyscallReturn:
 		b = fmt.Appendf(b, "syscall_return:%x;", st.Syscall)
-	case StopBreakpoint:
+	case st.Kind == StopBreakpoint:
 		if st.Hardware {
 			b = append(b, "hwbreak:;"...)
 		} else {
 			b = append(b, "swbreak:;"...)
 		}
-	case StopWatch:
+	case st.Kind == StopWatch:
 		name := "watch"
 		switch st.Watch {
 		case WatchRead:
@@ -297,10 +301,11 @@ func (s *session) detach(*request) []byte {
 	return []byte("OK")
 }
 
-// kill answers k: no reply, the session ends.
+// kill answers k: the process is gone (killed by SIGKILL: lldb waits for
+// the reply, gdb reads none), and the session ends.
 func (s *session) kill(*request) []byte {
-	s.done, s.end, s.noReply = true, EndKilled, true
-	return nil
+	s.done, s.end = true, EndKilled
+	return []byte("X09")
 }
 
 // vKill marks the process killed; the client may still vRun it.

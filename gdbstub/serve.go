@@ -97,6 +97,12 @@ type session struct {
 	end  End
 	// Set by a handler to send no reply.
 	noReply bool
+
+	// inserted are the breakpoints and watchpoints the client set and
+	// has not cleared; catching, whether it catches syscalls. Serve
+	// takes them out of the target as the session ends (clearClient).
+	inserted map[breakpoint]bool
+	catching bool
 }
 
 // afterDetach bounds how long a client that detached may keep the
@@ -118,11 +124,13 @@ func Serve(conn io.ReadWriteCloser, t Target, opts Options) (End, error) {
 		readerDone: make(chan struct{}),
 		files:      map[int]fs.File{},
 		nextFD:     3,
+		inserted:   map[breakpoint]bool{},
 	}
 	go s.readLoop()
 	end, err := s.loop()
 	conn.Close()
 	<-s.readerDone
+	s.clearClient()
 	for _, f := range s.files {
 		f.Close()
 	}

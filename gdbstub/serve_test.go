@@ -78,11 +78,12 @@ func TestDelveHandshake(t *testing.T) {
 	ft.when = 42
 	c.expect("qRRCmd:when:-1", hexs("Current event: 42\n"))
 	c.expect("qRRCmd:"+hexs("when"), hexs("Current event: 42\n"))
-	c.send("k")
+	c.expect("k", "X09")
 	if r := c.end(); r.end != EndKilled || r.err != nil {
 		t.Errorf("Serve: got %v, %v, want EndKilled", r.end, r.err)
 	}
-	want := []string{"set 0 0x401000 1", "continue", "step 0x1240"}
+	// The breakpoint the client left is taken out as the session ends.
+	want := []string{"set 0 0x401000 1", "continue", "step 0x1240", "clear 0 0x401000 1"}
 	if strings.Join(ft.calls, "|") != strings.Join(want, "|") {
 		t.Errorf("calls: got %q, want %q", ft.calls, want)
 	}

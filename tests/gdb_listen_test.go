@@ -170,3 +170,28 @@ func guestEventBefore(t *testing.T, dir string, n uint64) uint64 {
 	}
 	return best
 }
+
+// TestKeepListeningForgetsTheDeadDebugger: a gdb killed at a breakpoint
+// (no detach) leaves nothing behind for the next one: its continues run
+// the replay to its end. (Before, the breakpoint stayed in the replay, and
+// the next debugger stopped there with a SIGTRAP it never asked for; lldb
+// 14 and 19 alike.)
+func TestKeepListeningForgetsTheDeadDebugger(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	s := startReplay(t, dir, "--keep-listening")
+	first := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break thread_main", "catch syscall write", "continue",
+		"shell kill -9 $PPID")
+	if !strings.Contains(first.text, "Breakpoint 1, thread_main") && !strings.Contains(first.text, "Catchpoint 2") {
+		t.Fatalf("the first gdb did not stop where it asked:\n%s", first.text)
+	}
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "continue")
+	rep := s.wait(t)
+	t.Logf("first gdb:\n%s\nsecond:\n%s\nstub: %s", first.text, tr.text, describe(rep))
+	noClientErrors(t, tr, nil)
+	checkGDBExit(t, tr, 0, g.pid, rec.Exit)
+	if !strings.Contains(string(rep.Stderr), "hermit: the debugger went away without detaching at event ") || rep.Exit != rec.Exit {
+		t.Errorf("want the recording's exit %d and a line saying the first debugger went away; %s", rec.Exit, describe(rep))
+	}
+}
