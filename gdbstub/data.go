@@ -83,10 +83,21 @@ func (s *session) writeRegister(r *request) []byte {
 		return []byte("OK")
 	case !ok:
 		return errReply
+	case !strings.EqualFold(val, string(appendRegHex(nil, regs, n))) && s.allocating:
+		s.allocating = false // lldb gives up its call of mmap (allocate)
+		return errReply
 	case !strings.EqualFold(val, string(appendRegHex(nil, regs, n))):
 		return s.refused(errRegReadOnly)
 	}
 	return []byte("OK")
+}
+
+// allocate answers lldb's _M: unsupported. lldb then writes registers to
+// call mmap in the process, and gives up at the first that writeRegister
+// refuses, quietly: the user asked for an expression, not a write.
+func (s *session) allocate(*request) []byte {
+	s.allocating = true
+	return nil
 }
 
 // parseAddrLen parses "addr,length" in hex.

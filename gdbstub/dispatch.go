@@ -48,6 +48,11 @@ var commands = []command{
 	{"qRegisterInfo", true, empty},
 	{"qMemoryRegionInfo", false, empty},
 	{"qShlibInfoAddr", false, (*session).shlibInfoAddr},
+	// lldb's memory allocation in the process, for its expressions:
+	// unsupported. (An error makes it fail every expression; unsupported,
+	// it tries a call of mmap in the process, whose register writes are
+	// refused without a word to the user, then evaluates without.)
+	{"_M", true, (*session).allocate},
 
 	// Threads.
 	{"H", true, (*session).setThread},

@@ -85,6 +85,7 @@ func (s *session) reverseStep(r *request) []byte {
 // reverse runs a reverse command. Going back revives a process that
 // ended.
 func (s *session) reverse(r *request, fn func() (Stop, error)) []byte {
+	s.allocating = false
 	if s.holdStart {
 		// Delve resumes once after vRun, backwards after a reverse
 		// command: that resume reports where the restart went.

@@ -127,6 +127,7 @@ func (s *session) haltReason(*request) []byte {
 // resume continues (tid 0) or steps thread tid and replies with the stop.
 // Once the process has ended it just repeats how it ended.
 func (s *session) resume(r *request, step bool, tid int) []byte {
+	s.allocating = false
 	if s.dead != nil {
 		return s.stopReply(*s.dead)
 	}

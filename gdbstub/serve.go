@@ -103,6 +103,9 @@ type session struct {
 	// takes them out of the target as the session ends (clearClient).
 	inserted map[breakpoint]bool
 	catching bool
+	// allocating: lldb asked to allocate memory (_M) since the process
+	// last ran; its register writes are its own (allocate).
+	allocating bool
 }
 
 // afterDetach bounds how long a client that detached may keep the

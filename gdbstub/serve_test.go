@@ -476,3 +476,24 @@ func TestDelveRestart(t *testing.T) {
 	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
 	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
 }
+
+// TestLLDBAllocationIsNoWrite: lldb's expressions ask to allocate memory
+// (_M: unsupported), then try a call of mmap in the process, whose first
+// register write is refused without a word to the user (who asked for an
+// expression, not a write); a register write after that is the user's,
+// and is said.
+func TestLLDBAllocationIsNoWrite(t *testing.T) {
+	ft := newFakeTarget()
+	var refused []string
+	c := startServe(t, ft, Options{Refused: func(err error) { refused = append(refused, err.Error()) }})
+	c.expect("QThreadSuffixSupported", "OK")
+	c.expect("_M1000,rwx", "")
+	c.expect("P5=efbeadde00000000;thread:1240;", "E01")
+	if len(refused) != 0 {
+		t.Errorf("lldb's own register write was said to the user: %q", refused)
+	}
+	c.expect("P0=efbeadde00000000;thread:1240;", "E01")
+	if len(refused) != 1 || !strings.Contains(refused[0], "change a register") {
+		t.Errorf("the user's register write: Options.Refused heard %q, want one line about a register", refused)
+	}
+}
