@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // catchTarget is a fake target that can catch syscalls.
@@ -81,5 +82,29 @@ func TestClientGoneClears(t *testing.T) {
 	}
 	if got, want := strings.Join(ct.got, " "), "true [] false []"; got != want {
 		t.Errorf("CatchSyscalls calls: %s, want %s", got, want)
+	}
+}
+
+// TestMemoryRegionInfo: lldb's qMemoryRegionInfo is answered from the
+// process's /proc/PID/maps: a mapping's range, permissions and name (in
+// hex), the gap before one, the rest of the address space after the
+// last; the empty reply for a target without the file.
+func TestMemoryRegionInfo(t *testing.T) {
+	ft := newFakeTarget()
+	ft.files[fmt.Sprintf("proc/%d/maps", ft.pid)] = &fstest.MapFile{Data: []byte(
+		"555555554000-555555555000 r--p 00000000 fd:01 1234  /usr/bin/prog\n" +
+			"555555555000-555555556000 r-xp 00001000 fd:01 1234  /usr/bin/prog\n" +
+			"7ffff7fc8000-7ffff7fca000 r-xp 00000000 00:00 0  [vdso]\n" +
+			"7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0  [stack]\n")}
+	c := startServe(t, ft, Options{})
+	for _, pw := range [][2]string{
+		{"555555555010", "start:555555555000;size:1000;permissions:rx;name:" + hexs("/usr/bin/prog") + ";"},
+		{"7ffff7fc8000", "start:7ffff7fc8000;size:2000;permissions:rx;name:" + hexs("[vdso]") + ";"},
+		{"1000", "start:0;size:555555554000;"},
+		{"600000000000", "start:555555556000;size:2aaaa2a72000;"},
+		{"7ffffffff000", "start:7ffffffff000;size:ffff800000000fff;"},
+		{"zz", "E01"},
+	} {
+		c.expect("qMemoryRegionInfo:"+pw[0], pw[1])
 	}
 }

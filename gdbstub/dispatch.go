@@ -46,7 +46,7 @@ var commands = []command{
 	{"qTStatus", false, empty},
 	{"qSymbol", false, ok},
 	{"qRegisterInfo", true, empty},
-	{"qMemoryRegionInfo", false, empty},
+	{"qMemoryRegionInfo", false, (*session).memoryRegionInfo},
 	{"qShlibInfoAddr", false, (*session).shlibInfoAddr},
 	// lldb's memory allocation in the process, for its expressions:
 	// unsupported. (An error makes it fail every expression; unsupported,

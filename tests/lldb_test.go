@@ -29,6 +29,7 @@ func lldbCmds(addr string) []string {
 		"breakpoint set -f gdb_threads.c -p 'global = %ld'",
 		"process continue",
 		"memory read -s8 -fd -c1 &global",
+		"memory region &global",
 		"process continue",
 	}
 }
@@ -41,6 +42,7 @@ var (
 	lldbBtWorkerRE   = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `worker\(id=(\d)\) at gdb_threads\.c:\d+:\d+\n    frame #1: 0x[0-9a-f]+ \S+` + "`" + `thread_main\(arg=0x0+(\d)\) at gdb_threads\.c:\d+:\d+\n    frame #2: 0x[0-9a-f]+ libc\.so\.6` + "`")
 	lldbBtMainRE     = regexp.MustCompile(`(?m)\A\* thread #\d+, .*\n  \* frame #0: 0x[0-9a-f]+ \S+` + "`" + `main at gdb_threads\.c:\d+:\d+\n    frame #1: 0x[0-9a-f]+ libc\.so\.6` + "`")
 	lldbMemoryRE     = regexp.MustCompile(`\A(0x[0-9a-f]+): (-?\d+)\n\z`)
+	lldbRegionRE     = regexp.MustCompile(`\A\[(0x[0-9a-f]+)-(0x[0-9a-f]+)\) (\S+) \S*gdb_threads`)
 	lldbExitedRE     = regexp.MustCompile(`(?m)^Process (\d+) exited with status = (\d+) \(0x[0-9a-f]+\)$`)
 )
 
@@ -103,6 +105,15 @@ func checkLLDB(t *testing.T, tr transcript, stdout []byte, exit int) {
 	m := mustMatch(t, lldbMemoryRE, tr.out(t, "memory read -s8 -fd -c1 &global", 0), "memory read &global")
 	if m[1] != g.global || m[2] != g.final {
 		t.Errorf("memory read &global: %s: %s; the program printed &global %s, global = %s", m[1], m[2], g.global, g.final)
+	}
+
+	// The mapping that holds global, from the process's maps
+	// (qMemoryRegionInfo), which lldb also finds the vDSO by.
+	r := mustMatch(t, lldbRegionRE, tr.out(t, "memory region &global", 0), "memory region &global")
+	lo, _ := strconv.ParseUint(r[1], 0, 64)
+	hi, _ := strconv.ParseUint(r[2], 0, 64)
+	if at, _ := strconv.ParseUint(g.global, 0, 64); at < lo || at >= hi || r[3] != "rw-" {
+		t.Errorf("memory region &global: %s, want a rw- mapping of gdb_threads that holds %s", r[0], g.global)
 	}
 
 	m = mustMatch(t, lldbExitedRE, tr.out(t, "process continue", 3), "process continue to the end")
