@@ -123,33 +123,44 @@ func checkLLDB(t *testing.T, tr transcript, stdout []byte, exit int) {
 }
 
 // lldbAnnounceRE finds the lldb command hermit prints when it listens:
-// `lldb EXE -o 'gdb-remote ADDR'`, EXE possibly in single quotes.
-var lldbAnnounceRE = regexp.MustCompile(`(?m)^\s*lldb ('[^']+'|\S+) -o 'gdb-remote (\S+:\d+)'\s*$`)
+// `lldb EXE -o 'target modules search-paths add / ROOT/' -o 'gdb-remote
+// ADDR'`, EXE possibly in single quotes.
+var lldbAnnounceRE = regexp.MustCompile(`(?m)^\s*lldb ('[^']+'|\S+) -o 'target modules search-paths add / (\S+/)' -o 'gdb-remote (\S+:\d+)'\s*$`)
 
 // TestLLDB debugs a replay of gdb_threads with lldb, run as hermit says
 // to: on the program's file it names (in the replay's rebuilt root), and
 // connected to the address it listens on.
 // lldbExe returns the program's path that hermit tells lldb to load.
-func lldbExe(t *testing.T, s *stub) string {
+func lldbExe(t *testing.T, s *stub) (exe, root string) {
 	t.Helper()
 	// The lldb line follows the listening line startReplay waited for.
 	for deadline := time.Now().Add(10 * time.Second); !lldbAnnounceRE.Match(s.stderr.Bytes()) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	m := mustMatch(t, lldbAnnounceRE, string(s.stderr.Bytes()), "the lldb command hermit prints")
-	if m[2] != s.addr {
-		t.Errorf("hermit says to run lldb with gdb-remote %s, but it listens on %s", m[2], s.addr)
+	if m[3] != s.addr {
+		t.Errorf("hermit says to run lldb with gdb-remote %s, but it listens on %s", m[3], s.addr)
 	}
-	return strings.Trim(m[1], "'")
+	exe, root = strings.Trim(m[1], "'"), m[2]
+	if !strings.HasPrefix(exe, root) {
+		t.Errorf("hermit says to run lldb on %s, with libraries from %s, not the same root", exe, root)
+	}
+	return exe, root
 }
 
 func TestLLDB(t *testing.T) {
 	requireDebugging(t, "lldb")
 	dir, rec := recordThreads(t)
 	s := startReplay(t, dir)
-	tr := runLLDB(t, t.TempDir(), lldbExe(t, s), lldbCmds(s.addr)...)
+	exe, root := lldbExe(t, s)
+	cmds := append([]string{"target modules search-paths add / " + root}, lldbCmds(s.addr)...)
+	tr := runLLDB(t, t.TempDir(), exe, append(cmds, "image list")...)
 	rep := s.wait(t)
 	checkLLDB(t, tr, rec.Stdout, rec.Exit)
+	// The libraries are the recording's, from the replay's root.
+	if libc := regexp.MustCompile(`(?m) (/\S+/libc\.so\.6)\s*$`).FindStringSubmatch(tr.out(t, "image list", 0)); libc == nil || !strings.HasPrefix(libc[1], root) {
+		t.Errorf("image list: libc %q, want the replay root's (%s)", libc, root)
+	}
 	checkServedRun(t, rec, rep)
 	if t.Failed() {
 		t.Logf("lldb:\n%s", tr.text)

@@ -228,7 +228,8 @@ func TestLLDBReverse(t *testing.T) {
 	major, _ := strconv.Atoi(string(m[1]))
 	dir, _ := recordCorrupt(t)
 	s := startReplay(t, dir)
-	tr := runLLDB(t, t.TempDir(), lldbExe(t, s), "gdb-remote "+s.addr, "breakpoint set -n check", "process continue", "process continue --reverse")
+	exe, root := lldbExe(t, s)
+	tr := runLLDB(t, t.TempDir(), exe, "target modules search-paths add / "+root, "gdb-remote "+s.addr, "breakpoint set -n check", "process continue", "process continue --reverse")
 	s.wait(t)
 	out := tr.out(t, "process continue --reverse", 0)
 	if major < 21 {

@@ -103,7 +103,7 @@ func serveGDB(cfg serveConfig) int {
 	if cfg.announce != nil {
 		cfg.announce(addr, local)
 	} else {
-		announceGDB(addr, local)
+		announceGDB(addr, local, strings.TrimSuffix(local, exe))
 	}
 
 	refused := map[string]bool{}
@@ -127,7 +127,8 @@ func serveGDB(cfg serveConfig) int {
 		}()
 	}
 	conns, free, acceptErr := acceptOneAtATime(ln)
-	gone := false // the debugger went away without detaching or killing
+	gone := false                   // the debugger went away without detaching or killing
+	last := gdbstub.EndDisconnected // how the last connection ended
 	for {
 		conn, ok := <-conns
 		if !ok {
@@ -153,7 +154,7 @@ func serveGDB(cfg serveConfig) int {
 			fmt.Fprintf(os.Stderr, "hermit: the debugger %s at event %d; listening again on %s\n", how, t.When(), addr)
 			continue
 		}
-		gone = end == gdbstub.EndDisconnected
+		gone, last = end == gdbstub.EndDisconnected, end
 		break
 	}
 	if readyDone != nil {
@@ -171,6 +172,13 @@ func serveGDB(cfg serveConfig) int {
 		return st.ExitCode
 	case gdbstub.StopKilled:
 		return 128 + st.Signal
+	}
+	switch last {
+	case gdbstub.EndDetached:
+		// Before the end: the replay goes no further.
+		fmt.Fprintf(os.Stderr, "hermit: the debugger detached at event %d; the replay ends there (--keep-listening waits for another)\n", t.When())
+	case gdbstub.EndKilled:
+		fmt.Fprintf(os.Stderr, "hermit: the debugger killed the replay at event %d\n", t.When())
 	}
 	if gone {
 		// Before the program's end (a client that ends with it, as gdb
@@ -222,11 +230,18 @@ func acceptOneAtATime(ln net.Listener) (<-chan net.Conn, chan<- struct{}, *error
 	return conns, free, &err
 }
 
-// announceGDB prints where the stub listens and how to attach to it.
-func announceGDB(addr, exe string) {
+// announceGDB prints where the stub listens and how to attach to it: lldb
+// on the program's copy in the replay's root (the recording's, not the
+// host's), which also serves the libraries (gdb reads them over the
+// connection).
+func announceGDB(addr, exe, root string) {
 	fmt.Fprintf(os.Stderr, "hermit: listening for a debugger on %s\n", addr)
 	fmt.Fprintf(os.Stderr, "  gdb -ex 'target extended-remote %s'\n", addr)
-	fmt.Fprintf(os.Stderr, "  lldb %s -o 'gdb-remote %s'\n", shellQuote(exe), addr)
+	paths := ""
+	if root != "" && root != exe {
+		paths = fmt.Sprintf(" -o %s", shellQuote("target modules search-paths add / "+root+"/"))
+	}
+	fmt.Fprintf(os.Stderr, "  lldb %s%s -o 'gdb-remote %s'\n", shellQuote(exe), paths, addr)
 	if !ptrace.DebugRegsTrigger() {
 		fmt.Fprintln(os.Stderr, "hermit: this machine's debug registers never trigger, so hardware watchpoints and breakpoints cannot be set here; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping instead")
 	}
