@@ -95,6 +95,11 @@ type FdWait struct {
 	// returns 0) even when poll says nothing, as for a reader that opened
 	// the FIFO after its writer had come and gone (fifo.go).
 	Read bool
+	// Signals says the process has made a signalfd: one (or an epoll
+	// that holds one) is ready when a signal it takes is pending for
+	// thread Tid, which a poll of the tracer's own would not see (it
+	// would ask about the tracer's signals).
+	Signals bool
 }
 
 // Poll events from <asm-generic/poll.h>.

@@ -285,6 +285,9 @@ func sysEpollWait(e *Engine, t *thread) {
 // A call let run because a descriptor is ready is made again if other
 // threads run before it does (readyDecided).
 func (e *Engine) waitFds(t *thread, ws []FdWait, deadline int64, onTimeout func(*Engine, *thread)) {
+	for i := range ws {
+		ws[i].Signals = t.proc.signalfds
+	}
 	if len(ws) > 0 {
 		ready, err := e.t.Poll(ws, 0)
 		if err != nil {

@@ -63,8 +63,9 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		if mm == nil {
 			forkSpinTraps(t.proc.mm, p.mm)
 		}
-		// A fork shares the MAP_SHARED clock page.
+		// A fork shares the MAP_SHARED clock page, and its descriptors.
 		e.shareClock(t.proc, p)
+		p.signalfds = t.proc.signalfds
 	}
 	child := e.newThread(childTid, p)
 	if p.vpid == 0 {

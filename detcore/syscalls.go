@@ -107,6 +107,9 @@ var policy = map[int]handler{
 
 	abi.SYS_PERF_EVENT_OPEN: refusePerf,
 
+	abi.SYS_SIGNALFD:  sysSignalfd,
+	abi.SYS_SIGNALFD4: sysSignalfd,
+
 	// Unsupported: the guest gets ENOSYS and the user a warning.
 	abi.SYS_IO_URING_SETUP: unsupported,
 	abi.SYS_FUTEX_WAITV:    unsupported,
@@ -175,6 +178,13 @@ func refusePerf(e *Engine, t *thread) {
 }
 
 func sysSetTidAddress(e *Engine, t *thread) { t.clearTid = t.regs.Rdi }
+
+// sysSignalfd notes that t's process has a signalfd (FdWait.Signals); the
+// call is no scheduling point.
+func sysSignalfd(e *Engine, t *thread) {
+	t.proc.signalfds = true
+	t.policy = false
+}
 
 // sysKill lets a signal-sending syscall run; threads blocked in the engine
 // look at their pending signals again once it has. A SIGKILL is followed

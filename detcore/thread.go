@@ -193,10 +193,14 @@ type process struct {
 	cpuGone int64
 	// sent are the signals hermit sent the whole process
 	// (outsidesig.go).
-	sent    uint64
-	mm      *addrSpace
-	threads []*thread
-	parent  *process
+	sent uint64
+	// signalfds: it (or the process it was forked from) made a
+	// signalfd, whose readiness a poll must take from the guest's
+	// pending signals (FdWait.Signals).
+	signalfds bool
+	mm        *addrSpace
+	threads   []*thread
+	parent    *process
 	// ownSUD: the process set up syscall user dispatch of its own
 	// (fastfutex.go).
 	ownSUD bool

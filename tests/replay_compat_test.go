@@ -93,6 +93,8 @@ func TestReplayCompat(t *testing.T) {
 		{"a directory made by a rename", false, func(t *testing.T) []string {
 			return append(cGuest("rename_made.c")(t), t.TempDir())
 		}},
+		// A signal wakes an epoll_wait of a signalfd.
+		{"epoll of a signalfd", false, cGuest("signalfd_wait.c", "e")},
 		// Process groups and sessions: a replay's guest is in a group of
 		// its own.
 		{"process group ids", false, cGuest("pgrp.c")},

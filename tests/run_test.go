@@ -120,6 +120,10 @@ func TestCompletion(t *testing.T) {
 		// scheduler's lock back before the woken thread runs.
 		{"go stop-the-world in a loop", goGuest("gostw"), 0, "gostw: the main goroutine saw 100 stops of the world: true\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
+		// A signal a signalfd takes wakes a poll or epoll_wait of it
+		// (PostgreSQL's latches).
+		{"poll of a signalfd", cGuest("signalfd_wait.c", "p"), 0, "the wait returned 1; read 128 bytes: signal 23\nthe child exited with 0\n"},
+		{"epoll of a signalfd", cGuest("signalfd_wait.c", "e"), 0, "the wait returned 1; read 128 bytes: signal 23\nthe child exited with 0\n"},
 		{"exec self", cGuest("exec_self.c"), 7, "stage 2: argc 3, argv[1] stage2, same pid: yes\n"},
 		{"exec from a non-leader thread", cGuest("exec_threads.c"), 3, "after exec from a thread: pid == tid: yes\n"},
 		{"vfork exec", cGuest("vfork_exec.c"), 0, "child: hello from sh\nparent: child exited with 5\n"},

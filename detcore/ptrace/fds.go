@@ -204,6 +204,16 @@ func (t *Tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 			ready[i] = true
 			continue
 		}
+		if w.Signals && w.Events&detcore.POLLIN != 0 {
+			signal, ok := t.signalReady(w.Tid, w.Fd, h)
+			if ok {
+				ready[i] = true
+				continue
+			}
+			if signal {
+				continue
+			}
+		}
 		pfds = append(pfds, unix.PollFd{Fd: int32(h.fd), Events: w.Events})
 		idx = append(idx, i)
 	}
