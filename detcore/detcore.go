@@ -236,6 +236,10 @@ type Config struct {
 	// creat, openat2, mknod, symlink and a Unix socket's bind moved no
 	// file times (files_dirtimes.go).
 	OldEntryTimes bool
+	// OldOutsideClock replays a recording of journal version 19 or
+	// before, made when a wait for the outside world that a thread's
+	// wake ended left the clock where it was (outside.go).
+	OldOutsideClock bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

@@ -134,6 +134,7 @@ func (e *Engine) waitOutsideUntil(ws []FdWait, d int64) error {
 		e.stopNow()
 		ready, err := e.pollOutside(ws, slice)
 		if ready || err != nil {
+			e.waited(waited)
 			return err
 		}
 		waited += slice
@@ -142,12 +143,25 @@ func (e *Engine) waitOutsideUntil(ws []FdWait, d int64) error {
 			if e.runnable(t) {
 				e.result.Stats.Nondet++
 				e.result.Stats.OutsideWakes++
+				e.waited(waited)
 				return nil
 			}
 		}
 	}
 	e.clock = d
 	return nil
+}
+
+// waited moves the clock on by the time a wait for the outside world that
+// ended early took, as its slices count it (not the host's clock: a
+// replay takes as many). Otherwise a thread that such a wait lets try
+// again and again (a probed wait4, woken at every slice, since a child may
+// change from outside) would keep the clock where it is, a microsecond a
+// turn, and a sleep beside a TCP server would never end.
+func (e *Engine) waited(d time.Duration) {
+	if !e.cfg.OldOutsideClock {
+		e.clock += int64(d)
+	}
 }
 
 // outsideLook is how often, at most, the engine looks for signals from

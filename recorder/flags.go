@@ -110,7 +110,9 @@ const StdinPath = "/.hermit-stdin"
 // given at the entry of the thread's next call (trace.Event.AtCall),
 // unless the thread makes none soon, the trace keeps the digest of what
 // writes without a stop wrote (QueryFastWrites), and copy_file_range's
-// result (clCopy); a version-19 trace has none of them, and replays as
+// result (clCopy), and a wait for the outside world that a thread's wake
+// ends moves the clock on by the time it waited (detcore.Config.
+// OldOutsideClock); a version-19 trace has none of them, and replays as
 // before.
 const JournalVersion = "20"
 
@@ -259,5 +261,5 @@ func ParseSettings(f map[string]string) (Settings, error) {
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
-		OldEntryTimes: s.OldEntryTimes}
+		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests}
 }

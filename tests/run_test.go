@@ -120,6 +120,9 @@ func TestCompletion(t *testing.T) {
 		// scheduler's lock back before the woken thread runs.
 		{"go stop-the-world in a loop", goGuest("gostw"), 0, "gostw: the main goroutine saw 100 stops of the world: true\n"},
 		{"100 forks with distinct statuses", cGuest("fork_wait.c"), 0, "reaped 100 children, each status once, sum 4950\n"},
+		// Sleeps beside a TCP server, in a child its parent waits for
+		// with WUNTRACED (runuser starting PostgreSQL).
+		{"sleeps beside a server", cGuest("sleep_beside_server.c"), 0, "slept 10 x 100 ms: 1.0 s\nthe child exited with 0\n"},
 		// A signal a signalfd takes wakes a poll or epoll_wait of it
 		// (PostgreSQL's latches).
 		{"poll of a signalfd", cGuest("signalfd_wait.c", "p"), 0, "the wait returned 1; read 128 bytes: signal 23\nthe child exited with 0\n"},
