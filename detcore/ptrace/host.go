@@ -277,7 +277,7 @@ func (t *Tracer) WaitsOutside(ws []detcore.FdWait) bool {
 }
 
 func (t *Tracer) outside(tid, fd, depth int) bool {
-	if c := t.FdClass(tid, fd); c == FdExternal || c == FdStdio {
+	if c := t.FdClass(tid, fd); c == FdStdio || c == FdExternal && !t.inLocalNet(tid, fd) {
 		return true
 	}
 	if depth > 2 {
@@ -299,6 +299,21 @@ func (t *Tracer) outside(tid, fd, depth int) bool {
 		}
 	}
 	return false
+}
+
+// inLocalNet reports whether descriptor fd of thread tid is an IP socket
+// of a guest with a network namespace of its own (--network local): only
+// the guest's own sockets can reach it.
+func (t *Tracer) inLocalNet(tid, fd int) bool {
+	if !t.localNet {
+		return false
+	}
+	h, err := t.heldFd(tid, fd)
+	if err != nil || h.stErr != nil || h.st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return false
+	}
+	d, err := unix.GetsockoptInt(h.fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	return err == nil && (d == unix.AF_INET || d == unix.AF_INET6)
 }
 
 // OnOwnThread runs f on a new goroutine locked to its own OS thread, and

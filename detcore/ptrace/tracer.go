@@ -105,6 +105,9 @@ type Tracer struct {
 	stdioFiles map[devIno]bool
 	// pidns names the guest's pid namespace (see peerOutside).
 	pidns string
+	// localNet: the guest has a network namespace of its own
+	// (Options.LocalNet), which nothing outside reaches (outside).
+	localNet bool
 	// filter is the guest's seccomp program; emus holds the count-mode
 	// state of threads resumed with ResumeCount (count.go).
 	filter []unix.SockFilter
@@ -199,7 +202,7 @@ func Start(o Options) (*Tracer, int, error) {
 		return nil, 0, explainStart(err)
 	}
 	errW.Close()
-	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID, filter: filter, emus: map[int]*emuState{}}
+	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID, filter: filter, emus: map[int]*emuState{}, localNet: o.LocalNet}
 	tid, err := t.seizeRoot(errR, o.Argv[0], o.Note)
 	if err != nil {
 		t.KillAll()
