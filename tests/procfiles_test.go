@@ -62,14 +62,7 @@ func TestProcStatMeminfo(t *testing.T) {
 	if strings.Contains(out, "\ncpu1 ") {
 		t.Errorf("/proc/stat shows more CPUs than the guest's one:\n%s", out)
 	}
-	if r := hermitRun(t, nil, argv); string(r.Stdout) != out {
-		t.Errorf("hermit run 2 printed %q, run 1 %q", r.Stdout, out)
-	}
-	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, argv)
-	if got := replay(t, dir); string(got.Stdout) != string(rec.Stdout) || got.Exit != rec.Exit {
-		t.Errorf("replay: %s; recorded %s", describe(got), describe(rec))
-	}
+	rerunAndReplay(t, argv, out)
 }
 
 // TestProcMountinfoStable: /proc/self/mountinfo is the same on every run:
@@ -142,6 +135,13 @@ func TestProcHostCounters(t *testing.T) {
 	if regexp.MustCompile(`[1-9]`).MatchString(out[len(m[0]):]) {
 		t.Errorf("vmstat and interrupts show numbers other than 0:\n%s", out[len(m[0]):])
 	}
+	rerunAndReplay(t, argv, out)
+}
+
+// rerunAndReplay checks that a second hermit run of argv prints out, what
+// the first printed, and that a recording of it replays.
+func rerunAndReplay(t *testing.T, argv []string, out string) {
+	t.Helper()
 	if r := hermitRun(t, nil, argv); string(r.Stdout) != out {
 		t.Errorf("hermit run 2 printed %q, run 1 %q", r.Stdout, out)
 	}

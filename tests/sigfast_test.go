@@ -325,18 +325,7 @@ func recordOutsideCompute(t *testing.T, argv []string) (dir, rest, stderr string
 		defer close(done)
 		b, _ = io.ReadAll(r)
 	}()
-	for tick := time.NewTicker(100 * time.Millisecond); ; {
-		_ = syscall.Kill(pid, syscall.SIGUSR1)
-		select {
-		case <-tick.C:
-			continue
-		case <-done:
-		case <-time.After(runTimeout):
-			_ = cmd.Process.Kill()
-			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, errBuf)
-		}
-		break
-	}
+	usr1Until(t, cmd, pid, done, errBuf)
 	_ = cmd.Wait()
 	if cmd.ProcessState.ExitCode() != 0 {
 		t.Fatalf("hermit record: exit %d, want 0; stdout after ready %q; stderr:\n%s", cmd.ProcessState.ExitCode(), b, errBuf)
@@ -378,18 +367,7 @@ func TestReplaySaysItWritesOtherBytes(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	pid := guestPid(argv)
-	for tick := time.NewTicker(100 * time.Millisecond); ; {
-		_ = syscall.Kill(pid, syscall.SIGUSR1)
-		select {
-		case <-tick.C:
-			continue
-		case <-exited:
-		case <-time.After(runTimeout):
-			_ = cmd.Process.Kill()
-			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, &stderr)
-		}
-		break
-	}
+	usr1Until(t, cmd, pid, exited, &stderr)
 	rec, _ := os.ReadFile(recOut)
 	if !regexp.MustCompile(`^ready\nthe loop ended at SIGUSR1 after [0-9]+ rounds\n$`).Match(rec) {
 		t.Fatalf("hermit record: stdout %q, exit %d; stderr:\n%s", rec, cmd.ProcessState.ExitCode(), &stderr)
@@ -412,5 +390,25 @@ func TestReplaySaysItWritesOtherBytes(t *testing.T) {
 		}
 	case code != 125 || !strings.Contains(rerr.String(), "wrote other bytes than the recording's"):
 		t.Errorf("replay printed %q where the recording printed %q, and exited %d without saying so; stderr:\n%s", rep, rec, code, &rerr)
+	}
+}
+
+// usr1Until sends pid SIGUSR1 every 100 ms until done is closed; a record
+// (cmd) that has not ended after runTimeout is killed and fails t.
+func usr1Until(t *testing.T, cmd *exec.Cmd, pid int, done <-chan struct{}, stderr fmt.Stringer) {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(runTimeout)
+	for {
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
+		select {
+		case <-tick.C:
+		case <-done:
+			return
+		case <-timeout:
+			_ = cmd.Process.Kill()
+			t.Fatalf("hermit record: no end %v after SIGUSR1; stderr:\n%s", runTimeout, stderr)
+		}
 	}
 }
