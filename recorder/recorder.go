@@ -398,8 +398,13 @@ func (r *Recorder) Exit(c *detcore.Call) (bool, int64, error) {
 	case clCopy:
 		ev.Digest = ResultForce
 	case clChange:
-		ev.Digest = ResultForce
+		// A call that failed changed nothing: replay fails it so
+		// without running it, which its root might let succeed (a
+		// rename out of the private /tmp, refused with EXDEV here, is
+		// one filesystem there; mv then copies, and the file was gone).
+		ev.Digest = ResultEmulate
 		if c.Result >= 0 {
+			ev.Digest = ResultForce
 			r.noteChange(c)
 		}
 	case clSocket:

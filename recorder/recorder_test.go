@@ -197,7 +197,7 @@ func TestRecorderKeepsWhatCameFromOutside(t *testing.T) {
 		{abi.SYS_WRITE, ResultEmulate, 6, ""},
 		{abi.SYS_GETSOCKNAME, ResultEmulate, 0, "\x10\x00\x00\x000123456789abcdef"},
 		{abi.SYS_CONNECT, ResultEmulate, -abi.ENOENT, ""},
-		{abi.SYS_MKDIR, ResultForce, -17, ""},
+		{abi.SYS_MKDIR, ResultEmulate, -17, ""}, // failed: replay does not run it
 		{abi.SYS_MMAP, ResultPlace, 0x7f000000, ""},
 	}
 	if len(got) != len(want) {

@@ -88,6 +88,16 @@ func TestReplayCompat(t *testing.T) {
 			}
 			return append(cGuest("copy_range.c")(t), in, filepath.Join(dir, "out"))
 		}},
+		// A rename out of the private /tmp, which fails there (EXDEV)
+		// and not in a replay's root, and mv's copy after it.
+		{"a rename that fails with EXDEV", false, func(t *testing.T) []string {
+			dir, err := os.MkdirTemp("/var/tmp", "hermit-rename-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return append(cGuest("rename_exdev.c")(t), dir)
+		}},
 		// A directory the guest made by a rename, after an open in it
 		// failed (cargo's target/).
 		{"a directory made by a rename", false, func(t *testing.T) []string {
