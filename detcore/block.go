@@ -117,6 +117,15 @@ func (e *Engine) wake(t *thread) bool {
 	}
 	switch b.kind {
 	case bkFd:
+		if len(b.fds) > 0 && b.fds[0].Signals {
+			// A signalfd is readable as a signal is pending: the
+			// pending signals are looked at first, so that a recording
+			// keeps one from outside (the signals answer), and its
+			// replay sends it there, for the guest's read to find.
+			if pending := e.signalEnds(t, b); pending != 0 {
+				return e.signalWake(t, b, pending)
+			}
+		}
 		ready, err := e.t.Poll(b.fds, 0)
 		if err != nil {
 			// The descriptor went away: let the syscall report it.

@@ -119,30 +119,36 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 		}
 		return cmd.Process.Pid
 	}
+	interrupted := regexp.MustCompile(`\A(read|poll) stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
+	signalfd := regexp.MustCompile(`\Athe wait returned 1; read 128 bytes: signal 2\n\z`)
 	for _, c := range []struct {
 		name   string
 		target func(cmd *exec.Cmd, argv []string) int
 		record bool
-		mode   string
+		guest  argvFunc
+		want   *regexp.Regexp
 	}{
-		{"to the guest", toGuest, false, "stdin"},
-		{"to hermit", toHermit, false, "stdin"},
-		{"recorded, to the guest", toGuest, true, "stdin"},
-		{"recorded, to hermit", toHermit, true, "stdin"},
+		{"to the guest", toGuest, false, cGuest("pipe_signal.c", "stdin"), interrupted},
+		{"to hermit", toHermit, false, cGuest("pipe_signal.c", "stdin"), interrupted},
+		{"recorded, to the guest", toGuest, true, cGuest("pipe_signal.c", "stdin"), interrupted},
+		{"recorded, to hermit", toHermit, true, cGuest("pipe_signal.c", "stdin"), interrupted},
 		// A poll with a timeout: hermit waited for it whole (20 s here;
 		// 10 at most) before it looked for signals.
-		{"poll with a timeout", toGuest, false, "poll"},
-		{"recorded, poll with a timeout", toGuest, true, "poll"},
+		{"poll with a timeout", toGuest, false, cGuest("pipe_signal.c", "poll"), interrupted},
+		{"recorded, poll with a timeout", toGuest, true, cGuest("pipe_signal.c", "poll"), interrupted},
+		// An epoll_wait of a signalfd (PostgreSQL's latches): hermit's
+		// poll of the epoll took the signalfd off its ready list, and
+		// the guest's epoll_wait slept for ever with the signal pending.
+		{"epoll of a signalfd", toGuest, false, cGuest("signalfd_wait.c", "outside"), signalfd},
+		{"recorded, epoll of a signalfd", toGuest, true, cGuest("signalfd_wait.c", "outside"), signalfd},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			interruptRead(t, c.target, c.record, c.mode)
+			interruptRead(t, c.target, c.record, c.guest(t), c.want)
 		})
 	}
 }
 
-func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int, record bool, mode string) {
-	want := regexp.MustCompile(`\A(read|poll) stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
-	argv := cGuest("pipe_signal.c", mode)(t)
+func interruptRead(t *testing.T, target func(cmd *exec.Cmd, argv []string) int, record bool, argv []string, want *regexp.Regexp) {
 	var stdin io.WriteCloser // open, never written: the read waits
 	args := hermitArgs(nil, argv)
 	dir := filepath.Join(t.TempDir(), "trace")

@@ -204,13 +204,19 @@ func (t *Tracer) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error
 			ready[i] = true
 			continue
 		}
-		if w.Signals && w.Events&detcore.POLLIN != 0 {
-			signal, ok := t.signalReady(w.Tid, w.Fd, h)
+		if w.Signals {
+			ok, own, members := t.signalPoll(w.Tid, w.Fd, h)
 			if ok {
 				ready[i] = true
 				continue
 			}
-			if signal {
+			if own {
+				for _, m := range members {
+					if hm, err := t.heldFd(m.Tid, m.Fd); err == nil {
+						pfds = append(pfds, unix.PollFd{Fd: int32(hm.fd), Events: m.Events})
+						idx = append(idx, i)
+					}
+				}
 				continue
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hermitdbg/hermit/detcore"
 )
 
 // A signalfd is readable when a signal of its mask is pending for the
@@ -33,35 +35,53 @@ var anonInode = sync.OnceValue(func() (id [2]uint64) {
 	return id
 })
 
-// signalReady reports, for descriptor fd of thread tid (h, hermit's copy),
-// whether it is a signalfd (signal: its readiness is the answer), and
-// whether it, or a signalfd an epoll descriptor holds, is readable for
-// the guest's thread.
-func (t *Tracer) signalReady(tid, fd int, h *held) (signal, ready bool) {
+// signalPoll says how Poll is to treat descriptor fd of thread tid (h,
+// hermit's copy), whose process has made a signalfd:
+//   - ready: it is a signalfd with a signal of its mask pending for the
+//     guest's thread, or an epoll that holds one;
+//   - own: hermit must not poll it itself. A signalfd: its readiness is
+//     the answer. An epoll that holds one: hermit's poll of it would look
+//     at the signalfd with hermit's signals, find none and drop it from
+//     the epoll's ready list, where a signal sent meanwhile had put it,
+//     and the guest's epoll_wait would then sleep with the signal
+//     pending. Its other descriptors (members) are polled in its place.
+func (t *Tracer) signalPoll(tid, fd int, h *held) (ready, own bool, members []detcore.FdWait) {
 	if h.stErr != nil || [2]uint64{h.st.Dev, h.st.Ino} != anonInode() {
-		return false, false
+		return false, false, nil
 	}
 	link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", h.fd))
 	if err != nil {
-		return false, false
+		return false, false, nil
 	}
 	switch link {
 	case "anon_inode:[signalfd]":
-		return true, t.signalfdReady(tid, fd)
+		return t.signalfdReady(tid, fd), true, nil
 	case "anon_inode:[eventpoll]":
+		signals := false
 		for _, m := range fdinfoFields(tid, fd, "tfd") {
-			f := strings.Fields(m)
-			if len(f) == 0 {
+			f := strings.Fields(m) // N events: X data: ...
+			if len(f) < 3 {
 				continue
 			}
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, n)); l == "anon_inode:[signalfd]" && t.signalfdReady(tid, n) {
-					return false, true
-				}
+			n, err1 := strconv.Atoi(f[0])
+			ev, err2 := strconv.ParseUint(f[2], 16, 32)
+			if err1 != nil || err2 != nil {
+				continue
 			}
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, n)); l == "anon_inode:[signalfd]" {
+				signals = true
+				if ev&unix.EPOLLIN != 0 && t.signalfdReady(tid, n) {
+					return true, true, nil
+				}
+				continue
+			}
+			members = append(members, detcore.FdWait{Tid: tid, Fd: n, Events: int16(ev & 0x3fff)})
+		}
+		if signals {
+			return false, true, members
 		}
 	}
-	return false, false
+	return false, false, nil
 }
 
 // signalfdReady reports whether signalfd fd of thread tid has a signal to

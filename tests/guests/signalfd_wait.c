@@ -1,6 +1,7 @@
 /* signalfd_wait MODE: a child blocks SIGURG, makes a signalfd for it and
-   waits until it is readable, by poll (MODE p), epoll_wait (e) or read
-   (r); the parent sends SIGURG once the child is waiting. PostgreSQL's
+   waits until it is readable, by poll (MODE p) or epoll_wait (e); the
+   parent sends SIGURG once the child is waiting. MODE outside: see
+   outside(). PostgreSQL's
    latches wait so. Under hermit, a poll or epoll of a signalfd asked
    about hermit's own signals, never the guest's: "the guest is
    deadlocked". */
@@ -12,8 +13,29 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+/* outside: the process waits in epoll_wait on a signalfd for a SIGINT
+   from outside the guest (kill from a shell), having said "ready". */
+static int outside(void) {
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, SIGINT);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	int sfd = signalfd(-1, &m, SFD_NONBLOCK), ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLIN};
+	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+	printf("ready\n");
+	fflush(stdout);
+	int n = epoll_wait(ep, &ev, 1, -1);
+	struct signalfd_siginfo si;
+	ssize_t r = read(sfd, &si, sizeof si);
+	printf("the wait returned %d; read %zd bytes: signal %u\n", n, r, r > 0 ? si.ssi_signo : 0);
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	char mode = argc > 1 ? argv[1][0] : 'p';
+	if (mode == 'o')
+		return outside();
 	sigset_t m;
 	sigemptyset(&m);
 	sigaddset(&m, SIGURG);
