@@ -220,9 +220,7 @@ func (e *Engine) signalAtCall(t *thread) (bool, error) {
 	if err := e.t.SetRegs(t.tid, &t.regs); err != nil {
 		return true, e.gone(t, err)
 	}
-	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
-		t.given, t.givenInfo = sig, info
-	}
+	e.give(t, sig, info)
 	if err := e.resumeLooked(t, ResumeCont, 0); err != nil {
 		return true, e.gone(t, err)
 	}
@@ -263,9 +261,7 @@ func (e *Engine) giveDeferred(t *thread) (bool, error) {
 	if err := rj.OutsideSignal(t.vtid, d.sig, d.info, AtPreemption); err != nil {
 		return false, err
 	}
-	if e.t.Signal(t.proc.pid, t.tid, d.sig, nil) == nil {
-		t.given, t.givenInfo = d.sig, d.info
-	}
+	e.give(t, d.sig, d.info)
 	return true, nil
 }
 
@@ -288,8 +284,14 @@ func (e *Engine) giveSignal(t *thread, j OutsideSignalPlayer) bool {
 	if !ok {
 		return false
 	}
+	e.give(t, sig, info)
+	return true
+}
+
+// give sends t signal sig from outside, as the recording's thread got it,
+// to be delivered with siginfo info (outsideSignal).
+func (e *Engine) give(t *thread, sig int, info []byte) {
 	if e.t.Signal(t.proc.pid, t.tid, sig, nil) == nil {
 		t.given, t.givenInfo = sig, info
 	}
-	return true
 }
