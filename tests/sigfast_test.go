@@ -119,6 +119,21 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 		}
 		return cmd.Process.Pid
 	}
+	// hermit's launcher, the guest's parent (pid 1 of its namespace):
+	// the kernel gave it only the signals it handles, and it handled none.
+	toLauncher := func(_ *exec.Cmd, argv []string) int {
+		pid := guestPid(argv)
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if pid == 0 || err != nil {
+			return 0
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 {
+			return 0
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		return ppid
+	}
 	interrupted := regexp.MustCompile(`\A(read|poll) stdin: -1 \(Interrupted system call\), handler ran [1-9]\d* times\n\z`)
 	signalfd := regexp.MustCompile(`\Athe wait returned 1; read 128 bytes: signal 2\n\z`)
 	for _, c := range []struct {
@@ -132,6 +147,8 @@ func TestOutsideSignalInterruptsRead(t *testing.T) {
 		{"to hermit", toHermit, false, cGuest("pipe_signal.c", "stdin"), interrupted},
 		{"recorded, to the guest", toGuest, true, cGuest("pipe_signal.c", "stdin"), interrupted},
 		{"recorded, to hermit", toHermit, true, cGuest("pipe_signal.c", "stdin"), interrupted},
+		{"to the launcher", toLauncher, false, cGuest("pipe_signal.c", "stdin"), interrupted},
+		{"recorded, to the launcher", toLauncher, true, cGuest("pipe_signal.c", "stdin"), interrupted},
 		// A poll with a timeout: hermit waited for it whole (20 s here;
 		// 10 at most) before it looked for signals.
 		{"poll with a timeout", toGuest, false, cGuest("pipe_signal.c", "poll"), interrupted},

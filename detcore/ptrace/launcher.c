@@ -446,6 +446,28 @@ static void local_network(void) {
 	}
 }
 
+// guest is the guest's first process, for forward.
+static volatile pid_t guest;
+
+// forward passes a signal a process sent the launcher (a kill from a shell
+// that found it, a supervisor's SIGTERM: the kernel gives pid 1 of a pid
+// namespace only the signals it handles) on to the guest's first process,
+// as one from outside the guest (sigqueue, pid 0), which hermit record
+// keeps. A terminal's (^C, SI_KERNEL) reached the guest already: it is in
+// hermit's process group. One from a guest process (its pid shows here:
+// the launcher is in the guest's pid namespace) is left alone, as before.
+static void forward(int sig, siginfo_t *si, void *uc) {
+	(void)uc;
+	if (guest <= 0 || si->si_code == SI_KERNEL || si->si_pid != 0) return;
+	int saved = errno;
+	siginfo_t f;
+	memset(&f, 0, sizeof f);
+	f.si_signo = sig;
+	f.si_code = SI_QUEUE;
+	syscall(SYS_rt_sigqueueinfo, guest, sig, &f);
+	errno = saved;
+}
+
 __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, char **envp) {
 	const char *mode = getenv(ENV_PREFIX "MODE");
 	if (!mode || argc < 2) return;
@@ -486,9 +508,19 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 	const char *net = getenv(ENV_PREFIX "NET");
 	if (net && net[0] == '1') local_network();
 
+	const char *fwd = getenv(ENV_PREFIX "FORWARD");
+	if (fwd && fwd[0] == '1') {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = forward;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM};
+		for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+	}
 	pid_t child = fork();
 	if (child < 0) fail(errfd, STAGE_FORK, errno, 125);
 	if (child == 0) run_guest(argv + 1, envp, errfd);
+	guest = child;
 	// Reap everything; remember how the first process ended.
 	int status = 0, code = 0;
 	// Tell the tracer (a zero stage) once the child has stopped for it,

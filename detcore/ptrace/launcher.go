@@ -19,4 +19,5 @@ const (
 	envFiles    = "HERMIT_LAUNCH_FILES"
 	envNet      = "HERMIT_LAUNCH_NET"
 	envFds      = "HERMIT_LAUNCH_FDS"
+	envForward  = "HERMIT_LAUNCH_FORWARD"
 )

@@ -238,6 +238,9 @@ func launchEnv(o Options, filter []unix.SockFilter) []string {
 		envTSC+"="+flag(o.TrapTSC && TSCTraps()),
 		envTmp+"="+tmpSpec(o),
 		envNet+"="+flag(o.LocalNet),
+		// A signal sent to the launcher goes on to the guest, but in a
+		// replay (its own group), which takes no signal from outside.
+		envForward+"="+flag(!o.OwnGroup),
 		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
 	)
