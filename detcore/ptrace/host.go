@@ -286,16 +286,9 @@ func (t *Tracer) outside(tid, fd, depth int) bool {
 	if link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, fd)); err != nil || link != "anon_inode:[eventpoll]" {
 		return false
 	}
-	info, err := readProcFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(info), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "tfd:" {
-			if n, err := strconv.Atoi(f[1]); err == nil && t.outside(tid, n, depth+1) {
-				return true
-			}
+	for _, m := range epollMembers(tid, fd) {
+		if t.outside(tid, m.Fd, depth+1) {
+			return true
 		}
 	}
 	return false

@@ -58,24 +58,15 @@ func (t *Tracer) signalPoll(tid, fd int, h *held) (ready, own bool, members []de
 		return t.signalfdReady(tid, fd), true, nil
 	case "anon_inode:[eventpoll]":
 		signals := false
-		for _, m := range fdinfoFields(tid, fd, "tfd") {
-			f := strings.Fields(m) // N events: X data: ...
-			if len(f) < 3 {
-				continue
-			}
-			n, err1 := strconv.Atoi(f[0])
-			ev, err2 := strconv.ParseUint(f[2], 16, 32)
-			if err1 != nil || err2 != nil {
-				continue
-			}
-			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, n)); l == "anon_inode:[signalfd]" {
+		for _, m := range epollMembers(tid, fd) {
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", tid, m.Fd)); l == "anon_inode:[signalfd]" {
 				signals = true
-				if ev&unix.EPOLLIN != 0 && t.signalfdReady(tid, n) {
+				if m.Events&unix.EPOLLIN != 0 && t.signalfdReady(tid, m.Fd) {
 					return true, true, nil
 				}
 				continue
 			}
-			members = append(members, detcore.FdWait{Tid: tid, Fd: n, Events: int16(ev & 0x3fff)})
+			members = append(members, m)
 		}
 		if signals {
 			return false, true, members
@@ -97,6 +88,25 @@ func (t *Tracer) signalfdReady(tid, fd int) bool {
 	}
 	own, shared, _, err := t.Signals(tid)
 	return err == nil && (own|shared)&mask != 0
+}
+
+// epollMembers returns the descriptors epoll descriptor fd of thread tid
+// watches, with the events it asks for (poll's bits; EPOLLET and the
+// like left out), from its fdinfo's "tfd: N events: X ..." lines.
+func epollMembers(tid, fd int) []detcore.FdWait {
+	var ms []detcore.FdWait
+	for _, v := range fdinfoFields(tid, fd, "tfd") {
+		f := strings.Fields(v)
+		if len(f) < 3 {
+			continue
+		}
+		n, err1 := strconv.Atoi(f[0])
+		ev, err2 := strconv.ParseUint(f[2], 16, 32)
+		if err1 == nil && err2 == nil {
+			ms = append(ms, detcore.FdWait{Tid: tid, Fd: n, Events: int16(ev & 0x3fff)})
+		}
+	}
+	return ms
 }
 
 // fdinfoFields returns the values of the lines of /proc/TID/fdinfo/FD
