@@ -226,6 +226,11 @@ func TestTargetXML(t *testing.T) {
 	if len(regs) != numRegs || len(featureAnnexes) != len(target.Includes)+1 {
 		t.Fatalf("target.xml describes %d registers, g has %d", len(regs), numRegs)
 	}
+	// lldb 19 shows a code_ptr register's symbol twice (its format, and
+	// register read's own lookup of the pc) unless the format is given.
+	if !strings.Contains(featureAnnexes[features["org.gnu.gdb.i386.core"]], `name="rip" bitsize="64" type="code_ptr" format="hex"`) {
+		t.Error(`rip is a code_ptr without format="hex": lldb 19's register read shows its symbol twice`)
+	}
 	for i, reg := range regs {
 		if reg.Name != amd64Regs[i].name || reg.Bitsize != 8*amd64Regs[i].size || reg.Regnum != strconv.Itoa(i) {
 			t.Errorf("register %d: xml %+v, g has %+v", i, reg, amd64Regs[i])

@@ -65,7 +65,7 @@ const coreXML = `<?xml version="1.0"?>
   <reg name="r13" bitsize="64" type="int64" regnum="13"/>
   <reg name="r14" bitsize="64" type="int64" regnum="14"/>
   <reg name="r15" bitsize="64" type="int64" regnum="15"/>
-  <reg name="rip" bitsize="64" type="code_ptr" regnum="16"/>
+  <reg name="rip" bitsize="64" type="code_ptr" format="hex" regnum="16"/>
   <reg name="eflags" bitsize="32" type="i386_eflags" regnum="17"/>
   <reg name="cs" bitsize="32" type="int32" regnum="18"/>
   <reg name="ss" bitsize="32" type="int32" regnum="19"/>
