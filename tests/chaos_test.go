@@ -188,6 +188,33 @@ func TestChaosTimeout(t *testing.T) {
 	}
 }
 
+// TestChaosProgressInLog: a search whose stderr is a log (CI), not a
+// terminal, says how far it got now and then (--progress), and nothing
+// with --progress 0.
+func TestChaosProgressInLog(t *testing.T) {
+	t.Parallel()
+	argv := tool("true")(t)
+	lineRE := regexp.MustCompile(`(?m)^hermit chaos: (\d+) of 6 runs, 0 failing, [\d.]+ runs/s$`)
+	for _, every := range []string{"1ns", "0"} {
+		args := append([]string{"chaos", "--runs", "6", "--progress", every, "--"}, argv...)
+		r := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), args...)
+		if r.Exit != 0 || !strings.Contains(string(r.Stderr), "hermit chaos: no failure in 6 runs") {
+			t.Fatalf("hermit %s: want exit 0 and no failure; %s", strings.Join(args, " "), describe(r))
+		}
+		var done []string
+		for _, m := range lineRE.FindAllStringSubmatch(string(r.Stderr), -1) {
+			done = append(done, m[1])
+		}
+		want := []string{"1", "2", "3", "4", "5", "6"}
+		if every == "0" {
+			want = nil
+		}
+		if !slices.Equal(done, want) {
+			t.Errorf("hermit %s: progress lines after runs %v, want %v; stderr:\n%s", strings.Join(args, " "), done, want, r.Stderr)
+		}
+	}
+}
+
 // TestChaosShard: --shard K/N searches only seeds K, K+N, ...: the seed
 // it reports is one of them.
 func TestChaosShard(t *testing.T) {
@@ -209,6 +236,7 @@ func TestChaosBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"chaos", "--runs", "0", "--"}, "--runs 0"},
+		{[]string{"chaos", "--progress", "-1s", "--"}, "--progress -1s"},
 		{[]string{"chaos", "--shard", "5/4", "--"}, "--shard \"5/4\""},
 		{[]string{"chaos", "--until", "exit>3", "--"}, "--until \"exit>3\""},
 		{[]string{"chaos", "--stdout", "(", "--"}, "--stdout \"(\""},

@@ -57,6 +57,7 @@ type chaosOpts struct {
 	out        string
 	noRecord   bool
 	minimize   bool
+	progress   time.Duration
 }
 
 func chaosMain(args []string) int {
@@ -85,6 +86,7 @@ func chaosMain(args []string) int {
 	fs.StringVar(&o.shard, "shard", "", "search shard `K/N` of the seeds only (K, K+N, K+2N, ...), so that N machines search disjoint seeds")
 	fs.StringVar(&o.out, "o", "", "write the failing run's trace to directory `DIR` (default: a new directory, as hermit record does)")
 	fs.BoolVar(&o.noRecord, "no-record", false, "do not record the failing run")
+	fs.DurationVar(&o.progress, "progress", 30*time.Second, "when stderr is not a terminal (a CI log), print a line of progress every `D` (0: never); a terminal gets one line, kept up to date")
 	fs.BoolVar(&o.minimize, "minimize", false, "shrink the failing schedule to the fewest PCT change points that still fail, and name the two threads and events whose order makes the difference")
 	if done, code := parseFlags(fs, args); done {
 		return code
@@ -132,6 +134,9 @@ func (o *chaosOpts) check(set map[string]bool) (failCond, int, int, int) {
 	}
 	if o.jobs < 1 || o.jobs > 4*runtime.NumCPU() {
 		return bad("--jobs %d: want 1 to %d", o.jobs, 4*runtime.NumCPU())
+	}
+	if o.progress < 0 {
+		return bad("--progress %v: want a duration of 0 (never) or more", o.progress)
 	}
 	if o.timeout < 0 {
 		return bad("--timeout %v: want a positive duration", o.timeout)
@@ -298,9 +303,20 @@ func (c *chaosSearch) main(first, step int) int {
 		},
 		failed: c.cond.failed,
 	}
-	if tty {
+	progress := func(done, failing int) string {
+		return fmt.Sprintf("hermit chaos: %d of %d runs, %d failing, %.1f runs/s", done, c.opts.runs, failing, rate(done, time.Since(start)))
+	}
+	switch {
+	case tty:
+		s.progress = func(done, failing int) { fmt.Fprintf(os.Stderr, "\r%s ", progress(done, failing)) }
+	case c.opts.progress > 0:
+		// A log gets a line now and then, not one per run.
+		last := start
 		s.progress = func(done, failing int) {
-			fmt.Fprintf(os.Stderr, "\rhermit chaos: %d of %d runs, %d failing, %.1f runs/s ", done, c.opts.runs, failing, rate(done, time.Since(start)))
+			if time.Since(last) >= c.opts.progress {
+				last = time.Now()
+				fmt.Fprintln(os.Stderr, progress(done, failing))
+			}
 		}
 	}
 	found, done, err := s.search()
