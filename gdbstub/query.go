@@ -13,8 +13,7 @@ const hostTriple = "x86_64-pc-linux-gnu"
 // qSupported answers the features; multiprocess+ and binary-upload+ only
 // when the client offered them.
 func (s *session) qSupported(r *request) []byte {
-	s.multiprocess, s.binaryUpload = false, false
-	gdb := false
+	s.multiprocess, s.binaryUpload, s.gdb = false, false, false
 	for _, f := range strings.Split(strings.TrimPrefix(r.args, ":"), ";") {
 		switch f {
 		case "multiprocess+":
@@ -22,11 +21,11 @@ func (s *session) qSupported(r *request) []byte {
 		case "binary-upload+":
 			s.binaryUpload = true
 		case "qRelocInsn+":
-			gdb = true // gdb offers it always; lldb and Delve never
+			s.gdb = true // gdb offers it always; lldb and Delve never
 		}
 	}
 	if es, ok := s.t.(EndStopper); ok {
-		es.StopAtEnd(gdb)
+		es.StopAtEnd(s.gdb)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "PacketSize=%x", packetSize)

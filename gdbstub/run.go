@@ -291,9 +291,10 @@ func (s *session) vRun(r *request) []byte {
 	s.gThread, s.cThread = 0, 0
 	// Delve (restart) sends "vRun;" and then, as rr needs it to, one
 	// vCont;c, after which it expects the program at its start: that
-	// continue does not run. gdb's vRun names the program, and its
-	// continue after it runs to the first breakpoint.
-	s.holdStart = parts[0] == ""
+	// continue does not run. gdb's continue after its vRun (run, start)
+	// runs to the first breakpoint; gdb names no program in it either
+	// when its remote exec-file is not set.
+	s.holdStart = parts[0] == "" && !s.gdb
 	return s.stopped(st)
 }
 

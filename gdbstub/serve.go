@@ -74,6 +74,7 @@ type session struct {
 	// Negotiated.
 	multiprocess bool // qSupported offered multiprocess+
 	binaryUpload bool // qSupported offered binary-upload+
+	gdb          bool // the client is gdb (qSupported offered qRelocInsn+)
 	threadSuffix bool // QThreadSuffixSupported
 	listThreads  bool // QListThreadsInStopReply
 

@@ -459,8 +459,8 @@ func TestStopSelectsThread(t *testing.T) {
 }
 
 // TestDelveRestart: Delve's restart is "vRun;" and one vCont;c, after
-// which it wants the program at its start; gdb's run names the program
-// and its continue runs.
+// which it wants the program at its start; gdb's continue after its vRun
+// runs, whether it names the program or not.
 func TestDelveRestart(t *testing.T) {
 	ft := newFakeTarget()
 	c := startServe(t, ft, Options{})
@@ -475,6 +475,14 @@ func TestDelveRestart(t *testing.T) {
 	c.expect("vRun;"+hexs("/usr/bin/prog")+";", start)
 	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
 	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
+
+	// gdb without a remote exec-file names no program either; its
+	// continue after run or start runs.
+	g := startServe(t, ft, Options{})
+	g.ask("qSupported:swbreak+;hwbreak+;qRelocInsn+;vContSupported+")
+	g.expect("vRun;", start)
+	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
+	g.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
 }
 
 // TestLLDBAllocationIsNoWrite: lldb's expressions ask to allocate memory
