@@ -115,3 +115,60 @@ func TestReplayStoppedBySignal(t *testing.T) {
 		}
 	}
 }
+
+// TestGDBReplayStoppedBySignal: SIGTERM (a CI job's timeout) or SIGHUP
+// stops a replay served to a debugger as it stops one without: hermit
+// says where and exits with the signal's status, whether the debugger is
+// idle or waits for a continue that runs. (hermit had ignored both while
+// a debugger was attached, and a continue through many breakpoint hits
+// ran on for minutes.)
+func TestGDBReplayStoppedBySignal(t *testing.T) {
+	requireDebugging(t, "gdb")
+	gdb := testenv.Require(t, "gdb")
+	bin := testenv.BuildC(t, "yield_loop.c")
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{bin, "20000"}); rec.Exit != 0 {
+		t.Fatalf("record yield_loop: %s", describe(rec))
+	}
+	stopped := regexp.MustCompile(`(?m)^hermit: replay stopped by (\S+) at event (\d+) of (\d+)$`)
+	for _, c := range []struct {
+		name    string
+		sig     syscall.Signal
+		sigName string
+		cmds    []string
+		busy    string // in the stub's packet log once gdb waits for a resume
+	}{
+		{"idle", syscall.SIGHUP, "SIGHUP", []string{"monitor when", "shell sleep 600"}, "qRcmd,"},
+		{"in a continue", syscall.SIGTERM, "SIGTERM", []string{"break sched_yield", "ignore 1 100000000", "continue"}, "vCont;c"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startReplay(t, dir, "--debug=rsp")
+			args := []string{"-nx", "-batch", "-iex", "set debuginfod enabled off", "-iex", "set remotetimeout 60", "-ex", "target extended-remote " + s.addr}
+			for _, cmd := range c.cmds {
+				args = append(args, "-ex", cmd)
+			}
+			g := exec.Command(gdb, args...)
+			g.Dir = t.TempDir()
+			var out bytes.Buffer
+			g.Stdout, g.Stderr = &out, &out
+			g.WaitDelay = time.Second // its shell's sleep keeps the output open
+			if err := g.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { g.Process.Kill(); g.Wait() }()
+			for deadline := time.Now().Add(listenTimeout); !bytes.Contains(s.stderr.Bytes(), []byte("rsp <- "+c.busy)); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					s.kill()
+					t.Fatalf("gdb did not get to %q; gdb:\n%s\nstub:\n%s", c.busy, out.Bytes(), s.stderr.Bytes())
+				}
+			}
+			time.Sleep(200 * time.Millisecond) // the continue runs
+			s.cmd.Process.Signal(c.sig)
+			rep := s.wait(t)
+			m := stopped.FindStringSubmatch(string(rep.Stderr))
+			if rep.Exit != 128+int(c.sig) || m == nil || m[1] != c.sigName {
+				t.Fatalf("after %v: want status %d and where the replay stopped; %s", c.sig, 128+int(c.sig), describe(rep))
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -98,8 +99,33 @@ func serveGDB(cfg serveConfig) int {
 	}
 	defer ln.Close()
 	addr := ln.Addr().String()
-	stop := closeOnSignal(ln, cfg.ready != nil)
+	// A signal that tells hermit to stop (a CI job's timeout) ends the
+	// replay whatever the debugger is doing: no connection is taken any
+	// more, the one served is closed (which interrupts a command that
+	// runs), and gdb, if hermit started it, gets the signal too.
+	var (
+		stoppedBy atomic.Int32
+		connMu    sync.Mutex
+		served    net.Conn
+	)
+	stop := onStopSignal(cfg.ready != nil, func(sig syscall.Signal) {
+		stoppedBy.Store(int32(sig))
+		ln.Close()
+		connMu.Lock()
+		if served != nil {
+			served.Close()
+		}
+		connMu.Unlock()
+		signalDebugger(sig)
+	})
 	defer stop()
+	stopped := func() (int, bool) {
+		sig := stoppedBy.Load()
+		if sig == 0 {
+			return 0, false
+		}
+		return sayStopped(sig, t.When(), rec.Events), true
+	}
 	if cfg.announce != nil {
 		cfg.announce(addr, local)
 	} else {
@@ -135,13 +161,29 @@ func serveGDB(cfg serveConfig) int {
 			if readyDone != nil {
 				break
 			}
+			if code, ok := stopped(); ok {
+				return code
+			}
 			if err := *acceptErr; !errors.Is(err, net.ErrClosed) {
 				return fail("%v", err)
 			}
 			fmt.Fprintln(os.Stderr, "hermit replay: stopped before a debugger ended the replay")
 			return exitHermit
 		}
+		connMu.Lock()
+		served = conn
+		if stoppedBy.Load() != 0 {
+			conn.Close()
+		}
+		connMu.Unlock()
 		end, err := gdbstub.Serve(conn, t, opts)
+		connMu.Lock()
+		served = nil
+		connMu.Unlock()
+		if code, ok := stopped(); ok {
+			waitDebugger(readyDone)
+			return code
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "hermit replay: the debugger's connection: %v\n", err)
 		}
@@ -161,6 +203,9 @@ func serveGDB(cfg serveConfig) int {
 		if code := <-readyDone; code >= 0 {
 			return code
 		}
+	}
+	if code, ok := stopped(); ok {
+		return code
 	}
 	if err := t.Failure(); err != nil {
 		// The debugger was told the process ended; here is why.
@@ -247,11 +292,10 @@ func announceGDB(addr, exe, root string) {
 	}
 }
 
-// closeOnSignal closes ln when hermit is told to stop (SIGINT, SIGTERM,
-// SIGHUP), so that a replay waiting for a debugger ends cleanly. With
-// ignoreInt, SIGINT is left to the debugger hermit started (which shares
-// the terminal, and sends ^C over the protocol).
-func closeOnSignal(ln net.Listener, ignoreInt bool) func() {
+// onStopSignal calls stop, once, when hermit is told to stop (SIGINT,
+// SIGTERM, SIGHUP). With ignoreInt, SIGINT is left to the debugger hermit
+// started (which shares the terminal, and sends ^C over the protocol).
+func onStopSignal(ignoreInt bool, stop func(syscall.Signal)) func() {
 	c := make(chan os.Signal, 4)
 	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
 	if ignoreInt {
@@ -260,16 +304,41 @@ func closeOnSignal(ln net.Listener, ignoreInt bool) func() {
 		sigs = append(sigs, syscall.SIGINT)
 	}
 	signal.Notify(c, sigs...)
-	var once sync.Once
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-c:
-			once.Do(func() { ln.Close() })
+		case s := <-c:
+			stop(s.(syscall.Signal))
 		case <-done:
 		}
 	}()
 	return func() { signal.Stop(c); close(done) }
+}
+
+// debugger is the gdb that hermit replay --gdb started, while it runs.
+var debugger atomic.Pointer[os.Process]
+
+// signalDebugger passes sig on to the gdb hermit started, if any.
+func signalDebugger(sig syscall.Signal) {
+	if p := debugger.Load(); p != nil {
+		_ = p.Signal(sig)
+	}
+}
+
+// waitDebugger waits a little for the gdb hermit started, told to stop,
+// to end (done, if not nil, says it did), then kills it.
+func waitDebugger(done <-chan int) {
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		if p := debugger.Load(); p != nil {
+			_ = p.Kill()
+		}
+		<-done
+	}
 }
 
 // targetProcess finds the process --onprocess names; by default the

@@ -212,12 +212,7 @@ Flags:
 	waitOut()
 	waitErr()
 	if sig := stoppedBy.Load(); sig != 0 && errors.Is(err, replay.ErrStopped) {
-		by := signalName(sig)
-		if sig == int32(syscall.SIGINT) {
-			by = "^C"
-		}
-		fmt.Fprintf(os.Stderr, "hermit: replay stopped by %s at event %d of %d\n", by, rec.Progress(), rec.Events)
-		return 128 + int(sig)
+		return sayStopped(sig, rec.Progress(), rec.Events)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
@@ -256,7 +251,13 @@ func runGDB(addr, exe string, args []string) int {
 	argv = append(argv, exe)
 	cmd := exec.Command(path, argv...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	err = cmd.Start()
+	if err == nil {
+		debugger.Store(cmd.Process)
+		err = cmd.Wait()
+		debugger.Store(nil)
+	}
+	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			fmt.Fprintf(os.Stderr, "hermit replay --gdb: %v\n", err)
@@ -264,6 +265,18 @@ func runGDB(addr, exe string, args []string) int {
 		}
 	}
 	return -1
+}
+
+// sayStopped says that signal sig (^C, a CI job's SIGTERM) stopped a
+// replay at event at of the recording's events, and returns hermit's
+// status for it.
+func sayStopped(sig int32, at, events uint64) int {
+	by := signalName(sig)
+	if sig == int32(syscall.SIGINT) {
+		by = "^C"
+	}
+	fmt.Fprintf(os.Stderr, "hermit: replay stopped by %s at event %d of %d\n", by, at, events)
+	return 128 + int(sig)
 }
 
 // stringList is a repeatable string flag.
