@@ -232,7 +232,13 @@ func (e *Engine) journalNative(t *thread) {
 		if t.act == actExitStop {
 			t.act = actCont
 		}
-		t.onExit = nil
+		// A skipped call has no exit stop: what the engine meant to do
+		// there would come at the next call's exit instead (a failed
+		// mkdir's afterJournal, at the exit of the unlink after it,
+		// asked the host about the directory, which the recording had
+		// not). Only a change to the files that failed is skipped with
+		// one, and that does nothing after a failure.
+		t.onExit, t.afterJournal = nil, nil
 	case o.Exit:
 		t.act = actExitStop
 		t.journalExit = true

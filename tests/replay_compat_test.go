@@ -103,6 +103,17 @@ func TestReplayCompat(t *testing.T) {
 		{"a directory made by a rename", false, func(t *testing.T) []string {
 			return append(cGuest("rename_made.c")(t), t.TempDir())
 		}},
+		// Changes to the files that fail, each before one that succeeds
+		// (npm ci; Python's makedirs(exist_ok=True), then an unlink).
+		{"failed changes before others", false, func(t *testing.T) []string {
+			dir := t.TempDir()
+			for _, f := range []string{"a", "b"} {
+				if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return append(cGuest("failed_change.c")(t), dir)
+		}},
 		// A signal wakes an epoll_wait of a signalfd.
 		{"epoll of a signalfd", false, cGuest("signalfd_wait.c", "e")},
 		// Process groups and sessions: a replay's guest is in a group of
