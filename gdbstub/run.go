@@ -155,6 +155,9 @@ func (s *session) stopped(st Stop) []byte {
 	if st.Tid > 0 {
 		s.gThread = st.Tid
 	}
+	if st.Note != "" {
+		s.console(st.Note + "\n")
+	}
 	return s.stopReply(st)
 }
 

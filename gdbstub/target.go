@@ -139,6 +139,9 @@ type Stop struct {
 	// Syscall is the syscall's number, for StopSyscallEntry and
 	// StopSyscallReturn.
 	Syscall int
+	// Note is a line for the user, which the debugger shows before the
+	// stop: why a replay ended before its recording did.
+	Note string
 }
 
 // SyscallCatcher is a Target that can also stop at syscalls (gdb's catch

@@ -27,6 +27,9 @@ func (r *REPL) printStop(st Stop) {
 func (r *REPL) stopLine(st Stop) string {
 	head := fmt.Sprintf("#%d", st.Event)
 	if st.Kind == StopExited {
+		if st.Failure != "" {
+			return fmt.Sprintf("%s the replay ends early: %s", head, st.Failure)
+		}
 		return fmt.Sprintf("%s the recording ends: the program exited with status %d", head, st.ExitCode)
 	}
 	head += fmt.Sprintf(" tid %d", st.Tid)

@@ -135,6 +135,10 @@ type Stop struct {
 	Signal int
 	// ExitCode is the recorded status, when StopExited.
 	ExitCode int
+	// Failure, when StopExited, says why the replay ended before the
+	// recording did (it diverged, the trace is damaged); "" at the
+	// recording's end.
+	Failure string
 	// Time is the guest's virtual time, in nanoseconds since the run
 	// began (Where fills it in).
 	Time int64

@@ -300,10 +300,15 @@ func (t *GDBTarget) convert(st Stop) (gdbstub.Stop, bool) {
 		if t.proc.Exited {
 			sig, code = t.proc.Status&0x7f, t.proc.Status>>8&0xff
 		}
-		if sig != 0 {
-			return gdbstub.Stop{Kind: gdbstub.StopKilled, Signal: sig}, true
+		note := ""
+		if t.failure != nil {
+			// The end the debugger sees is not the recording's.
+			note = "hermit: " + t.failure.Error()
 		}
-		return gdbstub.Stop{Kind: gdbstub.StopExited, ExitCode: code}, true
+		if sig != 0 {
+			return gdbstub.Stop{Kind: gdbstub.StopKilled, Signal: sig, Note: note}, true
+		}
+		return gdbstub.Stop{Kind: gdbstub.StopExited, ExitCode: code, Note: note}, true
 	}
 	var g gdbstub.Stop
 	ours := false

@@ -26,6 +26,8 @@ type REPLSession struct {
 	rec   *Recording
 	evs   []replEvent
 	files map[string]openFile
+	// failure is why a run ended before the recording did (Failure).
+	failure error
 }
 
 var _ repl.Session = (*REPLSession)(nil)
@@ -169,8 +171,20 @@ func (rs *REPLSession) stop(st Stop, err error) (repl.Stop, error) {
 	if err != nil && st.Reason != ReasonExited {
 		return rs.Where(), err
 	}
-	return rs.convert(st), nil
+	out := rs.convert(st)
+	if err != nil {
+		// The run ended early: a divergence, a damaged trace.
+		out.Failure = err.Error()
+		if rs.failure == nil {
+			rs.failure = err
+		}
+	}
+	return out, nil
 }
+
+// Failure returns why a run of the session ended before the recording
+// did (the first such), or nil.
+func (rs *REPLSession) Failure() error { return rs.failure }
 
 func (rs *REPLSession) convert(st Stop) repl.Stop {
 	out := repl.Stop{Event: st.Event, Addr: st.Addr, Watch: st.Watch, Signal: st.Sig, Tid: vtidOf(rs.s.Threads(), st.Tid)}

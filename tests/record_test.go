@@ -328,6 +328,25 @@ func TestReplayDivergence(t *testing.T) {
 	if t.Failed() {
 		t.Logf("hermit replay of the edited trace: %s", describe(r))
 	}
+
+	// The interactive replay says so too, where it would have said the
+	// recording ends, and ends as --autopilot does.
+	ir := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), "replay", "--ex", "continue", edited)
+	if m == nil || ir.Exit != replayExit || !strings.Contains(string(ir.Stdout), " the replay ends early: replay diverged at event "+m[1]+": ") ||
+		!strings.Contains(string(ir.Stderr), "hermit: replay diverged at event "+m[1]+": ") {
+		t.Errorf("hermit replay --ex continue of the edited trace: want the divergence said where it stops, and exit %d; %s", replayExit, describe(ir))
+	}
+	// And gdb shows it before the end it sees.
+	t.Run("gdb", func(t *testing.T) {
+		requireDebugging(t, "gdb")
+		g := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+			"replay", "--gdb", edited, "--", "-nx", "-batch", "-ex", "continue", "-ex", "continue")
+		// Once by gdb (the stub's console output), once by hermit as
+		// it ends.
+		if m == nil || g.Exit != replayExit || strings.Count(string(g.Stdout)+string(g.Stderr), "hermit: replay diverged at event "+m[1]+": ") != 2 {
+			t.Errorf("gdb on the edited trace: want the divergence shown by gdb and by hermit, and exit %d; %s", replayExit, describe(g))
+		}
+	})
 }
 
 // TestRecordReplayCrash records guests that die of SIGSEGV: recording and

@@ -78,6 +78,11 @@ func runREPL(cfg replConfig) int {
 			return replayFail("reading commands: %v", err)
 		}
 	}
+	if err := rs.Failure(); err != nil {
+		// As --autopilot and a debugger's replay end.
+		fmt.Fprintf(os.Stderr, "hermit: %v\n", err)
+		return exitHermit
+	}
 	return 0
 }
 
