@@ -138,6 +138,25 @@ func TestProcHostCounters(t *testing.T) {
 	rerunAndReplay(t, argv, out)
 }
 
+// TestProcOfTheLauncher: /proc/1 is hermit's launcher, the guest's pid 1
+// (Java's ProcessHandle.allProcesses and ps read it). Its stat and maps
+// are the same on every run, as the guest's own are (it had ASLR on: its
+// stack and heap moved, and with them the length of stat, which made
+// Maven's schedule digest differ), and its environ names no random file.
+func TestProcOfTheLauncher(t *testing.T) {
+	t.Parallel()
+	argv := tool("sh", "-c", `cat /proc/1/stat /proc/1/maps; tr '\0' '\n' </proc/1/environ`)(t)
+	first := hermitRun(t, nil, argv)
+	out := string(first.Stdout)
+	if first.Exit != 0 || !strings.Contains(out, "[stack]") || !strings.Contains(out, "HERMIT_LAUNCH_FILES=") {
+		t.Fatalf("hermit run: want pid 1's stat, maps (with its stack) and environ; %s", describe(first))
+	}
+	if strings.Contains(out, "hermit-machine-") {
+		t.Errorf("/proc/1/environ names the machine files' directory, whose name is random:\n%s", out)
+	}
+	rerunAndReplay(t, argv, out)
+}
+
 // rerunAndReplay checks that a second hermit run of argv prints out, what
 // the first printed, and that a recording of it replays.
 func rerunAndReplay(t *testing.T, argv []string, out string) {

@@ -503,6 +503,11 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		if (getcwd(cwd, sizeof cwd) && chdir(cwd) < 0) say("re-entering ", cwd, errno);
 	}
 	remove_files(files_dir, files_base);
+	if (files_base) {
+		// The machine files' directory has a random name, which the
+		// guest would read in /proc/1/environ: it reads X's now.
+		memset((char *)files_base, 'X', strlen(files_base));
+	}
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);
 	const char *net = getenv(ENV_PREFIX "NET");

@@ -197,7 +197,15 @@ func Start(o Options) (*Tracer, int, error) {
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
 		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
 	}
-	if err := cmd.Start(); err != nil {
+	// The launcher, pid 1 of the guest's namespace, which the guest can
+	// read in /proc/1 (stat, maps: Java's ProcessHandle, ps), runs
+	// without ASLR too, so that its stack and heap lie where they did
+	// on the last run. The calling thread (the tracer's, locked) forks it
+	// and passes on its personality.
+	restore := noRandomize()
+	err = cmd.Start()
+	restore()
+	if err != nil {
 		errW.Close()
 		return nil, 0, explainStart(err)
 	}
@@ -210,6 +218,20 @@ func Start(o Options) (*Tracer, int, error) {
 	}
 	t.rootTid = tid
 	return t, tid, nil
+}
+
+// noRandomize turns ASLR off for the calling thread's children, and
+// returns what turns it on again.
+func noRandomize() func() {
+	const query, addrNoRandomize = 0xffffffff, 0x0040000
+	prev, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, query, 0, 0)
+	if errno != 0 || prev&addrNoRandomize != 0 {
+		return func() {}
+	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, prev|addrNoRandomize, 0, 0); errno != 0 {
+		return func() {}
+	}
+	return func() { unix.RawSyscall(unix.SYS_PERSONALITY, prev, 0, 0) }
 }
 
 func orFile(f, def *os.File) *os.File {
