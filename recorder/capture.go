@@ -225,7 +225,9 @@ func (r *Recorder) emit(abs string, f trace.File) {
 
 // LargeFile is the size above which a file's content is not stored: the
 // trace records the reads of it instead (like those of an external file),
-// and replay gives it its size only (zeros if mapped).
+// and replay gives it its size only (zeros if mapped). A program or a
+// library (an ELF file) is stored whatever its size: its code is mapped,
+// not read (Chromium's 297 MB executable, a big test binary).
 const LargeFile = 256 << 20
 
 // store stores a regular file's content as a blob (once per content) and
@@ -251,7 +253,7 @@ func (r *Recorder) store(f *os.File) (trace.File, bool) {
 		// Replay needs the file to exist; reads of it are recorded.
 		return file, true
 	}
-	if st.Size > LargeFile {
+	if st.Size > LargeFile && !isELF(f) {
 		r.large[devIno{st.Dev, st.Ino}] = true
 		file.Size = uint64(st.Size)
 		return file, true
@@ -306,6 +308,13 @@ func fileIsVirtual(f *os.File) bool {
 
 // interpreter returns the program that runs f: the #! line's
 // interpreter or an ELF executable's PT_INTERP loader.
+// isELF reports whether f holds an ELF file (a program, a library).
+func isELF(f *os.File) bool {
+	var magic [4]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	return n == len(magic) && string(magic[:]) == elf.ELFMAG
+}
+
 func interpreter(f *os.File) string {
 	var head [256]byte
 	n, _ := f.ReadAt(head[:], 0)

@@ -114,6 +114,23 @@ func TestReplayCompat(t *testing.T) {
 			}
 			return append(cGuest("failed_change.c")(t), dir)
 		}},
+		// A program larger than recorder.LargeFile (Chromium's): its
+		// code is stored all the same, or the replay cannot exec it.
+		{"a program of 300 MB", false, func(t *testing.T) []string {
+			argv := cGuest("pgrp.c")(t)
+			big := filepath.Join(t.TempDir(), "big")
+			b, err := os.ReadFile(argv[0])
+			if err == nil {
+				err = os.WriteFile(big, b, 0o755)
+			}
+			if err == nil {
+				err = os.Truncate(big, 300<<20)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append([]string{big}, argv[1:]...)
+		}},
 		// A signal wakes an epoll_wait of a signalfd.
 		{"epoll of a signalfd", false, cGuest("signalfd_wait.c", "e")},
 		// Process groups and sessions: a replay's guest is in a group of
