@@ -52,6 +52,12 @@ func (t *GDBTarget) ReverseStep(vtid int) (gdbstub.Stop, error) {
 		return t.last, err
 	}
 	st, err := t.tl.ReverseStep(th.Tid)
+	if errors.Is(err, ErrThreadStart) {
+		// Where it stands: the start of its history, in that thread.
+		g := t.last
+		g.Kind, g.Tid, g.Begin = gdbstub.StopStart, vtid, true
+		return t.stopped(g), gdbstub.ErrNoHistory
+	}
 	if g, done, err := t.reverseEnd(err); done {
 		return g, err
 	}

@@ -28,7 +28,7 @@ func (rs *REPLSession) ReverseContinue() (repl.Stop, error) {
 
 // reversed converts the stop of a reverse command.
 func (rs *REPLSession) reversed(st Stop, err error) (repl.Stop, error) {
-	if errors.Is(err, ErrHistoryStart) {
+	if errors.Is(err, ErrHistoryStart) && !errors.Is(err, ErrThreadStart) {
 		return rs.Where(), repl.ErrAtStart
 	}
 	if err != nil {

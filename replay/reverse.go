@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // Going backwards (see Timeline).
@@ -21,6 +23,12 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 	vtid := t.vtidOf(tid)
 	if vtid == 0 {
 		return t.pos.final, fmt.Errorf("reverse step: no live thread %d", tid)
+	}
+	if t.atBirth(tid) {
+		// Before this it did not exist: counting its instructions
+		// from a boundary before its clone stepped it out of the
+		// recorded schedule, into its future.
+		return t.pos.final, ErrThreadStart
 	}
 	// Counting runs under other points: the user's are back at the end.
 	defer t.restorePoints(t.s.getPoints())
@@ -43,6 +51,24 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 		}
 	}
 	return st, nil
+}
+
+// atBirth says whether thread tid stands at its first instruction: just
+// after the syscall instruction of the clone, fork or vfork that made it,
+// which returned 0 there.
+func (t *Timeline) atBirth(tid int) bool {
+	r, err := t.s.Regs(tid)
+	if err != nil || r.Rax != 0 {
+		return false
+	}
+	switch r.OrigRax {
+	case abi.SYS_CLONE, abi.SYS_CLONE3, abi.SYS_FORK, abi.SYS_VFORK:
+	default:
+		return false
+	}
+	var b [2]byte
+	n, err := t.s.ReadMem(tid, r.Rip-2, b[:])
+	return err == nil && n == 2 && b == [2]byte{0x0f, 0x05}
 }
 
 // cancelled brings the replay back to where an interrupted reverse

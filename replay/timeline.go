@@ -142,6 +142,10 @@ func (p *position) reaches(q *position) bool {
 // ErrHistoryStart: a reverse command reached the start of the recording.
 var ErrHistoryStart = errors.New("no more reverse-execution history")
 
+// ErrThreadStart: a reverse step reached the first instruction of its
+// thread (or process), which had none before.
+var ErrThreadStart = fmt.Errorf("%w: the thread starts here", ErrHistoryStart)
+
 // NewTimeline runs s forwards and backwards. s must be at its start; the
 // Timeline owns it from now on (Close closes both).
 func NewTimeline(s *Session, opts TimelineOptions) *Timeline {

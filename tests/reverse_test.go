@@ -335,3 +335,29 @@ func TestGDBCatchSyscall(t *testing.T) {
 		t.Logf("gdb:\n%s", tr.text)
 	}
 }
+
+// TestGDBReverseToThreadStart: going back instruction by instruction in a
+// thread stops at its first instruction, where its clone returned 0 in
+// it, with "No more reverse-execution history." in that thread; and the
+// session goes on from there. (Before, the step past it ran the thread
+// out of the recorded schedule, into its own future, or failed with
+// "thread is gone" and a broken session; a forked child's start did the
+// same.)
+func TestGDBReverseToThreadStart(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break thread_main", "continue",
+		"reverse-stepi 400", "p $rax", "x/i $pc-2", "reverse-stepi", "delete", "continue", "continue")
+	rep := s.wait(t)
+	noClientErrors(t, tr, nil)
+	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-stepi 400", 0), "reverse-stepi 400 from thread_main")
+	mustMatch(t, regexp.MustCompile(`\A\$1 = 0\n\z`), tr.out(t, "p $rax", 0), "rax at the thread's start (its clone's 0)")
+	mustMatch(t, regexp.MustCompile(`(?m)^\s+0x[0-9a-f]+ <\w+\+\d+>:\tsyscall\s*$`), tr.out(t, "x/i $pc-2", 0), "the instruction before the thread's first (its clone's syscall)")
+	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "reverse-stepi", 0), "reverse-stepi at the thread's start")
+	checkGDBExit(t, tr, 1, parseGuest(t, rec.Stdout).pid, rec.Exit)
+	checkServedRun(t, rec, rep)
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+}
