@@ -546,6 +546,12 @@ func (e *Engine) warnStarved(t *thread) {
 // reportStarved warns of warnStarved's and lateTimer's notes at the end
 // of a run whose guest failed.
 func (e *Engine) reportStarved() {
+	if _, replay := e.cfg.Journal.(OutsideSignalPlayer); replay {
+		// A replay follows its recording, which said so if it did; its
+		// own real time (a debugger held it, killed it at a detach)
+		// tells nothing.
+		return
+	}
 	if e.starved != "" && e.result.ExitCode != 0 {
 		e.warnOnce("starved", e.starved)
 	}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -193,5 +194,25 @@ func TestKeepListeningForgetsTheDeadDebugger(t *testing.T) {
 	checkGDBExit(t, tr, 0, g.pid, rec.Exit)
 	if !strings.Contains(string(rep.Stderr), "hermit: the debugger went away without detaching at event ") || rep.Exit != rec.Exit {
 		t.Errorf("want the recording's exit %d and a line saying the first debugger went away; %s", rec.Exit, describe(rep))
+	}
+}
+
+// TestDetachWarnsOfNothing: a debugger that stops a replay at a signal and
+// detaches (the replay is killed there, after more real time than the
+// program's timer was armed for) gets no warning that "the guest failed"
+// with a timer armed: a replay follows its recording, and its real time
+// tells nothing.
+func TestDetachWarnsOfNothing(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, cGuest("itimer_pause.c")(t)); rec.Exit != 0 || string(rec.Stdout) != "ticks 5\n" {
+		t.Fatalf("record itimer_pause: %s", describe(rec))
+	}
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "catch signal SIGALRM", "continue", "shell sleep 0.2", "detach")
+	rep := s.wait(t)
+	mustMatch(t, regexp.MustCompile(`(?m)^Catchpoint 1 \(signal SIGALRM\), `), tr.out(t, "continue", 0), "continue to the first SIGALRM")
+	if strings.Contains(string(rep.Stderr), "warning") || rep.Exit != 0 {
+		t.Errorf("want exit 0 and no warning after the detach; %s", describe(rep))
 	}
 }
