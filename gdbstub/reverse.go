@@ -108,7 +108,7 @@ func (s *session) reverse(r *request, fn func() (Stop, error)) []byte {
 func init() {
 	monitorCmds = append(monitorCmds,
 		monitorCmd{"checkpoint", "", "make a checkpoint here (\"restart N\" comes back to it)", (*session).monCheckpoint},
-		monitorCmd{"restart", "N", "go to checkpoint N (gdb then needs \"maint flush register-cache\", as after goto)", (*session).monRestart},
+		monitorCmd{"restart", "N", "go to checkpoint N (gdb then needs \"maint flush register-cache\" and \"maint flush dcache\", as after goto)", (*session).monRestart},
 		monitorCmd{"info", "checkpoints", "list the checkpoints", (*session).monInfo},
 		monitorCmd{"delete", "checkpoint N", "delete checkpoint N", (*session).monDelete},
 	)
