@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -479,11 +480,38 @@ func (t *GDBTarget) Siginfo(vtid int) ([]byte, error) {
 		return nil, err
 	}
 	b, err := t.s.Siginfo(th.Tid)
-	if err != nil {
+	if err == nil {
+		return b, nil
+	}
+	// Stopped by the debugger's own trap, which the replay makes without
+	// a signal: the SIGTRAP the kernel would have given it natively.
+	code := int32(0)
+	switch t.last.Kind {
+	case gdbstub.StopBreakpoint:
+		code = siKernel // int3
+		if t.last.Hardware {
+			code = trapHWBkpt
+		}
+	case gdbstub.StopWatch:
+		code = trapHWBkpt
+	case gdbstub.StopStep:
+		code = trapTrace
+	}
+	if code == 0 || t.last.Tid != vtid {
 		return nil, gdbstub.ErrUnsupported
 	}
-	return b, nil
+	info := make([]byte, 128)
+	binary.LittleEndian.PutUint32(info[0:], 5) // SIGTRAP
+	binary.LittleEndian.PutUint32(info[8:], uint32(code))
+	return info, nil
 }
+
+// si_code values of a SIGTRAP (siginfo.h).
+const (
+	siKernel   = 0x80 // an int3
+	trapTrace  = 2    // a single step
+	trapHWBkpt = 4    // a debug register's breakpoint or watchpoint
+)
 
 // OpenFile opens a file of the recording by its path in the guest's
 // view, as the recorded program would have found it: symlinks resolve

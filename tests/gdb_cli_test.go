@@ -97,7 +97,8 @@ func TestReplayGDBLaunch(t *testing.T) {
 }
 
 // TestGDBRunAndStart: gdb's run starts the replay again and runs it to
-// the first breakpoint, and start to main, as against gdbserver: gdb,
+// the first breakpoint ($_siginfo there is an int3's SIGTRAP), and start
+// to main, as against gdbserver: gdb,
 // with no remote exec-file set, names no program in its vRun, which
 // hermit had taken for Delve's restart and held at the start (a SIGTRAP
 // at _start).
@@ -105,13 +106,19 @@ func TestGDBRunAndStart(t *testing.T) {
 	requireDebugging(t, "gdb")
 	dir, _ := recordThreads(t)
 	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
-		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "run", "-ex", "start", "-ex", "info line")
+		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "run",
+		"-ex", "p $_siginfo.si_signo", "-ex", "p $_siginfo.si_code", "-ex", "start", "-ex", "info line")
 	out := string(r.Stdout) + string(r.Stderr)
 	if strings.Contains(out, "SIGTRAP") || !gdbBreakWorkerRE.MatchString(out) {
 		t.Errorf("gdb's run did not run to the breakpoint in worker:\n%s", out)
 	}
 	if !regexp.MustCompile(`(?m)^Temporary breakpoint 2, main \(\) at \S*gdb_threads\.c:\d+$`).MatchString(out) {
 		t.Errorf("gdb's start did not stop at main:\n%s", out)
+	}
+	// At a breakpoint, the SIGTRAP of an int3, as natively (it was
+	// "Unable to read siginfo").
+	if !regexp.MustCompile(`(?m)^\$1 = 5\n\$2 = 128$`).MatchString(out) {
+		t.Errorf("$_siginfo at the breakpoint: want si_signo 5 (SIGTRAP), si_code 128 (SI_KERNEL):\n%s", out)
 	}
 }
 
