@@ -192,3 +192,25 @@ func TestREPLExAfterTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestREPLBacktraceFromNull: a crash in a call through a NULL function
+// pointer stops at pc 0, where no code is; bt shows that frame and, above
+// it, the caller, from the return address on top of the stack, as gdb
+// does (it printed nothing).
+func TestREPLBacktraceFromNull(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "null_call.c", "-O0", "-g")}); rec.Exit != 139 {
+		t.Fatalf("record null_call: want the SIGSEGV (139); %s", describe(rec))
+	}
+	r := runREPLScript(t, dir, []string{"continue", "bt"})
+	re := regexp.MustCompile(`(?m)^#\d+ tid \d+ --- SIGSEGV --- at 0x0\n#0  0x0 \?\?\n#1  0x[0-9a-f]+ call_it at \S*null_call\.c:(\d+)\n#2  0x[0-9a-f]+ main at `)
+	m := re.FindStringSubmatch(string(r.Stdout))
+	if m == nil {
+		t.Fatalf("continue, bt: want the fault at 0x0 and a backtrace through call_it and main; %s", describe(r))
+	}
+	src, _ := os.ReadFile(filepath.Join(testenv.GuestsDir(t), "null_call.c"))
+	if line, _ := strconv.Atoi(m[1]); line < 1 || !strings.Contains(strings.Split(string(src), "\n")[line-1], "NULL CALL") {
+		t.Errorf("bt names line %s of null_call.c for call_it, not the call through the pointer", m[1])
+	}
+}

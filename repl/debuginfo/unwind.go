@@ -36,6 +36,9 @@ const (
 // address, as glibc's _start marks it, or a zero PC), at a PC outside any
 // executable mapping, when a (PC, CFA) pair repeats or the stack would
 // shrink in a frame-pointer step, and after max frames (256 if max <= 0).
+// An innermost PC of 0 or outside code (a call through a bad pointer) is
+// a frame of its own, whose caller's return address is on top of the
+// stack.
 func (s *Space) Backtrace(regs Regs, mem Mem, max int) []Frame {
 	if max <= 0 {
 		max = defaultMaxFrames
@@ -60,6 +63,17 @@ func (s *Space) Backtrace(regs Regs, mem Mem, max int) []Frame {
 	seen := map[key]bool{}
 	var frames []Frame
 	exact := true // the PC is not a return address
+	if pc, sp := cur.val[regRA], cur.val[regRSP]; cur.known[regRA] && (pc == 0 || !s.executable(pc)) {
+		// A call through a bad pointer (a NULL callback): the fault
+		// came at the call's target, before it pushed anything, so the
+		// return address is on top of the stack, as gdb guesses too.
+		if ra, err := readU64(mem, sp); err == nil && s.executable(ra) {
+			frames = append(frames, Frame{PC: pc, CFA: sp + 8})
+			cur.set(regRA, ra)
+			cur.set(regRSP, sp+8)
+			exact = false
+		}
+	}
 	for len(frames) < max {
 		pc := cur.val[regRA]
 		if !cur.known[regRA] || pc == 0 {
