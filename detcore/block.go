@@ -194,14 +194,17 @@ func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
 		}
 		return false
 	}
-	// The call runs natively and the kernel interrupts it. This
-	// happens at once, before any other thread can take a signal
-	// meant for the whole process.
+	// The call runs natively and the kernel interrupts it. Another
+	// thread of the process woken by the same signal for the whole
+	// process may take it first: sigTaken looks again before it runs.
 	e.unblock(t)
 	t.act = actCont
 	if b.onSignal != nil {
 		b.onSignal(e, t)
 		return true
+	}
+	if pending&t.sigOwn == 0 && !e.cfg.OldSignalWake {
+		t.sigWoken, t.sigShared = b, pending
 	}
 	if b.kind == bkSleep && b.rem != 0 {
 		// The kernel writes the time left of its own, native sleep;
@@ -209,6 +212,28 @@ func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
 		t.act = actExitStop
 		t.onExit = remainingSleep(b.rem, b.deadline)
 	}
+	return true
+}
+
+// sigTaken reports whether thread t, about to run because signals for
+// its whole process ended its wait, finds them gone (another thread of
+// the process took them), and if so puts it back in that wait: run, its
+// call would wait in the kernel, with no signal to end it, while the
+// engine waited for its next stop (a Go server's SIGTERM, taken by the
+// thread in epoll_pwait while the main thread was woken in a futex wait,
+// was lost until a second one).
+func (e *Engine) sigTaken(t *thread) bool {
+	b := t.sigWoken
+	if b == nil {
+		return false
+	}
+	t.sigWoken = nil
+	own, shared, _, err := e.waitSignals(t.tid)
+	if err != nil || (own|shared)&t.sigShared != 0 {
+		return false
+	}
+	t.onExit = nil
+	e.blockOn(t, b)
 	return true
 }
 
@@ -289,6 +314,7 @@ func (e *Engine) signalEnds(t *thread, b *blocker) uint64 {
 	if ends != 0 {
 		ends &^= e.discarded(t.tid, blocked)
 	}
+	t.sigOwn = own
 	return ends
 }
 

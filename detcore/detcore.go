@@ -240,6 +240,10 @@ type Config struct {
 	// before, made when a wait for the outside world that a thread's
 	// wake ended left the clock where it was (outside.go).
 	OldOutsideClock bool
+	// OldSignalWake replays a recording of journal version 20 or before,
+	// made when a thread that signals for its whole process woke ran
+	// without a look at whether another thread had taken them (sigTaken).
+	OldSignalWake bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

@@ -321,6 +321,9 @@ func (e *Engine) Run() (Result, error) {
 			e.foldFutexes(e.lastClock)
 		}
 		next := e.pick()
+		if next != nil && e.sigTaken(next) {
+			continue
+		}
 		if e.cfg.Debug != nil {
 			if next != nil {
 				e.cfg.Debug("turn %d clock %d: run tid=%d vtid=%d (%s act=%d ret=%d)", e.result.Stats.Turns, e.clock, next.tid, next.vtid, abi.SyscallName(next.nr), next.act, next.ret)

@@ -137,6 +137,13 @@ type thread struct {
 	rng uint64
 	// sigChecked is the signal epoch at which pending signals were last read.
 	sigChecked uint64
+	// sigWoken is the wait that signals for the whole process, sigShared,
+	// ended (signalWake), until the thread runs: another thread of the
+	// process may take them first.
+	sigWoken  *blocker
+	sigShared uint64
+	// sigOwn are the thread's own pending signals signalEnds last read.
+	sigOwn uint64
 	// retry is the call the thread retries from a retry wait (kwait.go).
 	retry *retryState
 	// fault and faults are the last fault (address and signal) and how

@@ -114,10 +114,14 @@ const StdinPath = "/.hermit-stdin"
 // ends moves the clock on by the time it waited (detcore.Config.
 // OldOutsideClock); a version-19 trace has none of them, and replays as
 // before.
-const JournalVersion = "20"
+// Version 21: a thread that signals for its whole process woke looks
+// again, before it runs, whether they are still pending (a signals query;
+// detcore.Config.OldSignalWake); a version-20 trace has no such look, and
+// replays as before.
+const JournalVersion = "21"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -148,6 +152,9 @@ type Settings struct {
 	// FastWriteDigests: the trace keeps the digest of what writes without
 	// a stop wrote (journal version 20; detcore.FastWriteJournal).
 	FastWriteDigests bool
+	// SignalTaken: a thread that signals for its whole process woke
+	// looks again before it runs (journal version 21).
+	SignalTaken bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -194,6 +201,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.OldEntryTimes = f[FlagJournal] == "17"
 	s.SignalAnswers = f[FlagJournal] != "17" && f[FlagJournal] != "18"
 	s.FastWriteDigests = s.SignalAnswers && f[FlagJournal] != "19"
+	s.SignalTaken = s.FastWriteDigests && f[FlagJournal] != "20"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -261,5 +269,5 @@ func ParseSettings(f map[string]string) (Settings, error) {
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
-		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests}
+		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken}
 }
