@@ -2,6 +2,7 @@ package ptrace
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,20 @@ import (
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
+// fixedLengthTempDir makes a new directory in the temporary directory
+// whose name is prefix and 16 random hex digits: always as long, since the
+// guest reads it, X'd out, in /proc/1/environ, and a name one digit longer
+// (os.MkdirTemp's decimal ones) moved the launcher's stack.
+func fixedLengthTempDir(prefix string) (string, error) {
+	for {
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s%016x", prefix, rand.Uint64()))
+		err := os.Mkdir(dir, 0o700)
+		if !os.IsExist(err) {
+			return dir, err
+		}
+	}
+}
+
 // machineFiles writes, into a new directory, the files the launcher mounts
 // over the host's so that the guest sees a machine of ncpu CPUs whatever
 // the host has: /proc/cpuinfo (the host's first CPU, repeated, with fixed
@@ -18,7 +33,7 @@ import (
 // the directory once the launcher has mounted them.
 func machineFiles(ncpu int, hosts string) (string, error) {
 	removeAbandoned(os.TempDir(), time.Now().Add(-abandonedAfter))
-	dir, err := os.MkdirTemp("", machinePrefix+"*")
+	dir, err := fixedLengthTempDir(machinePrefix)
 	if err != nil {
 		return "", err
 	}
