@@ -71,17 +71,24 @@ func TestRecordReplayCPUID(t *testing.T) {
 	}
 }
 
+// recordYieldLoop records yield_loop making n events (sched_yield), so
+// that replaying it takes a while, and returns the trace's directory.
+func recordYieldLoop(t *testing.T, n string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "yield_loop.c"), n}); rec.Exit != 0 {
+		t.Fatalf("record yield_loop: %s", describe(rec))
+	}
+	return dir
+}
+
 // TestReplayStoppedBySignal: ^C, or SIGTERM from a CI job's timeout, stops
 // a replay where it is: hermit says so, at which event of how many, and
 // exits with the signal's status, not hermit's own failure (125) with
 // nothing said.
 func TestReplayStoppedBySignal(t *testing.T) {
 	hermit := testenv.Hermit(t)
-	bin := testenv.BuildC(t, "yield_loop.c")
-	dir := filepath.Join(t.TempDir(), "trace")
-	if rec := record(t, dir, nil, []string{bin, "100000"}); rec.Exit != 0 {
-		t.Fatalf("record yield_loop: %s", describe(rec))
-	}
+	dir := recordYieldLoop(t, "100000")
 	stopped := regexp.MustCompile(`^hermit: replay stopped by (\S+) at event (\d+) of (\d+)\n$`)
 	for _, c := range []struct {
 		sig  syscall.Signal
@@ -125,11 +132,7 @@ func TestReplayStoppedBySignal(t *testing.T) {
 func TestGDBReplayStoppedBySignal(t *testing.T) {
 	requireDebugging(t, "gdb")
 	gdb := testenv.Require(t, "gdb")
-	bin := testenv.BuildC(t, "yield_loop.c")
-	dir := filepath.Join(t.TempDir(), "trace")
-	if rec := record(t, dir, nil, []string{bin, "20000"}); rec.Exit != 0 {
-		t.Fatalf("record yield_loop: %s", describe(rec))
-	}
+	dir := recordYieldLoop(t, "20000")
 	stopped := regexp.MustCompile(`(?m)^hermit: replay stopped by (\S+) at event (\d+) of (\d+)$`)
 	for _, c := range []struct {
 		name    string

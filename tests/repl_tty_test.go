@@ -17,11 +17,7 @@ import (
 func TestREPLTerminal(t *testing.T) {
 	requireDebugging(t, "tmux")
 	tmux := testenv.Require(t, "tmux")
-	bin := testenv.BuildC(t, "yield_loop.c")
-	dir := filepath.Join(t.TempDir(), "trace")
-	if rec := record(t, dir, nil, []string{bin, "400000"}); rec.Exit != 0 {
-		t.Fatalf("record yield_loop: %s", describe(rec))
-	}
+	dir := recordYieldLoop(t, "400000")
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	tm := func(args ...string) string {
 		t.Helper()
