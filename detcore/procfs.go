@@ -37,7 +37,7 @@ var procStatPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?
 // order of appearance and the directory is given one name.
 var procMountinfoPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/mountinfo$`)
 
-var machineDir = regexp.MustCompile(`\S*/hermit-machine-\d+/`)
+var machineDir = regexp.MustCompile(`\S*/hermit-machine-[0-9a-f]+/`)
 
 // /proc/PID/sched and /proc/PID/schedstat are the host scheduler's
 // accounting: schedstat becomes the virtual run time, no wait and no

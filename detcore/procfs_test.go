@@ -8,7 +8,7 @@ import "testing"
 func TestNormalizeMountinfo(t *testing.T) {
 	in := "310 250 8:1 / / rw - ext4 /dev/vda rw\n" +
 		"311 310 0:45 / /proc rw - proc proc rw\n" +
-		"312 310 0:61 / /tmp/hermit-machine-8812/x rw - tmpfs tmpfs rw\n" +
+		"312 310 0:61 / /tmp/hermit-machine-5208020d95ff9398/x rw - tmpfs tmpfs rw\n" +
 		"313 311 0:45 /sys /proc/sys ro - proc proc rw\n"
 	want := "2 1 8:1 / / rw - ext4 /dev/vda rw\n" +
 		"3 2 0:32768 / /proc rw - proc proc rw\n" +
