@@ -103,6 +103,10 @@ func (r *REPL) cmdBreak(args []string) error {
 		// As in gdb: break SYMBOL, break *ADDR.
 		if a, ok := strings.CutPrefix(args[0], "*"); ok {
 			args = []string{"addr", a}
+		} else if file, line, ok := strings.Cut(args[0], ":"); ok && file != "" && isNumber(line) {
+			// A symbol has no colon: this is gdb's FILE:LINE, which
+			// would otherwise wait, pending, for a function so named.
+			return fmt.Errorf("break %s: FILE:LINE is not supported here yet; break at the line's address (break *ADDR: \"list %s\" shows the lines, and gdb's \"info line %s\" gives the address) or use hermit replay --gdb", args[0], args[0], args[0])
 		} else {
 			args = []string{"func", args[0]}
 		}
@@ -298,3 +302,9 @@ func signalNames() []string {
 
 // errEnded says a forward command cannot run.
 var errEnded = errors.New("the recording has ended; goto, reverse-step or reverse-continue go back")
+
+// isNumber reports whether s is a decimal number.
+func isNumber(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
