@@ -199,13 +199,16 @@ func serveGDB(cfg serveConfig) int {
 		gone, last = end == gdbstub.EndDisconnected, end
 		break
 	}
+	if code, ok := stopped(); ok {
+		// A gdb hermit started has the signal too: it is not waited
+		// for long.
+		waitDebugger(readyDone)
+		return code
+	}
 	if readyDone != nil {
 		if code := <-readyDone; code >= 0 {
 			return code
 		}
-	}
-	if code, ok := stopped(); ok {
-		return code
 	}
 	if err := t.Failure(); err != nil {
 		// The debugger was told the process ended; here is why.
