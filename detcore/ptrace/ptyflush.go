@@ -17,10 +17,18 @@ import (
 // finds nothing to read (n_tty_poll), so hermit polls it after every
 // write: what a write sent to a side with nothing left to read is there
 // when the next thread runs, whatever the host's load. Then the writer's
-// own side, for what the other side's line discipline echoed back. (A
-// side that still has bytes to read is ready whatever the worker does;
-// how much a read there takes may still depend on it: the kernel offers
-// no way to wait for the worker then.)
+// own side, for what the other side's line discipline echoed back.
+//
+// The poll is not enough when the worker has begun: a line the worker
+// has put in a canonical side is there (the poll does not wait) before
+// the worker writes its echo to the other side, and an echo arrives
+// there a byte at a time, so the other side's worker may have moved part
+// of it. A worker holds the side's termios lock while it receives bytes
+// and echoes them, and FIONREAD takes that lock for writing, so a
+// FIONREAD after the poll waits for the part in hand; FIONREAD again
+// until the count holds still waits for the parts after it. (A side that
+// still had bytes to read before the write is ready whatever the worker
+// does, and how much a read there takes may still depend on it.)
 
 // PtyFlush implements detcore.PtyTracer.
 func (t *Tracer) PtyFlush(tid, fd int, procs []int) {
@@ -33,15 +41,25 @@ func (t *Tracer) PtyFlush(tid, fd int, procs []int) {
 		return
 	}
 	if c := t.ptyPeer(key, !master, procs); c >= 0 {
-		pollNow(c)
+		settlePty(c)
 	}
-	pollNow(h.fd)
+	settlePty(h.fd)
 }
 
-// pollNow polls descriptor c for input without waiting.
-func pollNow(c int) {
+// settlePty returns once the kernel worker has moved what is in flight
+// to pty side c into its line discipline, as far as the kernel lets one
+// see (above).
+func settlePty(c int) {
 	p := []unix.PollFd{{Fd: int32(c), Events: unix.POLLIN}}
 	_, _ = unix.Poll(p, 0)
+	n, err := unix.IoctlGetInt(c, unix.TIOCINQ)
+	for i := 0; err == nil && i < 4; i++ {
+		m, err2 := unix.IoctlGetInt(c, unix.TIOCINQ)
+		if err2 != nil || m == n {
+			return
+		}
+		n, err = m, err2
+	}
 }
 
 // ptyKey names the pty that h, a copy of one of its sides, belongs to:
