@@ -92,6 +92,7 @@ var commands = []command{
 
 	// Objects and files.
 	{"qXfer", false, (*session).qXfer},
+	{"qGetTLSAddr", false, (*session).getTLSAddr},
 	{"vFile", false, (*session).vFile},
 
 	// Monitor commands.

@@ -80,6 +80,8 @@ type session struct {
 
 	gThread, cThread int // Hg and Hc choices; 0 is any
 
+	tls *tlsLayout // the C library's TLS layout, once found (qGetTLSAddr)
+
 	// dead is the exit or kill stop once the process has ended, until vRun.
 	dead   *Stop
 	killed bool // vKill was asked

@@ -361,3 +361,47 @@ func TestGDBReverseFromEnd(t *testing.T) {
 		t.Logf("gdb:\n%s", tr.text)
 	}
 }
+
+// TestGDBThreadLocals: gdb prints each thread's thread-local variables
+// as on the live program: the program's own (__thread), errno (the C
+// library's static TLS), one of a library loaded with dlopen (a block
+// the thread's dtv points at), and those of a static program (the stub
+// answered no qGetTLSAddr: "TLS not supported or disabled on this
+// target", "Remote target failed to process qGetTLSAddr request").
+func TestGDBThreadLocals(t *testing.T) {
+	requireDebugging(t, "gdb")
+	lib := testenv.BuildC(t, "tls_lib.c", "-shared", "-fPIC")
+	for _, c := range []struct {
+		name  string
+		argv  []string
+		print string
+		want  string
+	}{
+		{"dynamic", []string{testenv.BuildC(t, "tls_vars.c"), lib},
+			`printf "%s %d %d %ld\n", name, counter, (int)errno, lib_tls`,
+			"worker 42 33 2005\nmain 7 11 1005\n"},
+		{"static", []string{testenv.BuildC(t, "tls_vars.c", "-static")},
+			`printf "%s %d %d\n", name, counter, (int)errno`,
+			"worker 42 33\nmain 7 11\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "trace")
+			if rec := record(t, dir, nil, c.argv); rec.Exit != 0 {
+				t.Fatalf("hermit record: %s", describe(rec))
+			}
+			r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+				"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break stop_here", "-ex", "continue", "-ex", "up", "-ex", c.print,
+				"-ex", "continue", "-ex", "up", "-ex", c.print)
+			var got strings.Builder
+			for _, l := range strings.SplitAfter(string(r.Stdout), "\n") {
+				if strings.HasPrefix(l, "worker ") || strings.HasPrefix(l, "main ") {
+					got.WriteString(l)
+				}
+			}
+			if got.String() != c.want {
+				t.Errorf("gdb's thread-local variables at stop_here in the worker, then in main: want\n%sgot\n%s\n%s", c.want, got.String(), describe(r))
+			}
+		})
+	}
+}
