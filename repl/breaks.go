@@ -104,9 +104,8 @@ func (r *REPL) cmdBreak(args []string) error {
 		if a, ok := strings.CutPrefix(args[0], "*"); ok {
 			args = []string{"addr", a}
 		} else if file, line, ok := strings.Cut(args[0], ":"); ok && file != "" && isNumber(line) {
-			// A symbol has no colon: this is gdb's FILE:LINE, which
-			// would otherwise wait, pending, for a function so named.
-			return fmt.Errorf("break %s: FILE:LINE is not supported here yet; break at the line's address (break *ADDR: \"list %s\" shows the lines, and gdb's \"info line %s\" gives the address) or use hermit replay --gdb", args[0], args[0], args[0])
+			// A symbol has no colon: this is gdb's FILE:LINE.
+			return r.lineBreak(args[0], file, line)
 		} else {
 			args = []string{"func", args[0]}
 		}
@@ -154,6 +153,32 @@ func (r *REPL) cmdBreak(args []string) error {
 		return r.addBreak(&breakpoint{kind: bpAddr, addr: addr, desc: desc})
 	}
 	return fmt.Errorf("break: %q: want syscall, signal, tid, event, func, addr or exit", what)
+}
+
+// lineBreak sets a breakpoint at each function's code for a line of a
+// source file, as gdb's break FILE:LINE.
+func (r *REPL) lineBreak(spec, file, line string) error {
+	n, err := strconv.Atoi(line)
+	if err != nil || n < 1 {
+		return fmt.Errorf("break %s: %q is not a line number", spec, line)
+	}
+	_, sp, err := r.current()
+	if err != nil {
+		return fmt.Errorf("break %s: %w", spec, err)
+	}
+	locs, err := sp.LineAddrs(file, n)
+	if err != nil {
+		return fmt.Errorf("break %s: %w", spec, err)
+	}
+	for _, l := range locs {
+		if err := r.s.SetBreakpoint(l.Addr); err != nil {
+			return fmt.Errorf("break %s: %w", spec, err)
+		}
+		if err := r.addBreak(&breakpoint{kind: bpAddr, addr: l.Addr, desc: fmt.Sprintf("%s, address %#x%s", spec, l.Addr, r.describePC(l.Addr))}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // codeAddr resolves a break func or addr argument.

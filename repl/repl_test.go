@@ -64,7 +64,8 @@ func TestErrors(t *testing.T) {
 		// As in gdb: break *ADDR is break addr ADDR (break SYMBOL:
 		// TestPendingBreak).
 		{"break *0", `break addr 0: no process maps 0x0`},
-		{"break uaf.c:16", `break uaf.c:16: FILE:LINE is not supported here yet; break at the line's address`},
+		{"break uaf.c:16", `break uaf.c:16: no source file named uaf.c in the line tables`},
+		{"break uaf.c:0", `break uaf.c:0: "0" is not a line number`},
 		{"watch nosuch", `watch: no symbol`},
 		{"disas zz", `disas: no symbol`},
 		{"disas 0x401000 0", `disas: "0" is not a count`},

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -212,5 +213,43 @@ func TestREPLBacktraceFromNull(t *testing.T) {
 	src, _ := os.ReadFile(filepath.Join(testenv.GuestsDir(t), "null_call.c"))
 	if line, _ := strconv.Atoi(m[1]); line < 1 || !strings.Contains(strings.Split(string(src), "\n")[line-1], "NULL CALL") {
 		t.Errorf("bt names line %s of null_call.c for call_it, not the call through the pointer", m[1])
+	}
+}
+
+// TestREPLBreakFileLine: break FILE:LINE stops at that line of the
+// program's source, in the thread that runs it; at a function's opening
+// line it stops past the prologue, at the function's first line of code
+// (it said FILE:LINE was not supported).
+func TestREPLBreakFileLine(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	// -O0: main sets up a frame, whose prologue break skips (in
+	// optimized code without one gdb and hermit stop at the entry).
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "tls_vars.c", "-O0")}); rec.Exit != 0 {
+		t.Fatalf("hermit record tls_vars: %s", describe(rec))
+	}
+	src, err := os.ReadFile(filepath.Join(testenv.GuestsDir(t), "tls_vars.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineOf := func(text string) int {
+		for i, l := range strings.Split(string(src), "\n") {
+			if strings.Contains(l, text) {
+				return i + 1
+			}
+		}
+		t.Fatalf("tls_vars.c has no line with %q", text)
+		return 0
+	}
+	errnoLine, mainLine, firstLine := lineOf("errno = 33;"), lineOf("int main("), lineOf("if (argc > 1)")
+	r := runREPLScript(t, dir, []string{fmt.Sprintf("break tls_vars.c:%d", errnoLine), fmt.Sprintf("break tls_vars.c:%d", mainLine), "continue", "continue"})
+	out := string(r.Stdout)
+	for _, want := range []string{
+		fmt.Sprintf(`(?m)^#\d+ tid \d+ breakpoint 2 at 0x[0-9a-f]+ +main at \S*tls_vars\.c:%d$`, firstLine),
+		fmt.Sprintf(`(?m)^#\d+ tid \d+ breakpoint 1 at 0x[0-9a-f]+ +worker at \S*tls_vars\.c:%d$`, errnoLine),
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("the transcript lacks %s:\n%s", want, out)
+		}
 	}
 }

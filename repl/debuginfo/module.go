@@ -41,6 +41,7 @@ type lineRow struct {
 	file   string
 	line   int
 	endSeq bool
+	stmt   bool // a recommended breakpoint location (is_stmt)
 }
 
 // module is one loaded ELF file at link-time addresses, with its bias.
@@ -374,7 +375,7 @@ func (m *module) readLines() {
 				}
 				break
 			}
-			row := lineRow{addr: ent.Address, line: ent.Line, endSeq: ent.EndSequence}
+			row := lineRow{addr: ent.Address, line: ent.Line, endSeq: ent.EndSequence, stmt: ent.IsStmt}
 			if ent.File != nil {
 				row.file = ent.File.Name
 			}

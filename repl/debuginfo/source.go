@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sort"
 	"strings"
 )
 
@@ -57,13 +58,84 @@ func (s *Space) sourceCandidates(file string) []string {
 	for _, m := range s.modules() {
 		m.init()
 		for _, f := range m.files {
-			if f == file || (!path.IsAbs(file) && (path.Base(f) == file || strings.HasSuffix(f, "/"+file))) {
+			if sameFile(f, file) {
 				add(f)
 			}
 		}
 	}
 	add(file)
 	return out
+}
+
+// sameFile reports whether f, a file name of a line table, is the file a
+// user named name: the same path, or, for a relative name, its base name
+// or a suffix of it after a slash.
+func sameFile(f, name string) bool {
+	return f == name || (!path.IsAbs(name) && (path.Base(f) == name || strings.HasSuffix(f, "/"+name)))
+}
+
+// LineAddr is where a breakpoint at a source line goes in one function.
+type LineAddr struct {
+	Addr uint64 // run-time address
+	File string // the line table's name of the file
+	Line int    // the line: the one asked for, or the next with code
+}
+
+// LineAddrs finds where gdb's break FILE:LINE would stop: in each
+// function with code for that line of file (named as SourceLines takes
+// it), the lowest address the line table marks as a statement of it; past
+// the prologue when that is the function's entry. A line without code
+// (a comment, a blank line) moves to the next one of the file that has
+// some, as in gdb.
+func (s *Space) LineAddrs(file string, line int) ([]LineAddr, error) {
+	known, best := false, 0
+	for _, m := range s.modules() {
+		m.init()
+		for _, r := range m.rows {
+			if r.endSeq || !r.stmt || !sameFile(r.file, file) {
+				continue
+			}
+			known = true
+			if r.line >= line && (best == 0 || r.line < best) {
+				best = r.line
+			}
+		}
+	}
+	switch {
+	case !known:
+		return nil, fmt.Errorf("no source file named %s in the line tables of the program or its loaded libraries", file)
+	case best == 0:
+		return nil, fmt.Errorf("%s has no code at line %d or after it", file, line)
+	}
+	var out []LineAddr
+	for _, m := range s.modules() {
+		lowest := map[uint64]int{} // function start (or the address, outside one) -> index in out
+		for _, r := range m.rows {
+			if r.endSeq || !r.stmt || r.line != best || !sameFile(r.file, file) {
+				continue
+			}
+			key := r.addr
+			if _, start, ok := m.funcAt(r.addr); ok {
+				key = start
+			}
+			a := LineAddr{Addr: r.addr + m.bias, File: r.file, Line: best}
+			if i, ok := lowest[key]; !ok {
+				lowest[key] = len(out)
+				out = append(out, a)
+			} else if a.Addr < out[i].Addr {
+				out[i] = a
+			}
+		}
+		for key, i := range lowest {
+			if out[i].Addr == key+m.bias {
+				// The function's entry: its first line after the
+				// prologue, as break FUNC.
+				out[i].Addr = s.AfterPrologue(out[i].Addr)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out, nil
 }
 
 // readSource reads a file through open, then from the host.
