@@ -147,6 +147,10 @@ type lthread struct {
 	// tf keeps the trap flag of the steps the layer makes out of the
 	// program (detcore.TrapFlag).
 	tf detcore.TrapFlag
+	// emuEnd is where the thread's instruction ends when a step of ours
+	// faulted on an instruction the engine emulates (rdtsc, rdtscp,
+	// cpuid): the engine's resume past it completes that step.
+	emuEnd uint64
 }
 
 // goal is what the Session waits for while the run goes on.
@@ -405,6 +409,9 @@ func (l *layer) swallow(st detcore.Stop) bool {
 			l.pauseStep(th, Stop{Reason: ReasonStep, Tid: th.tid})
 		}
 		return false
+	case st.Kind == detcore.StopSignal && st.Sig == abi.SIGSEGV && (ourStep || over != 0):
+		th.emuEnd = l.emulatedEnd(th.tid)
+		return false
 	case st.Kind != detcore.StopSignal || st.Sig != abi.SIGTRAP:
 		return false
 	}
@@ -590,6 +597,18 @@ func (l *layer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 	}
 	th := l.thread(tid)
 	th.intent = mode
+	if end := th.emuEnd; end != 0 {
+		th.emuEnd = 0
+		var r abi.Regs
+		if sig == 0 && l.inner.GetRegs(tid, &r) == nil && r.Rip == end && l.count(th) {
+			// The engine answered the instruction the step faulted on:
+			// it is executed, as a step over it is natively.
+			l.pauseStep(th, Stop{Reason: ReasonStep, Tid: tid})
+			if l.killed {
+				return l.inner.Resume(tid, mode, sig)
+			}
+		}
+	}
 	if sig != 0 && l.goal.breaks && l.signals.Load() {
 		// The engine delivers a signal, as the recording did: the
 		// debugger sees it first, as it would live.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // Breakpoints, watchpoints and the memory view of the debug layer.
@@ -391,4 +392,22 @@ func (l *layer) readMem(tid int, addr uint64, b []byte) (int, error) {
 		return n, fmt.Errorf("reading %d bytes at %#x: %w", len(b), addr, err)
 	}
 	return n, nil
+}
+
+// emulatedEnd returns where the instruction at thread tid's pointer
+// ends if it is one the engine emulates when it faults (rdtsc, rdtscp;
+// cpuid under CPUID faulting), else 0.
+func (l *layer) emulatedEnd(tid int) uint64 {
+	var r abi.Regs
+	var insn [3]byte
+	if l.inner.GetRegs(tid, &r) != nil || l.ReadMem(tid, r.Rip, insn[:2]) != nil {
+		return 0
+	}
+	switch {
+	case insn[0] == 0x0f && (insn[1] == 0x31 || insn[1] == 0xa2): // rdtsc, cpuid
+		return r.Rip + 2
+	case insn[0] == 0x0f && insn[1] == 0x01 && l.ReadMem(tid, r.Rip+2, insn[2:]) == nil && insn[2] == 0xf9: // rdtscp
+		return r.Rip + 3
+	}
+	return 0
 }

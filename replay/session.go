@@ -507,9 +507,9 @@ func (s *Session) atBoundary() Stop {
 
 // Step runs until thread tid has executed n instructions, the other
 // threads running in between as the recording has them. An intercepted
-// syscall instruction counts once, when it completes; an instruction the
-// engine emulates (rdtsc, cpuid) does not count; the entry into a signal
-// handler does. The step ends early, with Steps telling how far it got,
+// syscall instruction counts once, when it completes, and so does an
+// instruction the engine emulates (rdtsc, rdtscp, cpuid), as natively;
+// the entry into a signal handler does too. The step ends early, with Steps telling how far it got,
 // at a breakpoint or watchpoint hit (of any thread), at Interrupt, or at
 // the end of the guest.
 func (s *Session) Step(tid, n int) (Stop, error) {

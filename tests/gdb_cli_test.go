@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -404,4 +405,63 @@ func TestGDBThreadLocals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStepOverEmulated: a single step over rdtsc, rdtscp or cpuid ends
+// right after it, in gdb and in the REPL, forwards and back, where hermit
+// traps and answers them (they faulted, hermit answered, and the step
+// went on to run the next instruction too). Where the machine traps
+// neither the instructions run natively and the same must hold.
+func TestStepOverEmulated(t *testing.T) {
+	requireDebugging(t, "gdb")
+	bin := testenv.BuildC(t, "step_emulated.c", "-no-pie")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := testenv.Run(t, runTimeout, testenv.Hermit(t), "record", "--virtualize-cpuid", "-o", dir, "--", bin)
+	if rec.Exit == 2 && strings.Contains(string(rec.Stderr), "no CPUID faulting") {
+		rec = record(t, dir, nil, []string{bin}) // cpuid runs natively here
+	}
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record: %s", describe(rec))
+	}
+	out, err := exec.Command("nm", bin).Output()
+	if err != nil {
+		t.Fatalf("nm: %v", err)
+	}
+	addr := func(sym string) uint64 {
+		m := regexp.MustCompile(`(?m)^([0-9a-f]+) T ` + sym + `$`).FindStringSubmatch(string(out))
+		if m == nil {
+			t.Fatalf("nm finds no %s", sym)
+		}
+		a, _ := strconv.ParseUint(m[1], 16, 64)
+		return a
+	}
+	cmds := []string{"-nx", "-batch"}
+	var want []uint64
+	for _, l := range []string{"rdtsc", "cpuid", "rdtscp"} {
+		cmds = append(cmds, "-ex", "break L_"+l, "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "reverse-stepi", "-ex", "p/x $pc", "-ex", "stepi", "-ex", "delete")
+		want = append(want, addr("L_after_"+l), addr("L_"+l))
+	}
+	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+		append([]string{"replay", "--gdb", dir, "--"}, cmds...)...)
+	if got := hexValues(`(?m)^\$\d+ = (0x[0-9a-f]+)$`, string(r.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("gdb: stepi then reverse-stepi at rdtsc, cpuid, rdtscp: want the pc at %x, got %x\n%s", want, got, describe(r))
+	}
+	// The REPL: the same steps.
+	repl := runREPLScript(t, dir, []string{"break L_rdtsc", "continue", "stepi", "reverse-stepi", "stepi 3"})
+	from := addr("L_rdtsc")
+	want = []uint64{addr("L_after_rdtsc"), from, addr("L_after_rdtsc") + 2} // rdtsc, nop, nop
+	if got := hexValues(`(?m)^#\d+ tid \d+ step at (0x[0-9a-f]+) `, string(repl.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("REPL: stepi, reverse-stepi, stepi 3 from rdtsc: want steps at %x, got %x\n%s", want, got, repl.Stdout)
+	}
+}
+
+// hexValues returns the hex numbers that the first group of pattern
+// matches in out.
+func hexValues(pattern, out string) []uint64 {
+	var vs []uint64
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.ParseUint(strings.TrimPrefix(m[1], "0x"), 16, 64)
+		vs = append(vs, v)
+	}
+	return vs
 }
