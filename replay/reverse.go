@@ -356,9 +356,20 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 				return best, found, nil
 			}
 			own := st.Reason == ReasonStep || owns(m.pts, mp, st) || m.hitAt != 0 && st.Steps >= remaining
-			if owns(user, mp, st) && !(last && own) {
+			// The stop where the replay is now is no stop before it,
+			// unless it is a watchpoint's: that stops after the access,
+			// which going back stops before.
+			here := last && own && st.Reason != ReasonWatchpoint
+			if owns(user, mp, st) && !here {
 				best, found = cur.prefix(len(cur.moves)), true
 				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
+			} else if pc, ok := t.stepOnto(st, user); ok && !last {
+				// A step that ended at a breakpoint of the user's (gdb
+				// steps into a call, then continues): the thread stood
+				// there, about to run it, as at a hit.
+				best, found = cur.prefix(len(cur.moves)), true
+				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
+				best.final.Reason, best.final.Addr = ReasonBreakpoint, pc
 			}
 			if own {
 				break
@@ -373,6 +384,19 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 		}
 	}
 	return best, found, nil
+}
+
+// stepOnto reports whether st is the end of a step at an address where
+// pts has a breakpoint, and that address.
+func (t *Timeline) stepOnto(st Stop, pts points) (uint64, bool) {
+	if st.Reason != ReasonStep || len(pts.bps) == 0 {
+		return 0, false
+	}
+	r, err := t.s.Regs(st.Tid)
+	if err != nil || !pts.hasBreak(r.Rip) {
+		return 0, false
+	}
+	return r.Rip, true
 }
 
 // ErrInterrupted: Interrupt stopped a reverse command; the replay is back

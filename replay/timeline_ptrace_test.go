@@ -78,7 +78,7 @@ func TestTimelineExact(t *testing.T) {
 	st, err = tl.Continue()
 	mustStop(t, "Continue to the counter's write", st, err, ReasonWatchpoint)
 	atWrite := regs("after the write")
-	writer := tl.Where().Tid
+	writer := tl.vtidOf(tl.Where().Tid)
 	id, err := tl.Checkpoint()
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +89,8 @@ func TestTimelineExact(t *testing.T) {
 	}
 	later := regs("a later write")
 
-	// Backwards to the previous write: before it, so one step makes it
-	// again.
+	// Backwards to the write it stopped at (a watchpoint stops after
+	// the access): before it, so one step makes it again.
 	st, err = tl.ReverseContinue()
 	mustStop(t, "ReverseContinue to the write before", st, err, ReasonWatchpoint)
 	before := regs("before the write")
@@ -104,8 +104,10 @@ func TestTimelineExact(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		st, err = tl.RestartCheckpoint(id)
 		mustStop(t, "RestartCheckpoint", st, err, ReasonWatchpoint)
-		if r := regs("at the checkpoint"); r != atWrite || tl.Where().Tid != writer {
-			t.Fatalf("restart %d: rip %#x in thread %d; the checkpoint was made at rip %#x in thread %d", i, r.Rip, tl.Where().Tid, atWrite.Rip, writer)
+		// The same thread, by its recorded id: a restart may be a new
+		// run, whose host tids are others.
+		if r := regs("at the checkpoint"); r != atWrite || tl.vtidOf(tl.Where().Tid) != writer {
+			t.Fatalf("restart %d: rip %#x in thread %d; the checkpoint was made at rip %#x in thread %d", i, r.Rip, tl.vtidOf(tl.Where().Tid), atWrite.Rip, writer)
 		}
 	}
 	for i := 0; i < 3; i++ {

@@ -361,3 +361,59 @@ func TestGDBReverseToThreadStart(t *testing.T) {
 		t.Logf("gdb:\n%s", tr.text)
 	}
 }
+
+// recordBump records bump.c at -O0 and returns the trace.
+func recordBump(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "bump.c", "-O0")}); rec.Exit != 0 || string(rec.Stdout) != "counter = 15\n" {
+		t.Fatalf("hermit record bump: %s", describe(rec))
+	}
+	return dir
+}
+
+// gdbValues runs gdb's cmds over the replay of dir and returns what its
+// prints ($N = V) showed.
+func gdbValues(t *testing.T, dir string, cmds ...string) ([]string, testenv.Result) {
+	t.Helper()
+	args := []string{"replay", "--gdb", dir, "--", "-nx", "-batch"}
+	for _, c := range cmds {
+		args = append(args, "-ex", c)
+	}
+	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+	var vs []string
+	for _, m := range regexp.MustCompile(`(?m)^\$\d+ = (.*)$`).FindAllStringSubmatch(string(r.Stdout), -1) {
+		vs = append(vs, m[1])
+	}
+	return vs, r
+}
+
+// TestGDBReverseFromWatchStop: reverse-continue right after a watchpoint
+// stopped going forwards goes back before the write it reported, then
+// before each earlier one (it skipped the one just reported).
+func TestGDBReverseFromWatchStop(t *testing.T) {
+	requireDebugging(t, "gdb")
+	testenv.RequireDebugRegs(t)
+	t.Parallel()
+	got, r := gdbValues(t, recordBump(t), "break main", "continue", "watch counter", "continue", "continue", "continue",
+		"reverse-continue", "p counter", "reverse-continue", "p counter", "continue", "p counter")
+	// Forwards 0→1→3→6; back before the write of 3 (counter 3), before
+	// that of 2 (1); forwards the write of 2 again (3).
+	if want := "3 1 3"; strings.Join(got, " ") != want {
+		t.Errorf("counter after reverse-continue, reverse-continue, continue from the third write: want %s, got %v\n%s", want, got, describe(r))
+	}
+}
+
+// TestGDBReverseToStepped: a breakpoint at a function's first
+// instruction stops reverse-continue where gdb's next had stepped onto it
+// (next steps into a call, then runs to its return), so reverse-next over
+// a call works (reverse-continue went past every call, to the start).
+func TestGDBReverseToStepped(t *testing.T) {
+	requireDebugging(t, "gdb")
+	t.Parallel()
+	got, r := gdbValues(t, recordBump(t), "break main", "continue", "next", "break *bump", "reverse-continue", "p $rdi",
+		"reverse-continue", "p $rdi", "continue", "p $rdi")
+	if want := "5 4 5"; strings.Join(got, " ") != want {
+		t.Errorf("bump's argument at *bump after next (the loop), reverse-continue, reverse-continue, continue: want %s, got %v\n%s", want, got, describe(r))
+	}
+}
