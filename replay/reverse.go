@@ -287,6 +287,22 @@ func owns(pts, run points, st Stop) bool {
 	return false
 }
 
+// needs returns the points a replay of m needs beside user's: all of
+// m's, but of a move whose end is known only the watchpoint that ended it
+// (the others did not stop it).
+func (m move) needs(user points) points {
+	if !m.ended {
+		return m.pts
+	}
+	pts := m.pts
+	for i, w := range pts.wps {
+		if w.on && w != m.end && !user.hasWatch(w) {
+			pts.wps[i] = watch{}
+		}
+	}
+	return pts
+}
+
 // union returns a's points and b's, a's watchpoints in their slots.
 func union(a, b points) (points, error) {
 	u := points{wps: a.wps}
@@ -310,7 +326,7 @@ func union(a, b points) (points, error) {
 			}
 		}
 		if free < 0 {
-			return u, fmt.Errorf("going back needs the watchpoints of then and of now: %w", ErrNoWatchSlot)
+			return u, fmt.Errorf("going back from here needs, beside your watchpoints, one that was set when the replay came here: %w (delete one of yours, or go to an event first: monitor goto N)", ErrNoWatchSlot)
 		}
 		u.wps[free] = w
 	}
@@ -324,6 +340,15 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 	if len(p.moves) == 0 {
 		return position{}, false, nil
 	}
+	// Each move's points and user's, all found before the replay moves:
+	// one that cannot be had leaves it where it is.
+	mps := make([]points, len(p.moves))
+	for i, m := range p.moves {
+		var err error
+		if mps[i], err = union(m.needs(user), user); err != nil {
+			return position{}, false, err
+		}
+	}
 	if err := t.seek(position{at: p.at}); err != nil {
 		return position{}, false, err
 	}
@@ -331,10 +356,7 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 	var best position
 	found := false
 	for i, m := range p.moves {
-		mp, err := union(m.pts, user)
-		if err != nil {
-			return position{}, false, err
-		}
+		mp := mps[i]
 		last := i == len(p.moves)-1
 		leg, remaining := m, m.n
 		// Every stop of mp must show: no breakpoint-hit shortcut.

@@ -64,6 +64,12 @@ type move struct {
 	// part of what the move is.
 	ev    uint64
 	trace *stepTrace
+	// ended: the move is a user's, whose end is known: at watchpoint
+	// end if end.on, else at no watchpoint. Its other watchpoints did
+	// not stop it (its end was its points' first stop), so a replay of
+	// the move needs only end of them.
+	ended bool
+	end   watch
 }
 
 func (m move) equal(o move) bool {
@@ -196,11 +202,16 @@ func (t *Timeline) advance(m move, st Stop, err error) {
 		t.pos = position{at: st.Event, final: st, inexact: true}
 		return
 	}
+	m.ended, m.end = true, watch{}
+	if st.Reason == ReasonWatchpoint && st.Watch >= 0 && st.Watch < len(m.pts.wps) {
+		m.end = m.pts.wps[st.Watch]
+	}
 	p := t.pos.prefix(len(t.pos.moves))
 	if k := len(p.moves); k > 0 && m.step && t.pos.final.Reason == ReasonStep {
 		// Steps of one thread under the same points run as one.
-		if last := &p.moves[k-1]; last.step && last.vtid == m.vtid && last.pts.equal(m.pts) {
+		if last := &p.moves[k-1]; last.step && last.vtid == m.vtid && last.pts.equal(m.pts) && last.ended {
 			last.n += m.n
+			last.end = m.end
 			t.pos = position{at: p.at, moves: p.moves, final: st, vtid: t.vtidOf(st.Tid), done: t.pos.done + st.Steps}
 			return
 		}

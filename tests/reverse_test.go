@@ -417,3 +417,30 @@ func TestGDBReverseToStepped(t *testing.T) {
 		t.Errorf("bump's argument at *bump after next (the loop), reverse-continue, reverse-continue, continue: want %s, got %v\n%s", want, got, describe(r))
 	}
 }
+
+// TestGDBReverseAfterDeletedWatchpoints: going back needs, of the
+// watchpoints a command that brought the replay here ran under, only the
+// one that stopped it, so four set and deleted leave room for others
+// (hermit said all 4 were in use); where even that is too many, it says
+// so and the replay stays where it was (it had moved back an event).
+func TestGDBReverseAfterDeletedWatchpoints(t *testing.T) {
+	requireDebugging(t, "gdb")
+	testenv.RequireDebugRegs(t)
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "five_vars.c", "-O0")}); rec.Exit != 0 {
+		t.Fatalf("hermit record five_vars: %s", describe(rec))
+	}
+	four := []string{"break setall", "continue", "watch a", "watch b", "watch c", "watch d", "continue", "delete"}
+	// Rounds v=1, 2: e is 5, then 6; back before the second write: 5.
+	got, r := gdbValues(t, dir, append(four, "watch e", "continue", "continue", "reverse-continue", "p e")...)
+	if strings.Join(got, " ") != "5" || !strings.Contains(string(r.Stdout), "Old value = 6\nNew value = 5") {
+		t.Errorf("watch a-d, continue, delete, watch e, continue twice, reverse-continue: want e back to 5 (6 before), got %v\n%s", got, describe(r))
+	}
+	// Four of the user's beside a's, which stopped the continue: the
+	// refusal, and the same place after it.
+	got, r = gdbValues(t, dir, append(four, "watch b", "watch c", "watch d", "watch e", "p $pc", "reverse-continue", "p $pc")...)
+	if len(got) != 2 || got[0] != got[1] || !strings.Contains(string(r.Stderr), "going back from here needs") {
+		t.Errorf("reverse-continue with four watchpoints beside the deleted one that stopped the last continue: want a refusal that leaves the pc alone, got pcs %v\n%s", got, describe(r))
+	}
+}
