@@ -76,9 +76,13 @@ type FifoReader interface {
 // a condition on an argument, unless they are traced anyway (hermit
 // record stops at all of them): an open whose flags carry OpenMarker, or
 // that may truncate or create a file (openTimes), an mmap of shared
-// memory (sharedmem.go).
+// memory (sharedmem.go), arch_prctl's CPUID faulting (prctl.go).
 func ConditionalSyscalls() map[int]ArgCondition {
-	conds := map[int]ArgCondition{abi.SYS_MMAP: {Arg: 3, Mask: mapShared}}
+	conds := map[int]ArgCondition{
+		abi.SYS_MMAP: {Arg: 3, Mask: mapShared},
+		// The guest's own CPUID faulting (prctl.go), not ARCH_SET_FS.
+		abi.SYS_ARCH_PRCTL: {Arg: 0, Values: []uint32{archGetCPUID, archSetCPUID}},
+	}
 	for nr := range markedOnly {
 		conds[nr] = ArgCondition{Arg: MarkedArg(nr), Mask: OpenMarker | abi.O_TRUNC | abi.O_CREAT}
 	}

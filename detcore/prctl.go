@@ -78,6 +78,35 @@ func sysPrctl(e *Engine, t *thread) {
 	}
 }
 
+// arch_prctl codes (<asm/prctl.h>) of CPUID faulting.
+const (
+	archGetCPUID = 0x1011
+	archSetCPUID = 0x1012
+)
+
+// sysArchPrctl is arch_prctl, which the filter sends to the engine for
+// ARCH_GET_CPUID and ARCH_SET_CPUID only (ConditionalSyscalls). Under
+// --virtualize-cpuid hermit keeps CPUID faulting on for itself: the
+// guest's own setting is what ARCH_GET_CPUID reports, and with cpuid
+// turned off its cpuid faults (emulateInsn passes the SIGSEGV on), as
+// PR_SET_TSC is kept. Without it the call is the guest's own.
+func sysArchPrctl(e *Engine, t *thread) {
+	if e.cfg.CPUID == nil {
+		return
+	}
+	switch r := &t.regs; r.Rdi {
+	case archGetCPUID:
+		if t.noCPUID {
+			t.emulate(0)
+			return
+		}
+		t.emulate(1)
+	case archSetCPUID:
+		t.noCPUID = r.Rsi == 0
+		t.emulate(0)
+	}
+}
+
 // noteSeccomp lets the guest's own seccomp call run and, if it succeeds,
 // remembers the mode it set (at its exit: one more stop, for this call).
 // With tsync (SECCOMP_FILTER_FLAG_TSYNC) the filter reaches every

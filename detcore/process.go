@@ -75,7 +75,7 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		child.clearTid = ctid
 	}
 	// PR_SET_TSC, the seccomp filters and no_new_privs are inherited.
-	child.tscMode, child.seccompMode, child.noNewPrivs = t.tscMode, t.seccompMode, t.noNewPrivs
+	child.tscMode, child.seccompMode, child.noNewPrivs, child.noCPUID = t.tscMode, t.seccompMode, t.noNewPrivs, t.noCPUID
 	child.affinity = t.affinity
 	// A thread of a program whose threads compute rather than spin
 	// starts with its creator's longer examination budget (spin.go),
@@ -151,6 +151,7 @@ func (e *Engine) handleExec(st Stop) error {
 		e.traceVforkDone(vp, p)
 	}
 	e.digest.add(-3, int64(t.vtid))
+	t.noCPUID = false // a new program has cpuid (arch_setup_new_exec)
 	x, err := e.t.OnExec(t.tid, e.atRandom(), t.seccompMode != 0)
 	if err != nil {
 		return e.gone(t, err)

@@ -300,6 +300,10 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 		return false, nil
 	}
 	switch {
+	case e.cfg.CPUID != nil && insn[0] == 0x0f && insn[1] == 0xa2 && t.noCPUID:
+		// The guest turned cpuid off itself (ARCH_SET_CPUID): it faults
+		// as it asked.
+		return false, nil
 	case e.cfg.CPUID != nil && insn[0] == 0x0f && insn[1] == 0xa2: // cpuid
 		v := e.cfg.CPUID(uint32(r.Rax), uint32(r.Rcx))
 		r.Rax, r.Rbx, r.Rcx, r.Rdx = uint64(v[0]), uint64(v[1]), uint64(v[2]), uint64(v[3])

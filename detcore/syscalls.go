@@ -34,6 +34,7 @@ var policy = map[int]handler{
 	abi.SYS_TIME:          sysTime,
 	abi.SYS_ADJTIMEX:      sysAdjtimex,
 	abi.SYS_PRCTL:         sysPrctl,
+	abi.SYS_ARCH_PRCTL:    sysArchPrctl,
 	abi.SYS_SECCOMP:       sysSeccomp,
 	abi.SYS_CLOCK_ADJTIME: sysAdjtimex,
 	abi.SYS_CLOCK_SETTIME: sysSettime,

@@ -57,8 +57,11 @@ type thread struct {
 	nr   int
 	act  parkAction
 	ret  int64
-	// tscMode is the PR_SET_TSC mode the guest asked for (prctl.go).
+	// tscMode is the PR_SET_TSC mode the guest asked for (prctl.go);
+	// noCPUID: it turned cpuid off (ARCH_SET_CPUID 0), which its exec
+	// undoes, as in the kernel.
 	tscMode int
+	noCPUID bool
 	// noNewPrivs: the guest itself set no_new_privs; seccompMode is the
 	// seccomp mode it put itself in (prctl.go). Both belong to the
 	// thread, as in the kernel: a clone or fork inherits them, and only

@@ -29,9 +29,11 @@ func fixedLengthTempDir(prefix string) (string, error) {
 // machineFiles writes, into a new directory, the files the launcher mounts
 // over the host's so that the guest sees a machine of ncpu CPUs whatever
 // the host has: /proc/cpuinfo (the host's first CPU, repeated, with fixed
-// speeds) and the CPU lists in /sys/devices/system/cpu. The caller removes
+// speeds; without RDRAND and RDSEED in its flags when hideRandom, as
+// --virtualize-cpuid hides them from cpuid) and the CPU lists in
+// /sys/devices/system/cpu and of the first NUMA node. The caller removes
 // the directory once the launcher has mounted them.
-func machineFiles(ncpu int, hosts string) (string, error) {
+func machineFiles(ncpu int, hosts string, hideRandom bool) (string, error) {
 	removeAbandoned(os.TempDir(), time.Now().Add(-abandonedAfter))
 	dir, err := fixedLengthTempDir(machinePrefix)
 	if err != nil {
@@ -43,8 +45,12 @@ func machineFiles(ncpu int, hosts string) (string, error) {
 		"/sys/devices/system/cpu/possible": cpus,
 		"/sys/devices/system/cpu/present":  cpus,
 	}
+	if _, err := os.Stat(nodeCPUs + "list"); err == nil {
+		files[nodeCPUs+"list"] = cpus
+		files[nodeCPUs+"map"] = cpuMap(ncpu) + "\n"
+	}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		files["/proc/cpuinfo"] = cpuinfo(string(b), ncpu)
+		files["/proc/cpuinfo"] = cpuinfo(string(b), ncpu, hideRandom)
 	}
 	if hosts != "" {
 		if b, err := os.ReadFile("/etc/hosts"); err == nil && !hostsNames(string(b), hosts) {
@@ -59,6 +65,28 @@ func machineFiles(ncpu int, hosts string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// nodeCPUs begins the files that list the first NUMA node's CPUs
+// (cpulist, cpumap: lscpu shows them).
+const nodeCPUs = "/sys/devices/system/node/node0/cpu"
+
+// cpuMap is the kernel's bitmap of CPUs 0 to ncpu-1 (cpumap files): hex
+// digits for ncpu bits, in groups of 8 separated by commas.
+func cpuMap(ncpu int) string {
+	digits := make([]byte, (ncpu+3)/4)
+	for i := range digits {
+		bits := min(ncpu-4*(len(digits)-1-i), 4)
+		digits[i] = "0137f"[bits]
+	}
+	var b strings.Builder
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%8 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(d)
+	}
+	return b.String()
 }
 
 // machinePrefix begins the name of each machine-file directory.
@@ -86,8 +114,9 @@ var (
 	cpuinfoFixed    = map[string]string{"cpu MHz": "3000.000", "bogomips": "6000.00", "cpu cores": "", "siblings": ""}
 )
 
-// cpuinfo builds /proc/cpuinfo for ncpu CPUs from the host's first CPU.
-func cpuinfo(host string, ncpu int) string {
+// cpuinfo builds /proc/cpuinfo for ncpu CPUs from the host's first CPU,
+// without the rdrand and rdseed flags if hideRandom.
+func cpuinfo(host string, ncpu int, hideRandom bool) string {
 	first, _, _ := strings.Cut(host, "\n\n")
 	var lines []string
 	for _, l := range strings.Split(first, "\n") {
@@ -98,6 +127,10 @@ func cpuinfo(host string, ncpu int) string {
 				v = fmt.Sprint(ncpu)
 			}
 			l = fmt.Sprintf("%s\t: %s", k, v)
+		}
+		if k == "flags" && hideRandom {
+			l = strings.ReplaceAll(strings.ReplaceAll(l+" ", " rdrand ", " "), " rdseed ", " ")
+			l = strings.TrimSuffix(l, " ")
 		}
 		lines = append(lines, l)
 	}

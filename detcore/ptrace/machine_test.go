@@ -61,3 +61,25 @@ func TestRemoveAbandoned(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUMap: the node's cpumap as the kernel prints it for the CPUs
+// the guest is told of.
+func TestCPUMap(t *testing.T) {
+	for n, want := range map[int]string{1: "1", 2: "3", 3: "7", 4: "f", 5: "1f", 8: "ff", 32: "ffffffff", 33: "1,ffffffff", 64: "ffffffff,ffffffff"} {
+		if got := cpuMap(n); got != want {
+			t.Errorf("cpuMap(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestCPUInfoHidesRandom: with hideRandom, the flags line lacks rdrand
+// and rdseed, and nothing else.
+func TestCPUInfoHidesRandom(t *testing.T) {
+	host := "processor\t: 0\nflags\t\t: fpu rdrand sse rdseed adx\n\nprocessor\t: 1\nflags\t\t: fpu rdrand sse rdseed adx\n"
+	if got, want := cpuinfo(host, 1, true), "processor\t: 0\nflags\t\t: fpu sse adx\n\n"; got != want {
+		t.Errorf("cpuinfo hiding: got %q, want %q", got, want)
+	}
+	if got, want := cpuinfo(host, 1, false), "processor\t: 0\nflags\t\t: fpu rdrand sse rdseed adx\n\n"; got != want {
+		t.Errorf("cpuinfo: got %q, want %q", got, want)
+	}
+}

@@ -165,7 +165,7 @@ func Start(o Options) (*Tracer, int, error) {
 		if o.HostsEntry {
 			hosts = o.Hostname
 		}
-		if files, err = machineFiles(o.CPUs, hosts); err != nil {
+		if files, err = machineFiles(o.CPUs, hosts, o.TrapCPUID); err != nil {
 			return nil, 0, fmt.Errorf("preparing /proc/cpuinfo: %w", err)
 		}
 		// Mounted by the launcher before the guest starts.
