@@ -2,6 +2,7 @@ package detcore
 
 import (
 	"errors"
+	"path"
 	"strings"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -238,8 +239,11 @@ func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btime
 // mtimes are inputs like their contents, fixed as long as the installation
 // is, and caches keyed by them must keep working: CPython checks each .pyc
 // against its source's mtime, and with the epoch in their place it would
-// recompile every module it imports on every run (3.5x slower).
-var DefaultRealMtimes = []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/opt/", "/etc/"}
+// recompile every module it imports on every run (3.5x slower), and write
+// the .pyc again where it may (a Python installed in a home directory:
+// pyenv, conda, uv, a virtual environment), for the next native run to
+// write back. An entry that begins with */ is a pattern at any depth.
+var DefaultRealMtimes = []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/opt/", "/etc/", "*/lib/python3*/"}
 
 // realMtime reports whether the file at absolute path keeps its real
 // mtime: one under one of Config.RealMtimes, however the guest named it
@@ -247,7 +251,32 @@ var DefaultRealMtimes = []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/",
 // where the file is).
 func (e *Engine) realMtime(path string) bool {
 	for _, p := range e.cfg.RealMtimes {
-		if strings.HasPrefix(path, p) {
+		if strings.HasPrefix(p, "*/") {
+			if underPattern(p, path) {
+				return true
+			}
+		} else if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// underPattern reports whether absolute path p lies under directories
+// that match pattern's names in a row, at any depth: pattern is */ and
+// then names that may hold path.Match's wildcards ("*/lib/python3*/"
+// holds /root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py).
+func underPattern(pattern, p string) bool {
+	want := strings.Split(strings.Trim(strings.TrimPrefix(pattern, "*/"), "/"), "/")
+	names := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i := 0; i+len(want) < len(names); i++ {
+		j := 0
+		for ; j < len(want); j++ {
+			if ok, _ := path.Match(want[j], names[i+j]); !ok {
+				break
+			}
+		}
+		if j == len(want) {
 			return true
 		}
 	}

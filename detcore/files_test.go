@@ -131,3 +131,24 @@ func TestParentOf(t *testing.T) {
 		}
 	}
 }
+
+// TestUnderPattern: a --real-mtimes entry that begins with */ holds the
+// files under directories that match its names in a row, at any depth.
+func TestUnderPattern(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py", true},
+		{"/home/u/proj/.venv/lib/python3.12/site-packages/six.py", true},
+		{"/opt/conda/lib/python3.10/os.py", true},
+		{"/home/u/proj/lib/python3.11", false}, // the directory itself
+		{"/home/u/proj/lib/python2.7/os.py", false},
+		{"/home/u/proj/mylib/python3/x.py", false},
+		{"/home/u/proj/src/app.py", false},
+	} {
+		if got := underPattern("*/lib/python3*/", c.path); got != c.want {
+			t.Errorf("underPattern(*/lib/python3*/, %s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}

@@ -472,3 +472,54 @@ func grepLines(b []byte, word string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestPythonEnvKeepsMtime: a Python installed outside /usr (pyenv, conda,
+// uv, a virtual environment: a lib/python3.X directory at any depth) keeps
+// its files' real mtimes by default, so an import finds its .pyc current
+// and leaves it alone (hermit gave the sources the virtual epoch: every
+// run recompiled them and wrote the host's .pyc again, which the next
+// native run rewrote).
+func TestPythonEnvKeepsMtime(t *testing.T) {
+	t.Parallel()
+	py := testenv.Require(t, "python3")
+	// Not under /tmp: the guest's writes there go to a scratch layer.
+	root, err := os.MkdirTemp("/var/tmp", "hermit-pyenv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	site := filepath.Join(root, "venv", "lib", "python3.11", "site-packages")
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(site, "hermitmod.py")
+	if err := os.WriteFile(mod, []byte("VALUE = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2020, 5, 1, 12, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(mod, old, old); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PYTHONPATH=" + site, "PYTHONDONTWRITEBYTECODE="}
+	if r := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout, Env: env}, py, "-c", "import hermitmod"); r.Exit != 0 {
+		t.Fatalf("native import: %s", describe(r))
+	}
+	pycs, _ := filepath.Glob(filepath.Join(site, "__pycache__", "hermitmod.*.pyc"))
+	if len(pycs) != 1 {
+		t.Fatalf("the native import left %d .pyc files for hermitmod", len(pycs))
+	}
+	before, err := os.ReadFile(pycs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testenv.RunWith(t, testenv.Opts{Timeout: runTimeout, Env: env}, testenv.Hermit(t), "run", "--", py, "-v", "-c", "import hermitmod; print(hermitmod.VALUE)")
+	if r.Exit != 0 || string(r.Stdout) != "42\n" {
+		t.Fatalf("hermit run of the import: %s", describe(r))
+	}
+	if strings.Contains(string(r.Stderr), "hermitmod") && strings.Contains(string(r.Stderr), "bytecode is stale") {
+		t.Errorf("python3 under hermit recompiled hermitmod:\n%s", grepLines(r.Stderr, "stale"))
+	}
+	if after, err := os.ReadFile(pycs[0]); err != nil || string(after) != string(before) {
+		t.Errorf("the hermit run rewrote the host's %s (%v)", pycs[0], err)
+	}
+}
