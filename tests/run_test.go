@@ -146,9 +146,15 @@ func TestCompletion(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			argv := c.argv(t)
+			// The native run only shows the guest is sound; under load a
+			// kernel may wake a futex waiter spuriously (futex_requeue
+			// then counts one waiter short), so it gets three tries.
 			nat := native(t, argv)
+			for try := 1; try < 3 && (nat.Exit != c.exit || !strings.Contains(string(nat.Stdout), c.want)); try++ {
+				nat = native(t, argv)
+			}
 			if nat.Exit != c.exit || !strings.Contains(string(nat.Stdout), c.want) {
-				t.Fatalf("native run: want exit %d and stdout containing %q, got %s", c.exit, c.want, describe(nat))
+				t.Fatalf("native run (3 tries): want exit %d and stdout containing %q, got %s", c.exit, c.want, describe(nat))
 			}
 			got := hermitRun(t, nil, argv)
 			if got.Exit != c.exit {
