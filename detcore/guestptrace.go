@@ -81,8 +81,11 @@ type tracee struct {
 	// (state tsTraced); reported: the tracer's wait has seen it.
 	status   int32
 	reported bool
-	// sig is the signal of a signal-delivery-stop, 0 for other stops.
-	sig int
+	// sig is the signal of a signal-delivery-stop, 0 for other stops;
+	// trapCode is the si_code of a SIGTRAP stop the engine makes for the
+	// kernel's (a single-step's over an instruction it answered).
+	sig      int
+	trapCode int32
 	// frozen: the stop is the engine's own (an attach or an interrupt of
 	// a parked thread, an exec event): the thread goes back to prev.
 	frozen bool
@@ -111,7 +114,7 @@ func (e *Engine) traceStop(t *thread, status int32, sig int, frozen bool) {
 		e.running = nil
 	}
 	pt := t.pt
-	pt.status, pt.reported, pt.sig, pt.frozen = status, false, sig, frozen
+	pt.status, pt.reported, pt.sig, pt.frozen, pt.trapCode = status, false, sig, frozen, 0
 	pt.prev = t.state
 	if !frozen || pt.prev == tsRunning || pt.prev == tsStopped {
 		// A group-stopped tracee runs on when its tracer continues it.
@@ -578,6 +581,9 @@ func (e *Engine) ptraceSiginfo(t, o *thread, addr uint64) int64 {
 		// A syscall-stop's or event's: si_code is SIGTRAP|0x80 or
 		// SIGTRAP|event<<8.
 		signo, code := uint32(o.pt.status>>8&0x7f), uint32(o.pt.status>>8&0xffff)
+		if o.pt.trapCode != 0 {
+			code = uint32(o.pt.trapCode)
+		}
 		putLE32(info, signo)
 		if code != signo {
 			putLE32(info[8:], code)

@@ -326,6 +326,14 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 	if err := e.t.SetRegs(t.tid, &r); err != nil {
 		return true, e.gone(t, err)
 	}
+	if t.pt != nil && t.pt.sc.steps() {
+		// A guest's tracer single-stepped it (gdb under hermit run):
+		// the instruction is done, and the step's trap comes, as it
+		// would natively; the thread ran no further.
+		e.traceStop(t, stopStatus(abi.SIGTRAP, 0), 0, false)
+		t.pt.trapCode = trapTrace
+		return true, nil
+	}
 	// Every insnSlice answered instructions in a turn, the thread's
 	// turn counts as a scheduling point, as an intercepted syscall does,
 	// when another thread could run: a loop that reads the time-stamp
@@ -341,6 +349,9 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 	}
 	return true, e.deliver(t, 0)
 }
+
+// trapTrace is a single-step's SIGTRAP si_code (TRAP_TRACE).
+const trapTrace = 2
 
 // insnSlice is how many trapped rdtsc, rdtscp or cpuid instructions
 // make one scheduling point.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -445,6 +446,24 @@ func TestStepOverEmulated(t *testing.T) {
 		append([]string{"replay", "--gdb", dir, "--"}, cmds...)...)
 	if got := hexValues(`(?m)^\$\d+ = (0x[0-9a-f]+)$`, string(r.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("gdb: stepi then reverse-stepi at rdtsc, cpuid, rdtscp: want the pc at %x, got %x\n%s", want, got, describe(r))
+	}
+	// gdb under hermit run, stepping through hermit's emulated ptrace: a
+	// step there too (it ran on; and a breakpoint right after the
+	// instruction, which gdb put back after its step, never stopped).
+	args := []string{"run", "--virtualize-cpuid", "--", testenv.Require(t, "gdb"), "-nx", "-batch", "-ex", "break L_after_rdtsc"}
+	want = want[:0]
+	for _, l := range []string{"rdtsc", "cpuid", "rdtscp"} {
+		args = append(args, "-ex", "break L_"+l)
+		want = append(want, addr("L_after_"+l))
+	}
+	args = append(args, "-ex", "run", "-ex", "continue", "-ex", "p/x $pc", "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "kill", bin)
+	under := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+	if under.Exit == 2 && strings.Contains(string(under.Stderr), "no CPUID faulting") {
+		args = slices.Delete(args, 1, 2)
+		under = testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+	}
+	if got := hexValues(`(?m)^\$\d+ = (0x[0-9a-f]+)$`, string(under.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("gdb under hermit run: the breakpoint after rdtsc, then stepi at cpuid and rdtscp: want the pc at %x, got %x\n%s", want, got, describe(under))
 	}
 	// The REPL: the same steps.
 	repl := runREPLScript(t, dir, []string{"break L_rdtsc", "continue", "stepi", "reverse-stepi", "stepi 3"})
