@@ -1,8 +1,12 @@
 package replay
 
 import (
+	"fmt"
+	"strings"
+
 	"errors"
 
+	"github.com/hermitdbg/hermit/detcore/abi"
 	"github.com/hermitdbg/hermit/gdbstub"
 	"github.com/hermitdbg/hermit/repl"
 )
@@ -26,6 +30,10 @@ type syscallCatch struct {
 	// entry is the event of the last stop at a syscall's entry, whose
 	// return comes next going forwards; -1 for none.
 	entry int64
+	// note, if set, says at the next stop which of the syscalls asked
+	// for catch syscall cannot stop at (notCaught); said is the last
+	// note made.
+	note, said string
 }
 
 // CatchSyscalls implements gdbstub.SyscallCatcher.
@@ -36,13 +44,36 @@ func (t *GDBTarget) CatchSyscalls(on bool, nrs []int) error {
 		}
 	}
 	t.catch.on, t.catch.nrs = on, nil
+	var never []string
 	if len(nrs) > 0 {
 		t.catch.nrs = map[int]bool{}
 		for _, n := range nrs {
 			t.catch.nrs[n] = true
+			if notCaught[n] {
+				never = append(never, abi.SyscallName(n))
+			}
+		}
+	}
+	// gdb turns catching off at each stop and sends its set again at
+	// each resume: said once per set.
+	if on {
+		note := ""
+		if len(never) > 0 {
+			note = fmt.Sprintf("hermit: catch syscall %s: no stop there: the recording has these as the creation of a thread or process, or an exec, not as calls", strings.Join(never, ", "))
+		}
+		if note != t.catch.said {
+			t.catch.note, t.catch.said = note, note
 		}
 	}
 	return nil
+}
+
+// notCaught are the syscalls catch syscall never stops at: the recording
+// has no call event for them, only what they did (a thread or process
+// made, a program exec'd).
+var notCaught = map[int]bool{
+	abi.SYS_CLONE: true, abi.SYS_CLONE3: true, abi.SYS_FORK: true, abi.SYS_VFORK: true,
+	abi.SYS_EXECVE: true, abi.SYS_EXECVEAT: true,
 }
 
 // caught reports whether event n is the entry of a syscall of the

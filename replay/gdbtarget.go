@@ -284,6 +284,9 @@ func (t *GDBTarget) Step(vtid int) (gdbstub.Stop, error) {
 
 // stopped records where the target stopped.
 func (t *GDBTarget) stopped(g gdbstub.Stop) gdbstub.Stop {
+	if t.catch.note != "" && g.Note == "" {
+		g.Note, t.catch.note = t.catch.note, ""
+	}
 	if g.Tid == 0 && g.Kind != gdbstub.StopExited && g.Kind != gdbstub.StopKilled {
 		if th, err := t.any(); err == nil {
 			g.Tid = th.Vtid

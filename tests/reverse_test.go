@@ -444,3 +444,19 @@ func TestGDBReverseAfterDeletedWatchpoints(t *testing.T) {
 		t.Errorf("reverse-continue with four watchpoints beside the deleted one that stopped the last continue: want a refusal that leaves the pc alone, got pcs %v\n%s", got, describe(r))
 	}
 }
+
+// TestGDBCatchSyscallNotCaught: catch syscall of calls the recording has
+// only as what they did (clone3 and clone: a thread made; execve) says so
+// once, at the next stop, and the others in the set still stop (nothing
+// was said: the catchpoint never fired).
+func TestGDBCatchSyscallNotCaught(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, _ := recordThreads(t)
+	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "catch syscall clone3 clone write", "-ex", "continue", "-ex", "continue", "-ex", "continue")
+	out := string(r.Stdout) + string(r.Stderr) // gdb prints the stub's console output to either
+	note := "hermit: catch syscall clone, clone3: no stop there: the recording has these as the creation of a thread or process, or an exec, not as calls"
+	if strings.Count(out, note) != 1 || strings.Count(out, "(call to syscall write)") < 1 {
+		t.Errorf("want the note once and a stop at a write:\n%s", describe(r))
+	}
+}
