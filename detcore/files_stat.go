@@ -266,21 +266,38 @@ func (e *Engine) realMtime(path string) bool {
 // that match pattern's names in a row, at any depth: pattern is */ and
 // then names that may hold path.Match's wildcards ("*/lib/python3*/"
 // holds /root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py).
+// Every stat asks, so it walks the strings without making slices.
 func underPattern(pattern, p string) bool {
-	want := strings.Split(strings.Trim(strings.TrimPrefix(pattern, "*/"), "/"), "/")
-	names := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i := 0; i+len(want) < len(names); i++ {
-		j := 0
-		for ; j < len(want); j++ {
-			if ok, _ := path.Match(want[j], names[i+j]); !ok {
-				break
-			}
-		}
-		if j == len(want) {
+	want := strings.Trim(strings.TrimPrefix(pattern, "*/"), "/")
+	rest := strings.TrimPrefix(p, "/")
+	for {
+		if namesMatch(want, rest) {
 			return true
 		}
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "/"); !ok {
+			return false
+		}
 	}
-	return false
+}
+
+// namesMatch reports whether the first names of rest match want's, one
+// name of rest, at least, coming after them.
+func namesMatch(want, rest string) bool {
+	for {
+		w, wantMore, more := strings.Cut(want, "/")
+		n, after, ok := strings.Cut(rest, "/")
+		if !ok {
+			return false
+		}
+		if m, _ := path.Match(w, n); !m {
+			return false
+		}
+		if !more {
+			return true
+		}
+		want, rest = wantMore, after
+	}
 }
 
 func getTimestamp(b []byte) int64 { return int64(le64(b))*1e9 + int64(le32(b[8:])) }

@@ -108,26 +108,26 @@ func (s *session) tlsAddress(args string) (uint64, error) {
 		return 0, err
 	}
 	read := s.t.ReadMemory
-	modid, err := readField(read, lm, layout[descModid], 0)
+	modid, err := readField(read, lm, layout[descModid])
 	if err != nil {
 		return 0, err
 	}
 	if modid == 0 {
 		return 0, errors.New("that object has no thread-local storage")
 	}
-	static, err := readField(read, lm, layout[descTLSOffset], 0)
+	static, err := readField(read, lm, layout[descTLSOffset])
 	if err != nil {
 		return 0, err
 	}
 	if static != noTLSOffset && static != forcedDynamicTLSOffset {
 		return tp - static + off, nil
 	}
-	dtv, err := readField(read, tp, layout[descDtvp], 0)
+	dtv, err := readField(read, tp, layout[descDtvp])
 	if err != nil {
 		return 0, err
 	}
 	slot := dtv + uint64(layout[descDtvSlot].bits/8)*modid
-	base, err := readField(read, slot, layout[descPointerVal], 0)
+	base, err := readField(read, slot, layout[descPointerVal])
 	if err != nil {
 		return 0, err
 	}
@@ -174,15 +174,14 @@ func (s *session) staticTLSSize() (uint64, error) {
 	return (tls.Memsz + align - 1) / align * align, nil
 }
 
-// readField reads the index'th element of field d of the structure at
-// base.
-func readField(read readMemFunc, base uint64, d tlsDesc, index uint64) (uint64, error) {
+// readField reads field d of the structure at base.
+func readField(read readMemFunc, base uint64, d tlsDesc) (uint64, error) {
 	size := uint64(d.bits / 8)
 	if size != 4 && size != 8 {
 		return 0, fmt.Errorf("a _thread_db_ field of %d bits", d.bits)
 	}
 	var b [8]byte
-	if err := readExact(read, base+uint64(d.offset)+index*size, b[:size]); err != nil {
+	if err := readExact(read, base+uint64(d.offset), b[:size]); err != nil {
 		return 0, err
 	}
 	if size == 4 {

@@ -361,3 +361,11 @@ func mustMatch(t *testing.T, re *regexp.Regexp, s, what string) []string {
 	}
 	return m
 }
+
+// hermitClient runs hermit with args that start a debugger (hermit
+// replay --gdb, or gdb under hermit run), with a client's timeout and
+// no debuginfod lookups.
+func hermitClient(t *testing.T, args ...string) testenv.Result {
+	t.Helper()
+	return testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+}

@@ -81,7 +81,7 @@ func TestReplayGDBLaunch(t *testing.T) {
 	requireDebugging(t, "gdb")
 	dir, rec := recordThreads(t)
 	g := parseGuest(t, rec.Stdout)
-	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+	r := hermitClient(t,
 		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "continue", "-ex", "info threads", "-ex", "delete", "-ex", "continue", "-ex", "continue")
 	out := string(r.Stdout) + string(r.Stderr)
 	if r.Exit != 3 {
@@ -107,7 +107,7 @@ func TestReplayGDBLaunch(t *testing.T) {
 func TestGDBRunAndStart(t *testing.T) {
 	requireDebugging(t, "gdb")
 	dir, _ := recordThreads(t)
-	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+	r := hermitClient(t,
 		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break worker", "-ex", "run",
 		"-ex", "p $_siginfo.si_signo", "-ex", "p $_siginfo.si_code", "-ex", "start", "-ex", "info line")
 	out := string(r.Stdout) + string(r.Stderr)
@@ -161,7 +161,7 @@ func TestReplayGDBSaysWhy(t *testing.T) {
 	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "libcalls.c", "-O0")}); rec.Exit != 0 {
 		t.Fatalf("hermit record libcalls: %s", describe(rec))
 	}
-	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+	r := hermitClient(t,
 		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break main", "-ex", "continue",
 		"-ex", "set var *(char *)$sp = 1", "-ex", "set var *(char *)$sp = 2", "-ex", "set $rax = 7")
 	out := string(r.Stdout) + string(r.Stderr)
@@ -392,7 +392,7 @@ func TestGDBThreadLocals(t *testing.T) {
 			if rec := record(t, dir, nil, c.argv); rec.Exit != 0 {
 				t.Fatalf("hermit record: %s", describe(rec))
 			}
-			r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+			r := hermitClient(t,
 				"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break stop_here", "-ex", "continue", "-ex", "up", "-ex", c.print,
 				"-ex", "continue", "-ex", "up", "-ex", c.print)
 			var got strings.Builder
@@ -442,7 +442,7 @@ func TestStepOverEmulated(t *testing.T) {
 		cmds = append(cmds, "-ex", "break L_"+l, "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "reverse-stepi", "-ex", "p/x $pc", "-ex", "stepi", "-ex", "delete")
 		want = append(want, addr("L_after_"+l), addr("L_"+l))
 	}
-	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+	r := hermitClient(t,
 		append([]string{"replay", "--gdb", dir, "--"}, cmds...)...)
 	if got := hexValues(`(?m)^\$\d+ = (0x[0-9a-f]+)$`, string(r.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("gdb: stepi then reverse-stepi at rdtsc, cpuid, rdtscp: want the pc at %x, got %x\n%s", want, got, describe(r))
@@ -457,10 +457,10 @@ func TestStepOverEmulated(t *testing.T) {
 		want = append(want, addr("L_after_"+l))
 	}
 	args = append(args, "-ex", "run", "-ex", "continue", "-ex", "p/x $pc", "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "kill", bin)
-	under := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+	under := hermitClient(t, args...)
 	if under.Exit == 2 && strings.Contains(string(under.Stderr), "no CPUID faulting") {
 		args = slices.Delete(args, 1, 2)
-		under = testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+		under = hermitClient(t, args...)
 	}
 	if got := hexValues(`(?m)^\$\d+ = (0x[0-9a-f]+)$`, string(under.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("gdb under hermit run: the breakpoint after rdtsc, then stepi at cpuid and rdtscp: want the pc at %x, got %x\n%s", want, got, describe(under))

@@ -339,7 +339,7 @@ func TestReplayDivergence(t *testing.T) {
 	// And gdb shows it before the end it sees.
 	t.Run("gdb", func(t *testing.T) {
 		requireDebugging(t, "gdb")
-		g := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+		g := hermitClient(t,
 			"replay", "--gdb", edited, "--", "-nx", "-batch", "-ex", "continue", "-ex", "continue")
 		// Once by gdb (the stub's console output), once by hermit as
 		// it ends.

@@ -380,7 +380,7 @@ func gdbValues(t *testing.T, dir string, cmds ...string) ([]string, testenv.Resu
 	for _, c := range cmds {
 		args = append(args, "-ex", c)
 	}
-	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
+	r := hermitClient(t, args...)
 	var vs []string
 	for _, m := range regexp.MustCompile(`(?m)^\$\d+ = (.*)$`).FindAllStringSubmatch(string(r.Stdout), -1) {
 		vs = append(vs, m[1])
@@ -452,7 +452,7 @@ func TestGDBReverseAfterDeletedWatchpoints(t *testing.T) {
 func TestGDBCatchSyscallNotCaught(t *testing.T) {
 	requireDebugging(t, "gdb")
 	dir, _ := recordThreads(t)
-	r := testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t),
+	r := hermitClient(t,
 		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "catch syscall clone3 clone write", "-ex", "continue", "-ex", "continue", "-ex", "continue")
 	out := string(r.Stdout) + string(r.Stderr) // gdb prints the stub's console output to either
 	note := "hermit: catch syscall clone, clone3: no stop there: the recording has these as the creation of a thread or process, or an exec, not as calls"
