@@ -91,8 +91,9 @@ Flags:
 		fmt.Fprintf(os.Stderr, "hermit record: warning: %v (files are stored without it)\n", err)
 	}
 	var rec atomic.Pointer[recorder.Recorder]
+	traced, conds := recorder.Filter(false)
 	j := &journal{
-		traced: recorder.Syscalls(),
+		traced: traced, conds: conds,
 		attach: func(t *ptrace.Tracer, cfg *detcore.Config) detcore.Tracer {
 			r := recorder.New(w, t)
 			r.Cache = cache

@@ -122,3 +122,40 @@ func TestFilterMarked(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterKernelPlaced: with hermit record's condition on mmap, the
+// filter stops at a mapping of shared memory and at a file mapped where
+// the kernel chooses, and nowhere else: not at anonymous memory, nor at
+// a loader's segment mapped at the address it reserved (MAP_FIXED).
+func TestFilterKernelPlaced(t *testing.T) {
+	conds := detcore.ConditionalSyscalls()
+	c := conds[unix.SYS_MMAP]
+	c.KernelPlaced = true
+	conds[unix.SYS_MMAP] = c
+	prog := buildFilter([]int{unix.SYS_READ, unix.SYS_OPENAT, unix.SYS_WRITE}, conds)
+	const none = 0xffffffff // fd -1
+	for _, c := range []struct {
+		flags, fd   uint32
+		want        uint32
+		description string
+	}{
+		{unix.MAP_PRIVATE | unix.MAP_ANONYMOUS, none, unix.SECCOMP_RET_ALLOW, "anonymous memory"},
+		{unix.MAP_PRIVATE, 3, unix.SECCOMP_RET_TRACE, "a file where the kernel chooses"},
+		{unix.MAP_PRIVATE | unix.MAP_FIXED, 3, unix.SECCOMP_RET_ALLOW, "a file at a fixed address"},
+		{unix.MAP_PRIVATE | unix.MAP_FIXED_NOREPLACE, 3, unix.SECCOMP_RET_ALLOW, "a file at an address that must be free"},
+		{unix.MAP_PRIVATE | unix.MAP_ANONYMOUS, 0, unix.SECCOMP_RET_TRACE, "anonymous memory with descriptor 0 (kept, as record keeps it)"},
+		{unix.MAP_SHARED | unix.MAP_ANONYMOUS | unix.MAP_FIXED, none, unix.SECCOMP_RET_TRACE, "shared memory at a fixed address"},
+		{unix.MAP_SHARED_VALIDATE, 3, unix.SECCOMP_RET_TRACE, "a shared file"},
+	} {
+		got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, unix.SYS_MMAP, 0, 4096, unix.PROT_READ, c.flags, c.fd, 0)
+		if got != c.want {
+			t.Errorf("%s: %#x, want %#x", c.description, got, c.want)
+		}
+	}
+	// The calls around it are as before.
+	for nr, want := range map[uint32]uint32{unix.SYS_READ: unix.SECCOMP_RET_TRACE, unix.SYS_MUNMAP: unix.SECCOMP_RET_ALLOW, unix.SYS_MPROTECT: unix.SECCOMP_RET_ALLOW} {
+		if got := runFilter(t, prog, unix.AUDIT_ARCH_X86_64, nr, 3, 0, 0, 0, none); got != want {
+			t.Errorf("syscall %d: %#x, want %#x", nr, got, want)
+		}
+	}
+}
