@@ -38,12 +38,6 @@ type ArgCondition struct {
 	// Mask, if not 0, is a set of flags instead: the call needs a stop
 	// when the argument has one of them.
 	Mask uint32
-	// KernelPlaced, for mmap only, adds to Mask the mappings of a file
-	// (a descriptor other than -1 in argument 4) at an address the kernel
-	// chooses (neither MAP_FIXED nor MAP_FIXED_NOREPLACE in argument 3):
-	// hermit record keeps where those went (recorder/classes.go, clMmap),
-	// and needs no stop at the others.
-	KernelPlaced bool
 }
 
 // TracedWhen returns the condition under which the engine needs to see

@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/detcore/abi"
 	"github.com/hermitdbg/hermit/trace"
 )
@@ -110,29 +109,14 @@ var classes = map[int]class{
 	abi.SYS_GETPGRP: clGroup, abi.SYS_GETPGID: clGroup, abi.SYS_GETSID: clGroup,
 }
 
-// Filter returns the syscalls that recording and replay intercept in
-// addition to the engine's (detcore.InterceptedSyscalls), and the
-// conditions of those the filter sends only under one. Since journal
-// version 22 mmap stops only where the journal keeps its address (a file
-// mapped where the kernel chooses) or the engine needs it (shared
-// memory): a dynamic program's loader maps most of its libraries'
-// segments at addresses it chose, and anonymous memory is no file, so
-// record stopped at some three mmaps in four for nothing. everyMmap
-// gives the filter of earlier recordings, which stopped at all of them:
-// their journal has an entry for each.
-func Filter(everyMmap bool) ([]int, map[int]detcore.ArgCondition) {
+// Syscalls lists the syscalls that recording and replay intercept in
+// addition to the engine's (detcore.InterceptedSyscalls).
+func Syscalls() []int {
 	nrs := make([]int, 0, len(classes))
 	for nr := range classes {
-		if nr != abi.SYS_MMAP || everyMmap {
-			nrs = append(nrs, nr)
-		}
+		nrs = append(nrs, nr)
 	}
-	conds := detcore.ConditionalSyscalls()
-	if c, ok := conds[abi.SYS_MMAP]; ok && !everyMmap {
-		c.KernelPlaced = true
-		conds[abi.SYS_MMAP] = c
-	}
-	return nrs, conds
+	return nrs
 }
 
 // Restarted reports whether a raw syscall result is one of the kernel's

@@ -118,13 +118,10 @@ const StdinPath = "/.hermit-stdin"
 // again, before it runs, whether they are still pending (a signals query;
 // detcore.Config.OldSignalWake); a version-20 trace has no such look, and
 // replays as before.
-// Version 22: mmap stops only where the journal keeps the address or the
-// engine needs the call (Filter); a version-21 or earlier trace has an
-// entry for every mmap, and replays with the filter that made it.
-const JournalVersion = "22"
+const JournalVersion = "21"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -158,9 +155,6 @@ type Settings struct {
 	// SignalTaken: a thread that signals for its whole process woke
 	// looks again before it runs (journal version 21).
 	SignalTaken bool
-	// EveryMmap: the recording stopped at every mmap (journal version 21
-	// or earlier; Filter).
-	EveryMmap bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -208,7 +202,6 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.SignalAnswers = f[FlagJournal] != "17" && f[FlagJournal] != "18"
 	s.FastWriteDigests = s.SignalAnswers && f[FlagJournal] != "19"
 	s.SignalTaken = s.FastWriteDigests && f[FlagJournal] != "20"
-	s.EveryMmap = !s.SignalTaken || f[FlagJournal] == "21"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}

@@ -168,22 +168,19 @@ func TestSettingsRoundTrip(t *testing.T) {
 	// (OldEntryTimes), and 18, which keeps no signals answers
 	// (SignalAnswers), and 19, whose signals from outside never come at a
 	// call, and 20, whose threads woken by a signal for the whole process
-	// run without a look (SignalTaken), and 21, which stopped at every
-	// mmap (EveryMmap); before, schedules were not this hermit's.
-	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, "18": true, "19": true, "20": true, "21": true, JournalVersion: true, "23": false, "": false} {
+	// run without a look (SignalTaken); before, schedules were not this
+	// hermit's.
+	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, "18": true, "19": true, "20": true, JournalVersion: true, "22": false, "": false} {
 		f := s.Flags()
 		f[FlagJournal] = v
 		got, err := ParseSettings(f)
 		if (err == nil) != ok {
 			t.Errorf("journal version %q: %v", v, err)
 		}
-		if ok && got.FastWriteDigests != (v == "20" || v == "21" || v == JournalVersion) {
+		if ok && got.FastWriteDigests != (v == "20" || v == JournalVersion) {
 			t.Errorf("journal version %q: FastWriteDigests %v", v, got.FastWriteDigests)
 		}
-		if ok && got.EveryMmap != (v != JournalVersion) {
-			t.Errorf("journal version %q: EveryMmap %v", v, got.EveryMmap)
-		}
-		if ok && (got.SignalTaken != (v == "21" || v == JournalVersion) || got.Config().OldSignalWake == got.SignalTaken) {
+		if ok && (got.SignalTaken != (v == JournalVersion) || got.Config().OldSignalWake == got.SignalTaken) {
 			t.Errorf("journal version %q: SignalTaken %v, OldSignalWake in its Config %v", v, got.SignalTaken, got.Config().OldSignalWake)
 		}
 		if ok && got.SignalAnswers != (v != "17" && v != "18") {

@@ -299,13 +299,12 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		keep = &want
 	}
 	s := rec.Settings
-	traced, conds := recorder.Filter(s.EveryMmap)
 	t, root, err := ptrace.Start(ptrace.Options{
 		Path: s.Path, Argv: rec.Header.Argv, Env: rec.Header.Env, Dir: rec.Header.Dir,
 		Root: rec.root, CPU: opts.CPU, Hostname: "hermit", TrapTSC: s.TrapTSC, TrapCPUID: s.CPUID, Fds: keep,
-		Traced: append(detcore.InterceptedSyscalls(), traced...), Conditions: conds,
-		CPUs:  s.CPUs,
-		Stdin: stdin, Stdout: out(cmp.Or(h.Stdout, opts.Stdout)), Stderr: out(cmp.Or(h.Stderr, opts.Stderr)),
+		Traced: append(detcore.InterceptedSyscalls(), recorder.Syscalls()...),
+		CPUs:   s.CPUs,
+		Stdin:  stdin, Stdout: out(cmp.Or(h.Stdout, opts.Stdout)), Stderr: out(cmp.Or(h.Stderr, opts.Stderr)),
 		// ^C at the terminal is for hermit or its debugger, never the
 		// guest's: the recording had no such signal.
 		OwnGroup: true,

@@ -91,9 +91,8 @@ Flags:
 		fmt.Fprintf(os.Stderr, "hermit record: warning: %v (files are stored without it)\n", err)
 	}
 	var rec atomic.Pointer[recorder.Recorder]
-	traced, conds := recorder.Filter(false)
 	j := &journal{
-		traced: traced, conds: conds,
+		traced: recorder.Syscalls(),
 		attach: func(t *ptrace.Tracer, cfg *detcore.Config) detcore.Tracer {
 			r := recorder.New(w, t)
 			r.Cache = cache

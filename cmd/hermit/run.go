@@ -286,10 +286,8 @@ func killGuest() bool {
 
 // journal lets record put its journal and tracer layer into a run.
 type journal struct {
-	// traced are syscalls to intercept besides the engine's, and conds
-	// the conditions of those intercepted under one.
+	// traced are syscalls to intercept besides the engine's.
 	traced []int
-	conds  map[int]detcore.ArgCondition
 	// attach returns the tracer the engine drives and sets cfg.Journal.
 	attach func(t *ptrace.Tracer, cfg *detcore.Config) detcore.Tracer
 }
@@ -311,14 +309,12 @@ func runGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) 
 func traceGuest(path string, argv []string, f *runFlags, gio guestIO, j *journal) (detcore.Result, error) {
 	trapCPUID := f.cpuid && ptrace.CPUIDFaulting()
 	traced := detcore.InterceptedSyscalls()
-	var conds map[int]detcore.ArgCondition
 	if j != nil {
 		traced = append(traced, j.traced...)
-		conds = j.conds
 	}
 	tr, root, err := ptrace.Start(ptrace.Options{
 		Path: path, Argv: argv, Env: os.Environ(), CPU: f.pin,
-		Hostname: "hermit", HostsEntry: true, Traced: traced, Conditions: conds, TrapTSC: !f.noTSC,
+		Hostname: "hermit", HostsEntry: true, Traced: traced, TrapTSC: !f.noTSC,
 		PrivateTmp: f.tmp != "host",
 		WholeTmp:   f.tmp == "overlay",
 		LocalNet:   f.network == "local",

@@ -108,9 +108,6 @@ func tree(nrs []int, conds map[int]detcore.ArgCondition) []unix.SockFilter {
 // condLeaf traces syscall nr only when the low 32 bits of its argument
 // c.Arg are one of c.Values (or have one of the flags c.Mask).
 func condLeaf(nr int, c detcore.ArgCondition) []unix.SockFilter {
-	if c.KernelPlaced {
-		return placedLeaf(nr, c)
-	}
 	if c.Mask != 0 {
 		return []unix.SockFilter{
 			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nr), 0, 2),
@@ -131,23 +128,6 @@ func condLeaf(nr int, c detcore.ArgCondition) []unix.SockFilter {
 	return append(out,
 		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
 		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE))
-}
-
-// placedLeaf traces mmap (nr) when its flags (argument c.Arg, 3) have
-// one of the flags c.Mask, or when it maps a file (argument 4 is not -1)
-// at an address the kernel chooses (c.KernelPlaced).
-func placedLeaf(nr int, c detcore.ArgCondition) []unix.SockFilter {
-	const fixed = unix.MAP_FIXED | unix.MAP_FIXED_NOREPLACE
-	return []unix.SockFilter{
-		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, uint32(nr), 0, 5),
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*c.Arg)),
-		jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, c.Mask, 4, 0),
-		jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, fixed, 2, 0),
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*4)),
-		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, 0xffffffff, 0, 1),
-		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
-		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_TRACE),
-	}
 }
 
 func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }

@@ -77,10 +77,6 @@ type Options struct {
 	HostsEntry bool
 	// Traced lists the syscalls the seccomp filter sends to the tracer.
 	Traced []int
-	// Conditions are the conditions of the syscalls the filter sends
-	// only under one (those not in Traced); nil: the engine's
-	// (detcore.ConditionalSyscalls).
-	Conditions map[int]detcore.ArgCondition
 	// Stdin, Stdout and Stderr are the guest's; nil means hermit's own.
 	Stdin, Stdout, Stderr *os.File
 	// Note, when set, receives a line for the user when the start is
@@ -157,11 +153,7 @@ func Start(o Options) (*Tracer, int, error) {
 			return nil, 0, fmt.Errorf("pinning to CPU %d: %w", o.CPU, err)
 		}
 	}
-	conds := o.Conditions
-	if conds == nil {
-		conds = detcore.ConditionalSyscalls()
-	}
-	filter := buildFilter(o.Traced, conds)
+	filter := buildFilter(o.Traced, detcore.ConditionalSyscalls())
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		return nil, 0, err
