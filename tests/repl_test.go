@@ -61,16 +61,15 @@ func TestREPLScript(t *testing.T) {
 	first := runREPLScript(t, dir, replScript)
 	out := string(first.Stdout)
 
-	// The stop at a write: one line with the event, the thread and the
-	// decoded call.
-	// Those after the breakpoint is set: `step 20` may end at a write
-	// too, as it prints its stop the same way.
+	// The stops at a write once the breakpoint is set (`step 20` may end
+	// at one too): a line each with the event, the thread and the decoded
+	// call.
 	writeStop := regexp.MustCompile(`(?m)^#(\d+) tid (\d+) write\(1, "[^"]*"(?:\.\.\.)?, \d+\)`)
-	afterBreak := out
-	if i := strings.Index(out, "breakpoint 1: syscall write"); i >= 0 {
-		afterBreak = out[i:]
+	set := strings.Index(out, "breakpoint 1: syscall write")
+	if set < 0 {
+		t.Fatalf("the transcript does not show the breakpoint set:\n%s", out)
 	}
-	stops := writeStop.FindAllStringSubmatch(afterBreak, -1)
+	stops := writeStop.FindAllStringSubmatch(out[set:], -1)
 	if len(stops) < 2 {
 		t.Fatalf("the transcript shows %d stops at a write, want the continue's and the rc's:\n%s", len(stops), out)
 	}
