@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -44,7 +45,31 @@ func record(t *testing.T, dir string, stdin []byte, argv []string) testenv.Resul
 		t.Fatalf("hermit record said it saved %s, but it holds no trace", dir)
 	}
 	r.Stderr = guestStderr(r.Stderr)
+	keepOnFailure(t, dir)
 	return r
+}
+
+// keepOnFailure copies the trace in dir, before the test's temporary
+// directories go, to hermit-failed-traces/TEST under the system's
+// temporary directory if the test fails, and says where: a failure that
+// depends on the machine's load can then be replayed again by hand.
+func keepOnFailure(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		dst := filepath.Join(os.TempDir(), "hermit-failed-traces", strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+		os.RemoveAll(dst)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			t.Logf("keeping the trace: %v", err)
+			return
+		}
+		if out, err := exec.Command("cp", "-a", dir, dst).CombinedOutput(); err != nil {
+			t.Logf("keeping the trace: cp: %v: %s", err, out)
+			return
+		}
+		t.Logf("the trace is kept in %s", dst)
+	})
 }
 
 // replay runs `hermit replay --autopilot DIR` with stdin /dev/null.
