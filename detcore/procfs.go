@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -29,28 +30,34 @@ type ProcTracer interface {
 	SeekFd(tid, fd int, off int64) error
 }
 
-var procStatPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
+// lazyRegexp compiles expr on first use: compiling every pattern at
+// start would add to each run's start-up what most runs never use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+var procStatPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
 
 // /proc/PID/mountinfo numbers mounts with ids the kernel hands out
 // host-wide (another namespace made meanwhile shifts them), and shows the
 // temporary directory of hermit's machine files: the ids are renumbered in
 // order of appearance and the directory is given one name.
-var procMountinfoPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/mountinfo$`)
+var procMountinfoPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/mountinfo$`)
 
-var machineDir = regexp.MustCompile(`\S*/hermit-machine-[0-9a-f]+/`)
+var machineDir = lazyRegexp(`\S*/hermit-machine-[0-9a-f]+/`)
 
 // /proc/PID/sched and /proc/PID/schedstat are the host scheduler's
 // accounting: schedstat becomes the virtual run time, no wait and no
 // slices; every value of sched becomes 0, its names kept.
-var procSchedPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(sched|schedstat)$`)
+var procSchedPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(sched|schedstat)$`)
 
-var schedValue = regexp.MustCompile(`(?m)^([a-zA-Z_.\[\]>-]+ +:) +\S+$`)
+var schedValue = lazyRegexp(`(?m)^([a-zA-Z_.\[\]>-]+ +:) +\S+$`)
 
 func (e *Engine) normalizeSched(name string, b []byte) []byte {
 	if name == "schedstat" {
 		return fmt.Appendf(nil, "%d 0 0\n", e.clock)
 	}
-	return schedValue.ReplaceAll(b, []byte("$1 0"))
+	return schedValue().ReplaceAll(b, []byte("$1 0"))
 }
 
 // normalizeMountinfo renumbers the mount and parent ids of mountinfo
@@ -90,7 +97,7 @@ func normalizeMountinfo(b []byte, anon func(minor uint32) uint32) []byte {
 				dev = "0:" + strconv.Itoa(int(anon(uint32(n))))
 			}
 		}
-		out = fmt.Appendf(out, "%s %s %s %s", id(string(f[0]), false), id(string(f[1]), false), dev, machineDir.ReplaceAll(f[3], []byte("/hermit-machine/")))
+		out = fmt.Appendf(out, "%s %s %s %s", id(string(f[0]), false), id(string(f[1]), false), dev, machineDir().ReplaceAll(f[3], []byte("/hermit-machine/")))
 	}
 	return out
 }
@@ -100,16 +107,16 @@ func normalizeMountinfo(b []byte, anon func(minor uint32) uint32) []byte {
 // answered from the virtual clock (CLOCK_BOOTTIME, the epoch), the
 // guest's own threads, and the machine sysinfo describes (Config.CPUs CPUs,
 // GuestMemory of memory, half of it free).
-var procGlobalPath = regexp.MustCompile(`^/proc/(uptime|loadavg|stat|meminfo)$`)
+var procGlobalPath = lazyRegexp(`^/proc/(uptime|loadavg|stat|meminfo)$`)
 
 // Host statistics (interrupts, memory zones and slabs, disk, pressure and
 // scheduler counters, open files and inodes, the entropy pool, locks)
 // tell how the host runs: their numbers read 0, their layout kept.
 // /proc/sys/kernel/random/uuid gives a new UUID made from the seed at each
 // read, and boot_id one UUID for the run.
-var procHostPath = regexp.MustCompile(`^/proc/(vmstat|interrupts|diskstats|softirqs|zoneinfo|slabinfo|timer_list|buddyinfo|pagetypeinfo|schedstat|vmallocinfo|locks|pressure/(?:cpu|io|memory|irq)|sys/fs/(?:file-nr|inode-nr|inode-state|dentry-state)|sys/kernel/random/(?:entropy_avail|uuid|boot_id))$`)
+var procHostPath = lazyRegexp(`^/proc/(vmstat|interrupts|diskstats|softirqs|zoneinfo|slabinfo|timer_list|buddyinfo|pagetypeinfo|schedstat|vmallocinfo|locks|pressure/(?:cpu|io|memory|irq)|sys/fs/(?:file-nr|inode-nr|inode-state|dentry-state)|sys/kernel/random/(?:entropy_avail|uuid|boot_id))$`)
 
-var digits = regexp.MustCompile(`[0-9]+`)
+var digits = lazyRegexp(`[0-9]+`)
 
 // procHost is the content of one of those files as read at offset off;
 // host is the host's.
@@ -124,7 +131,7 @@ func (e *Engine) procHost(name string, host []byte, off int64) []byte {
 	case "sys/kernel/random/boot_id":
 		return uuidOf(e.cfg.Seed, 0)
 	}
-	return digits.ReplaceAll(host, []byte("0"))
+	return digits().ReplaceAll(host, []byte("0"))
 }
 
 // uuidOf is the nth version-4 UUID of seed's, as the kernel prints one.
@@ -210,12 +217,12 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	if err != nil {
 		return false
 	}
-	m, g := procStatPath.FindStringSubmatch(path), procGlobalPath.FindStringSubmatch(path)
-	mi := procMountinfoPath.MatchString(path)
-	sc := procSchedPath.FindStringSubmatch(path)
-	mp := procMapsPath.FindStringSubmatch(path)
-	sm := procStatmPath.MatchString(path)
-	h := procHostPath.FindStringSubmatch(path)
+	m, g := procStatPath().FindStringSubmatch(path), procGlobalPath().FindStringSubmatch(path)
+	mi := procMountinfoPath().MatchString(path)
+	sc := procSchedPath().FindStringSubmatch(path)
+	mp := procMapsPath().FindStringSubmatch(path)
+	sm := procStatmPath().MatchString(path)
+	h := procHostPath().FindStringSubmatch(path)
 	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm && h == nil {
 		return false
 	}

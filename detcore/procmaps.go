@@ -3,7 +3,6 @@ package detcore
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strconv"
 )
 
@@ -19,9 +18,9 @@ import (
 // smaps_rollup's Rss, Pss and Anonymous as /proc/PID/status shows VmRSS
 // and RssAnon (statusFixed). statm's resident and shared pages are
 // status's too.
-var procMapsPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(maps|smaps|smaps_rollup)$`)
+var procMapsPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(maps|smaps|smaps_rollup)$`)
 
-var procStatmPath = regexp.MustCompile(`^/proc/(\d+|self|thread-self)(/task/\d+)?/statm$`)
+var procStatmPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/statm$`)
 
 // smapsKept are the counters of smaps that tell the mapping, not which
 // of its pages are resident.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,13 +85,18 @@ func (r *Recorder) standIn(c *detcore.Call, flags uint64, terminal bool) {
 		Result: c.Result, Digest: ResultStandIn, Mem: []trace.MemWrite{{Data: b[:]}}})
 }
 
+// lazyRegexp compiles expr on first use, not at every start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // procMemPath matches the memory file of a process or thread.
-var procMemPath = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/mem$`)
+var procMemPath = lazyRegexp(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/mem$`)
 
 // procStatePath matches the files of a process whose writes set its
 // user namespace's mappings: the guest configuring a namespace of its
 // own, which replay must do too (its later calls depend on it).
-var procStatePath = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/(uid_map|gid_map|projid_map|setgroups)$`)
+var procStatePath = lazyRegexp(`^/proc/(self|thread-self|[0-9]+)(/task/[0-9]+)?/(uid_map|gid_map|projid_map|setgroups)$`)
 
 // procMem reports whether the external descriptor fd of tid is a
 // /proc/PID/mem, whose reads and writes replay runs for real, or, for a
@@ -101,7 +107,7 @@ func (r *Recorder) procMem(tid, fd int, write bool) bool {
 		return false
 	}
 	p, err := r.host.FdPath(tid, fd)
-	return err == nil && (procMemPath.MatchString(p) || write && procStatePath.MatchString(p))
+	return err == nil && (procMemPath().MatchString(p) || write && procStatePath().MatchString(p))
 }
 
 // termSignalsTag starts the output at address 0 of a kept write to a pty

@@ -84,7 +84,7 @@ func FormatArgs(c Call, mem Mem, opt Options) string {
 // return addresses, "? ERESTARTSYS (To be restarted if SA_RESTART is set)"
 // for an interrupted call, and "?" when the call has not returned.
 func FormatResult(c Call) string {
-	d, known := table[c.Nr]
+	d, known := syscallTable()[c.Nr]
 	if !c.Done || (known && d.ret == rNone) {
 		return "?"
 	}
@@ -143,7 +143,7 @@ func newFmtr(c Call, mem Mem, opt Options) *fmtr {
 
 // args formats all arguments of the call.
 func (f *fmtr) args() []string {
-	d, ok := table[f.c.Nr]
+	d, ok := syscallTable()[f.c.Nr]
 	if !ok {
 		out := make([]string, 6)
 		for i, a := range f.c.Args {

@@ -3,6 +3,7 @@ package strace
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
@@ -40,10 +41,13 @@ func noReturn(k ...kind) sysc { return sysc{args: k, ret: rNone} }
 // custom describes a call formatted by fn.
 func custom(fn func(f *fmtr) []string, ret retKind) sysc { return sysc{fn: fn, ret: ret} }
 
-// table is the syscall table keyed by number, merged from the per-area
-// tables. duplicates lists numbers found in more than one (a test checks
-// it is empty).
-var table, duplicates = merge(fileTable, ioTable, memTable, procTable, netTable, miscTable)
+// tables returns the syscall table keyed by number, merged from the
+// per-area tables, and the numbers found in more than one (a test checks
+// there are none). It is built on first use: most runs never decode a
+// call, and building it at start would add to every run's start-up.
+var tables = sync.OnceValues(func() (map[int]sysc, []int) {
+	return merge(fileTable(), ioTable(), memTable(), procTable(), netTable(), miscTable())
+})
 
 func merge(parts ...map[int]sysc) (map[int]sysc, []int) {
 	t := make(map[int]sysc)
@@ -135,4 +139,10 @@ func SyscallNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// syscallTable returns the syscall table keyed by number.
+func syscallTable() map[int]sysc {
+	t, _ := tables()
+	return t
 }
