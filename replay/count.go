@@ -132,6 +132,13 @@ func (t *Timeline) countByHits(q position, cn counted, vtid, tid int, l uint64, 
 			h++
 		}
 	}
+	if pcs := cn.tr.pcs; len(pcs) > 0 && pcs[len(pcs)-1] == l {
+		// The chunk ended with the thread at l, an arrival the trace
+		// holds; resumed there, it traps at once (an int3, or an
+		// instruction breakpoint, fires before the instruction), and
+		// hits counts the same arrival again.
+		h--
+	}
 	run := pts
 	if at != 0 && !pts.hasBreak(at) {
 		// The stop is the thread's arrival at `at`: a breakpoint there.
