@@ -124,6 +124,12 @@ type lthread struct {
 	// ourStep: the layer turned the last resume into a step; sigStep: and
 	// that resume delivered a signal.
 	ourStep, sigStep bool
+	// engineStep: the engine's own last resume was a single step (a spin
+	// examination's, which the watchdog may start whenever it looks).
+	// The instruction it executes is the program's: it counts toward a
+	// step the Session asked for, its end may be the Session's stop, and
+	// the trap goes to the engine.
+	engineStep bool
 	// inSyscall: the thread's last stop was inside a syscall (seccomp,
 	// clone, exec, first stop), whose end a step reports without DR6.BS.
 	inSyscall bool
@@ -378,8 +384,8 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	if th == nil {
 		return false
 	}
-	over, ourStep, sigStep, inSys := th.over, th.ourStep, th.sigStep, th.inSyscall
-	th.over, th.ourStep, th.sigStep = 0, false, false
+	over, ourStep, sigStep, inSys, engineStep := th.over, th.ourStep, th.sigStep, th.inSyscall, th.engineStep
+	th.over, th.ourStep, th.sigStep, th.engineStep = 0, false, false, false
 	if over != 0 && (st.Kind != detcore.StopSignal || st.Sig != abi.SIGTRAP) {
 		// Another stop came before the step over the breakpoint (the
 		// watchdog's SIGSTOP, a signal of the guest's): if the thread
@@ -417,11 +423,11 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	}
 	th.inSyscall = false
 	watching := l.watchMask()
-	if over == 0 && !ourStep && len(l.bps) == 0 && watching == 0 {
+	if over == 0 && !ourStep && !engineStep && len(l.bps) == 0 && watching == 0 {
 		return false
 	}
 	f := trapFacts{
-		dr6: l.takeDR6(th.tid), watching: watching, ourStep: ourStep,
+		dr6: l.takeDR6(th.tid), watching: watching, ourStep: ourStep || engineStep,
 		stepOver: over != 0, overInt3: l.bps[over] == int3, inSyscall: inSys || sigStep,
 	}
 	var regs abi.Regs
@@ -440,7 +446,7 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	if !c.ours() {
 		return false
 	}
-	if c.step {
+	if c.step && (ourStep || over != 0) {
 		if err := th.tf.Stepped(l.inner, th.tid); err != nil {
 			return l.failed(err)
 		}
@@ -474,6 +480,11 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	}
 	if l.killed {
 		return true
+	}
+	if engineStep && c.step {
+		// The engine's step is done (over the breakpoint, if it
+		// executed its int3 first): the engine takes the trap.
+		return false
 	}
 	if err := l.resume(th, 0); err != nil {
 		return l.failed(err)
@@ -623,6 +634,7 @@ func (l *layer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 // resume restarts th as the engine last asked: first over the breakpoint
 // it stopped at, and with a step if the Session is stepping it.
 func (l *layer) resume(th *lthread, sig int) error {
+	th.engineStep = th.intent == detcore.ResumeStep || th.intent == detcore.ResumeCountStep
 	if th.drGen != l.wpGen {
 		// Errors leave drGen behind, to try again: a new thread may not
 		// be in its first stop yet.

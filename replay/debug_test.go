@@ -246,6 +246,55 @@ func TestStepCounting(t *testing.T) {
 	}
 }
 
+// TestEngineStepsUnderTheSession: the engine single-steps a thread of
+// its own accord (a spin examination, which the watchdog starts whenever
+// it looks) while the Session breaks and steps. Each instruction the
+// engine's step executes is the program's: a breakpoint on the way is
+// hit, the Session's step counts it and may end with it, and the engine
+// sees one instruction per step. (The Session's step went uncounted
+// through the engine's steps, so gdb's step over a breakpoint ended
+// loop rounds later than it began, and reverse-stepi landed in another
+// round under load.)
+func TestEngineStepsUnderTheSession(t *testing.T) {
+	// nop [nop: breakpoint] nop nop syscall(intercepted)
+	f := newFakeCPU(0x1000, 0x90, 0x90, 0x90, 0x90, 0x0f, 0x05)
+	f.setIntercepted(0x1004)
+	h := newHarness(t, f)
+	if err := h.l.insert(0x1001); err != nil {
+		t.Fatal(err)
+	}
+	var pausedAt []uint64
+	h.onPause = func(st Stop) goal {
+		pausedAt = append(pausedAt, f.regs(t, 1).Rip)
+		if st.Reason == ReasonBreakpoint {
+			return goal{breaks: true, stepTid: 1, stepN: 1} // gdb's step over it
+		}
+		return goal{breaks: true}
+	}
+	h.l.setGoal(goal{breaks: true})
+	engineSaw := func(what string, want uint64) {
+		t.Helper()
+		st := h.resume(1, detcore.ResumeStep)
+		if st.Kind != detcore.StopSignal || st.Sig != abi.SIGTRAP || f.regs(t, 1).Rip != want {
+			t.Fatalf("%s: the engine saw %+v at %#x, want its step's trap at %#x", what, st, f.regs(t, 1).Rip, want)
+		}
+	}
+	engineSaw("a step to the breakpoint", 0x1001)
+	engineSaw("a step through the breakpoint", 0x1002)
+	want := []Stop{{Reason: ReasonBreakpoint, Tid: 1, Addr: 0x1001}, {Reason: ReasonStep, Tid: 1, Steps: 1}}
+	if !reflect.DeepEqual(h.stops, want) || !reflect.DeepEqual(pausedAt, []uint64{0x1001, 0x1002}) {
+		t.Errorf("pauses %+v at %#x, want %+v at 0x1001 and 0x1002", h.stops, pausedAt, want)
+	}
+	// A step the Session asks for with no breakpoint on the way ends
+	// with the engine's next instruction.
+	h.stops, pausedAt = nil, nil
+	h.l.setGoal(goal{breaks: true, stepTid: 1, stepN: 1})
+	engineSaw("a step under the Session's", 0x1003)
+	if want := []Stop{{Reason: ReasonStep, Tid: 1, Steps: 1}}; !reflect.DeepEqual(h.stops, want) || !reflect.DeepEqual(pausedAt, []uint64{0x1003}) {
+		t.Errorf("pauses %+v at %#x, want %+v at 0x1003", h.stops, pausedAt, want)
+	}
+}
+
 func TestStepSyscallResumeNotConverted(t *testing.T) {
 	// syscall (intercepted) / nop / exit
 	f := newFakeCPU(0x1000, 0x0f, 0x05, 0x90, 0xf4)
