@@ -41,7 +41,15 @@ func (t *GDBTarget) endEvent() (uint64, bool) {
 		evs, _ := t.events()
 		for n := len(evs) - 1; n >= 0; n-- {
 			e := evs[n]
-			if !e.boundary || int(e.pid) != t.vpid {
+			if int(e.pid) != t.vpid {
+				continue
+			}
+			if e.kind == repl.EventExit && e.group && killedBy(e.aux) != 0 {
+				// A signal ended it: no call did, whatever its other
+				// threads' last calls were (their exits).
+				break
+			}
+			if !e.boundary {
 				continue
 			}
 			if e.kind == repl.EventSyscall && (e.nr == abi.SYS_EXIT_GROUP || e.nr == abi.SYS_EXIT) {
@@ -60,6 +68,15 @@ func (t *GDBTarget) endEvent() (uint64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// killedBy returns the signal that ended a process of wait status
+// status, or 0 if it exited.
+func killedBy(status int64) int {
+	if sig := int(status & 0x7f); sig != 0 && sig != 0x7f {
+		return sig
+	}
+	return 0
 }
 
 // continueTo continues the replay, stopping also at event boundary n if

@@ -267,6 +267,28 @@ func TestGDBCrash(t *testing.T) {
 	checkServedRun(t, rec, rep)
 }
 
+// TestGDBCrashAfterThreadExit: a process whose last system call is the
+// exit of a thread it joined, and which then dies of a NULL store, stops
+// gdb at the SIGSEGV: no end of history comes first (it came at that
+// thread's exit, as though the process ended there, and only a second
+// continue reached the crash).
+func TestGDBCrashAfterThreadExit(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "die.c", "-O0"), "join-segv"})
+	if rec.Exit != 139 {
+		t.Fatalf("hermit record die join-segv: want exit 139, got %s", describe(rec))
+	}
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), crashCmds(s.addr)...)
+	rep := s.wait(t)
+	noClientErrors(t, tr, nil)
+	mustMatch(t, regexp.MustCompile(`(?m)^(?:Program|Thread \d+ .*) received signal SIGSEGV, Segmentation fault\.\n(?:\[Switching to .*\]\n)?segv \(\) at \S*die\.c:\d+\n`), tr.out(t, "continue", 0), "continue to the crash")
+	mustMatch(t, regexp.MustCompile(`\A#0  segv \(\) at \S*die\.c:\d+\n#1  0x[0-9a-f]+ in main \(`), tr.out(t, "bt", 0), "bt at the crash")
+	mustMatch(t, gdbKilledRE, tr.out(t, "continue", 1), "continue after the crash")
+	checkServedRun(t, rec, rep)
+}
+
 func crashCmds(addr string) []string {
 	return []string{"target extended-remote " + addr, "continue", "bt", "x/i $pc", "continue"}
 }

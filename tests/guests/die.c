@@ -5,6 +5,9 @@
  *   segv         store through a NULL pointer          status 139
  *   thread-segv  a second thread does the NULL store   status 139
  *                while main blocks in pthread_join
+ *   join-segv    main joins a thread that ended, then  status 139
+ *                does the NULL store: the process's last
+ *                system call is that thread's exit
  *
  * Checks that hermit reports death by signal N as exit status 128+N, also
  * when the whole thread group dies of one thread's fault.
@@ -20,6 +23,8 @@ static void segv(void) {
 	*p = 1;
 }
 
+static void *nothing(void *arg) { return arg; }
+
 static void *segv_thread(void *arg) {
 	(void)arg;
 	segv();
@@ -28,7 +33,7 @@ static void *segv_thread(void *arg) {
 
 int main(int argc, char **argv) {
 	if (argc != 2) {
-		sayfd(2, "usage: die kill|abort|segv|thread-segv\n");
+		sayfd(2, "usage: die kill|abort|segv|thread-segv|join-segv\n");
 		return 2;
 	}
 	say("dying by %s\n", argv[1]);
@@ -42,6 +47,11 @@ int main(int argc, char **argv) {
 		pthread_t th;
 		CHECK(pthread_create(&th, NULL, segv_thread, NULL) == 0);
 		pthread_join(th, NULL);
+	} else if (strcmp(argv[1], "join-segv") == 0) {
+		pthread_t th;
+		CHECK(pthread_create(&th, NULL, nothing, NULL) == 0);
+		pthread_join(th, NULL);
+		segv();
 	} else {
 		sayfd(2, "die: unknown mode %s\n", argv[1]);
 		return 2;
