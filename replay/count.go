@@ -55,6 +55,16 @@ func (t *Timeline) count(q position, vtid int, pts points, at uint64, toEvent bo
 		return counted{}, err
 	}
 	cn := counted{base: q, ev: t.pos.event()}
+	if toEvent && t.s.Event() >= event {
+		// q's boundary is no earlier than the one to count to: the events
+		// before it are the engine's own (host answers), and the run
+		// stands at the next boundary, where the count ends. The thread
+		// ran no instruction on the way (stepping it would run it past
+		// that boundary, to its exit).
+		cn.st = t.s.LastStop()
+		t.pos = position{at: q.at, final: cn.st, inexact: true}
+		return cn, nil
+	}
 	tid, err := t.hostTid(vtid)
 	if err != nil {
 		return cn, fmt.Errorf("reverse step: %w (at event %d)", err, cn.ev)

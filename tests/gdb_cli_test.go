@@ -73,6 +73,27 @@ func TestGDBOnProcess(t *testing.T) {
 	}
 }
 
+// TestGDBOnProcessBackFromEnd: gdb on a child that execs echo goes back
+// one instruction from the end of that process, whose exit another
+// child's crash follows in the recording: to the syscall instruction of
+// its exit_group. (Counting from the boundary before the end, which the
+// run had already passed, stepped echo through its exit, and the step
+// failed with E01 at the other child's SIGSEGV.)
+func TestGDBOnProcessBackFromEnd(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "exec_and_crash.c", "-O0")})
+	if rec.Exit != 0 || !strings.Contains(string(rec.Stdout), "crash child: signal 11\n") {
+		t.Fatalf("hermit record exec_and_crash: %s", describe(rec))
+	}
+	s := startReplay(t, dir, "--onprocess", "echo")
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "reverse-stepi", "x/i $pc")
+	s.wait(t)
+	noClientErrors(t, tr, regexp.MustCompile(`^No more reverse-execution history\.$`))
+	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "continue", 0), "continue to the end of echo")
+	mustMatch(t, regexp.MustCompile(`(?m)^=> 0x[0-9a-f]+ <[_A-Za-z]*exit\+\d+>:\tsyscall`), tr.out(t, "x/i $pc", 0), "one instruction back from the end: its exit_group's syscall")
+}
+
 // TestReplayGDBLaunch: `hermit replay --gdb` starts gdb attached to the
 // replay, passes it the arguments after --, and exits with the program's
 // status once gdb ran it to its end (a continue to the end of the
