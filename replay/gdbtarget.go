@@ -235,6 +235,9 @@ func (t *GDBTarget) ClearBreakpoint(kind gdbstub.BreakKind, addr uint64, size in
 
 // Continue implements gdbstub.Target.Continue.
 func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
+	if g, ok := t.hitWhereStepped(); ok {
+		return g, nil
+	}
 	if t.catch.on {
 		return t.continueCatching()
 	}
@@ -252,6 +255,28 @@ func (t *GDBTarget) Continue() (gdbstub.Stop, error) {
 			return t.stopped(g), nil
 		}
 	}
+}
+
+// hitWhereStepped reports the hit of a breakpoint where a step left the
+// thread, as the continue that follows it: a live target executes the
+// int3 at once (rr does the same). gdb and lldb step over a breakpoint
+// they stand on before they continue; Delve's next steps off its
+// breakpoint onto the next line's and continues, to stop there (the
+// Session, which counts a thread a step left at a breakpoint as seen
+// there, ran on to the line after).
+func (t *GDBTarget) hitWhereStepped() (gdbstub.Stop, bool) {
+	if t.last.Kind != gdbstub.StopStep {
+		return gdbstub.Stop{}, false
+	}
+	th, err := t.thread(t.last.Tid)
+	if err != nil {
+		return gdbstub.Stop{}, false
+	}
+	r, err := t.s.Regs(th.Tid)
+	if err != nil || !t.s.breakpointAt(r.Rip) {
+		return gdbstub.Stop{}, false
+	}
+	return t.stopped(gdbstub.Stop{Kind: gdbstub.StopBreakpoint, Tid: t.last.Tid, Addr: r.Rip}), true
 }
 
 // Step implements gdbstub.Target.Step.

@@ -361,6 +361,13 @@ func (s *Session) ReadMem(tid int, addr uint64, b []byte) (int, error) {
 	return n, err
 }
 
+// breakpointAt says whether a breakpoint is set at addr.
+func (s *Session) breakpointAt(addr uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bps[addr]
+}
+
 // SetBreakpoint sets a breakpoint at the instruction at addr, in every
 // guest process. It fails when no process maps addr. After a Restart the
 // breakpoint is inserted as soon as its page is mapped.

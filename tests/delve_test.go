@@ -105,6 +105,21 @@ func TestDelve(t *testing.T) {
 		runDelveScript(t, dlv, paranoid, env, sendLine, "exec", "--backend=rr", bin)
 		recorded(t, bin)
 	})
+	t.Run("next", func(t *testing.T) {
+		// Built by Delve without optimizations: each line of lines is
+		// one instruction, and next goes one line at a time.
+		first := sourceLine(t, src, "a := 1 // the Delve test")
+		var script []dlvStep
+		add := func(cmd string, check func(string) error) { script = append(script, dlvStep{cmd, check}) }
+		add(fmt.Sprintf("break main.go:%d", first), contains("Breakpoint 1 set at"))
+		add("continue", contains("> [Breakpoint 1] main.lines()", fmt.Sprintf("main.go:%d", first)))
+		add("next", contains(fmt.Sprintf("> main.lines() ./tests/guests/gochan/main.go:%d", first+1)))
+		add("next", contains(fmt.Sprintf("> main.lines() ./tests/guests/gochan/main.go:%d", first+2)))
+		add("print a", printsInt(func(v int) bool { return v == 1 }, "1"))
+		add("clearall", contains("Breakpoint 1 cleared"))
+		add("continue", matches(fmt.Sprintf(`Process \d+ has exited with status %d\b`, gochanExit)))
+		runDelve(t, dlv, paranoid, env, script, "debug", "--backend=rr", "--output="+filepath.Join(tmp, "next-bin"), "./tests/guests/gochan")
+	})
 	t.Run("debug", func(t *testing.T) {
 		out := filepath.Join(tmp, "debug-bin")
 		runDelveScript(t, dlv, paranoid, env, sendLine, "debug", "--backend=rr", "--output="+out, "./tests/guests/gochan")

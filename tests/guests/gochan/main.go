@@ -35,7 +35,22 @@ func work(id int, in <-chan int, out chan<- int) {
 	}
 }
 
+// lines is three lines of one instruction each when built without
+// optimizations (dlv debug): Delve's next from a breakpoint on one steps
+// onto the next one's breakpoint and must stop there.
+//
+//go:noinline
+func lines(x int) int {
+	a := 1 // the Delve test breaks here
+	b := 2
+	c := 3
+	return a + b + c + x
+}
+
 func main() {
+	if lines(0) != 6 {
+		panic("lines")
+	}
 	in := make(chan int)
 	out := make(chan int)
 	started.Add(workers)
