@@ -88,7 +88,13 @@ func (t *Timeline) autoCheckpoint() {
 		target = mine.pos
 		target.moves = slices.Clone(mine.pos.moves)
 	}
-	hs := &Session{start: t.s.start, bps: map[uint64]bool{}, out: t.s.out}
+	t.s.mu.Lock()
+	focus := t.s.focus
+	t.s.mu.Unlock()
+	hs := &Session{start: t.s.start, bps: map[uint64]bool{}, out: t.s.out, focus: focus}
+	// Its run plays the moves as this Session's did: stopping at the
+	// signals it stops at, with breakpoints in the process it focuses on.
+	hs.signals.Store(t.s.signals.Load())
 	b.s, b.idle = hs, make(chan struct{})
 	b.wg.Add(1)
 	go func() {
