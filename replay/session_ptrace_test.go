@@ -161,14 +161,15 @@ func (g *guestStarter) plainRun() plainOutcome {
 
 // buildGuest compiles tests/guests/src, without PIE so that its symbols'
 // addresses are the run's.
-func buildGuest(t *testing.T, src string) string {
+func buildGuest(t *testing.T, src string, flags ...string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("needs a C compiler (cc): ", err)
 	}
 	out := filepath.Join(t.TempDir(), "guest")
-	cmd := exec.Command(cc, "-g", "-O0", "-pthread", "-no-pie", "-o", out, filepath.Join("..", "tests", "guests", src))
+	args := append([]string{"-g", "-O0", "-pthread", "-no-pie", "-o", out, filepath.Join("..", "tests", "guests", src)}, flags...)
+	cmd := exec.Command(cc, args...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cc %s: %v\n%s", src, err, b)
 	}

@@ -141,18 +141,18 @@ func TestTimelineExact(t *testing.T) {
 // follows a loop of 50,000 iterations without a system call: the
 // instruction counting anchors on the loop rather than stepping all of it
 // (its progress lines say so), and lands where a step forwards leaves the
-// same registers as before. asm_loop's loop of three instructions ends
-// each counting chunk at the anchor (an arrival once counted twice, which
-// sent the replay past the stop, to the end).
+// same registers as before. Its loop of three instructions (-DASM_LOOP)
+// ends each counting chunk at the anchor (an arrival once counted twice,
+// which sent the replay past the stop, to the end).
 func TestTimelineLongLoop(t *testing.T) {
-	for _, src := range []string{"long_loop.c", "asm_loop.c"} {
-		t.Run(src, func(t *testing.T) { testLongLoop(t, src) })
+	for name, flags := range map[string][]string{"C loop": nil, "loop of three instructions": {"-DASM_LOOP"}} {
+		t.Run(name, func(t *testing.T) { testLongLoop(t, flags) })
 	}
 }
 
-func testLongLoop(t *testing.T, src string) {
+func testLongLoop(t *testing.T, flags []string) {
 	var progress []string
-	s, tl, st := atAfterLoop(t, src, TimelineOptions{Progress: func(m string) { progress = append(progress, m) }})
+	s, tl, st := atAfterLoop(t, flags, TimelineOptions{Progress: func(m string) { progress = append(progress, m) }})
 	at, _ := s.Regs(st.Tid)
 	st, err := tl.ReverseStep(st.Tid)
 	mustStop(t, "ReverseStep from after", st, err, ReasonStep)
@@ -174,15 +174,15 @@ func testLongLoop(t *testing.T, src string) {
 	}
 }
 
-// atAfterLoop starts a Timeline over guest src (long_loop.c or
-// asm_loop.c) and brings it to the breakpoint at after, past the loop;
-// the Timeline is closed at the end of the test.
-func atAfterLoop(t *testing.T, src string, opts TimelineOptions) (*Session, *Timeline, Stop) {
+// atAfterLoop starts a Timeline over long_loop, built with cc flags
+// flags, and brings it to the breakpoint at after, past the loop; the
+// Timeline is closed at the end of the test.
+func atAfterLoop(t *testing.T, flags []string, opts TimelineOptions) (*Session, *Timeline, Stop) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (ptrace, pid and mount namespaces)")
 	}
-	bin := buildGuest(t, src)
+	bin := buildGuest(t, "long_loop.c", flags...)
 	syms, _ := symbols(t, bin, "after")
 	_, _, s := guestSession(t, bin)
 	tl := NewTimeline(s, opts)
@@ -198,7 +198,7 @@ func atAfterLoop(t *testing.T, src string, opts TimelineOptions) (*Session, *Tim
 // reverse step cancels it: the replay is back where the command began,
 // and goes on from there.
 func TestTimelineInterrupt(t *testing.T) {
-	s, tl, st := atAfterLoop(t, "long_loop.c", TimelineOptions{})
+	s, tl, st := atAfterLoop(t, nil, TimelineOptions{})
 	at, _ := s.Regs(st.Tid)
 	done := make(chan struct{})
 	go func() {

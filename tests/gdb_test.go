@@ -254,17 +254,26 @@ func TestGDBThreads(t *testing.T) {
 // faulting instruction, in the function that did it; continuing lets the
 // program die of it, and hermit exits 139 as the recording did.
 func TestGDBCrash(t *testing.T) {
+	tr := gdbOnCrash(t, "thread-segv")
+	checkCrash(t, tr)
+}
+
+// gdbOnCrash records die MODE, which dies of SIGSEGV, runs crashCmds in
+// gdb on its replay, checks that the replay ran as the recording did, and
+// returns gdb's transcript.
+func gdbOnCrash(t *testing.T, mode string) transcript {
+	t.Helper()
 	requireDebugging(t, "gdb")
 	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, []string{testenv.BuildC(t, "die.c", "-O0"), "thread-segv"})
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "die.c", "-O0"), mode})
 	if rec.Exit != 139 {
-		t.Fatalf("hermit record die thread-segv: want exit 139, got %s", describe(rec))
+		t.Fatalf("hermit record die %s: want exit 139, got %s", mode, describe(rec))
 	}
 	s := startReplay(t, dir)
 	tr := runGDB(t, t.TempDir(), crashCmds(s.addr)...)
 	rep := s.wait(t)
-	checkCrash(t, tr)
 	checkServedRun(t, rec, rep)
+	return tr
 }
 
 // TestGDBCrashAfterThreadExit: a process whose last system call is the
@@ -273,20 +282,11 @@ func TestGDBCrash(t *testing.T) {
 // thread's exit, as though the process ended there, and only a second
 // continue reached the crash).
 func TestGDBCrashAfterThreadExit(t *testing.T) {
-	requireDebugging(t, "gdb")
-	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, []string{testenv.BuildC(t, "die.c", "-O0"), "join-segv"})
-	if rec.Exit != 139 {
-		t.Fatalf("hermit record die join-segv: want exit 139, got %s", describe(rec))
-	}
-	s := startReplay(t, dir)
-	tr := runGDB(t, t.TempDir(), crashCmds(s.addr)...)
-	rep := s.wait(t)
+	tr := gdbOnCrash(t, "join-segv")
 	noClientErrors(t, tr, nil)
 	mustMatch(t, regexp.MustCompile(`(?m)^(?:Program|Thread \d+ .*) received signal SIGSEGV, Segmentation fault\.\n(?:\[Switching to .*\]\n)?segv \(\) at \S*die\.c:\d+\n`), tr.out(t, "continue", 0), "continue to the crash")
 	mustMatch(t, regexp.MustCompile(`\A#0  segv \(\) at \S*die\.c:\d+\n#1  0x[0-9a-f]+ in main \(`), tr.out(t, "bt", 0), "bt at the crash")
 	mustMatch(t, gdbKilledRE, tr.out(t, "continue", 1), "continue after the crash")
-	checkServedRun(t, rec, rep)
 }
 
 func crashCmds(addr string) []string {
