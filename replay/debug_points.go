@@ -206,11 +206,15 @@ func (l *layer) insert(addr uint64) error {
 	var orig byte
 	have, armed := false, false
 	var err error
+	later := 0 // the focused process, where the page is not mapped yet
 	for _, tid := range l.procTids() {
 		b, rerr := l.byteAt(tid, addr)
 		switch {
 		case rerr != nil:
 			err = rerr
+			if l.focus != 0 && tid == l.focusTid() {
+				later = tid
+			}
 			continue
 		case l.pending[addr] && !executable(tid, addr):
 			err = errNotExecutable
@@ -241,7 +245,32 @@ func (l *layer) insert(addr uint64) error {
 	}
 	l.bps[addr] = orig
 	delete(l.pending, addr)
+	if later != 0 {
+		// Armed in another process that maps the same code (a parent,
+		// before the focused process execs its program): the focused
+		// one gets it once its loader maps the page.
+		l.armLater(addr, later)
+	}
 	return nil
+}
+
+// focusTid returns a live thread of the focused process, or 0.
+func (l *layer) focusTid() int {
+	for _, t := range l.list() {
+		if t.Vpid == l.focus && t.State != "exiting" {
+			return t.Tid
+		}
+	}
+	return 0
+}
+
+// armLater has the breakpoint at addr armed in tid's process once its
+// code is mapped there (armAfterExec).
+func (l *layer) armLater(addr uint64, tid int) {
+	if l.afterExec == nil {
+		l.afterExec = map[uint64][]int{}
+	}
+	l.afterExec[addr] = append(l.afterExec[addr], tid)
 }
 
 // insertSoon inserts a new breakpoint at addr, or, if its page is mapped
@@ -265,6 +294,7 @@ func (l *layer) remove(addr uint64) {
 	orig, ok := l.bps[addr]
 	delete(l.bps, addr)
 	delete(l.pending, addr)
+	delete(l.afterExec, addr)
 	if !ok || orig == int3 {
 		return
 	}
@@ -296,8 +326,38 @@ func (l *layer) rearm(addr uint64, tid int) {
 // where its new program has the original bytes.
 func (l *layer) rearmExec(tid int) {
 	for addr, orig := range l.bps {
-		if b, err := l.byteAt(tid, addr); err == nil && b == orig && orig != int3 {
+		b, err := l.byteAt(tid, addr)
+		switch {
+		case err != nil:
+			l.armLater(addr, tid)
+		case b == orig && orig != int3:
 			_ = l.inner.WriteMem(tid, addr, []byte{int3})
+		}
+	}
+}
+
+// armAfterExec arms the breakpoints an exec left out where the new
+// program has mapped their code, with the same instruction there.
+func (l *layer) armAfterExec() {
+	for addr, tids := range l.afterExec {
+		orig, ok := l.bps[addr]
+		var left []int
+		for _, tid := range tids {
+			if !ok || l.ths[tid] == nil {
+				continue
+			}
+			b, err := l.byteAt(tid, addr)
+			switch {
+			case err != nil || !executable(tid, addr):
+				left = append(left, tid) // not mapped yet, or not code yet
+			case b == orig && orig != int3:
+				_ = l.inner.WriteMem(tid, addr, []byte{int3})
+			}
+		}
+		if len(left) == 0 {
+			delete(l.afterExec, addr)
+		} else {
+			l.afterExec[addr] = left
 		}
 	}
 }
@@ -322,6 +382,7 @@ func (l *layer) retryPending() {
 	for addr := range l.pending {
 		_ = l.insert(addr)
 	}
+	l.armAfterExec()
 }
 
 // mask puts the original bytes in place of our int3s in b, read at addr.

@@ -87,11 +87,18 @@ func TestGDBOnProcessBackFromEnd(t *testing.T) {
 		t.Fatalf("hermit record exec_and_crash: %s", describe(rec))
 	}
 	s := startReplay(t, dir, "--onprocess", "echo")
-	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "reverse-stepi", "x/i $pc")
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "reverse-stepi", "x/i $pc", "reverse-finish")
 	s.wait(t)
 	noClientErrors(t, tr, regexp.MustCompile(`^No more reverse-execution history\.$`))
 	mustMatch(t, regexp.MustCompile(`(?m)^No more reverse-execution history\.$`), tr.out(t, "continue", 0), "continue to the end of echo")
 	mustMatch(t, regexp.MustCompile(`(?m)^=> 0x[0-9a-f]+ <[_A-Za-z]*exit\+\d+>:\tsyscall`), tr.out(t, "x/i $pc", 0), "one instruction back from the end: its exit_group's syscall")
+	// Back out of _exit to its call, in libc, which echo's loader mapped
+	// where its parent's was: the breakpoint gdb sets at _exit's entry
+	// must reach echo's program, not only its parent's copy of the code
+	// (the search went on to the start of echo's history).
+	if out := tr.out(t, "reverse-finish", 0); strings.Contains(out, "No more reverse-execution history") || !regexp.MustCompile(`(?m)^0x[0-9a-f]+ in \S*exit\S* \(`).MatchString(out) {
+		t.Errorf("reverse-finish from _exit: want the call in libc's exit code; got:\n%s", out)
+	}
 }
 
 // TestReplayGDBLaunch: `hermit replay --gdb` starts gdb attached to the
