@@ -265,12 +265,12 @@ func (l *layer) focusTid() int {
 }
 
 // armLater has the breakpoint at addr armed in tid's process once its
-// code is mapped there (armAfterExec).
+// code is mapped there (armMapped).
 func (l *layer) armLater(addr uint64, tid int) {
-	if l.afterExec == nil {
-		l.afterExec = map[uint64][]int{}
+	if l.unmapped == nil {
+		l.unmapped = map[uint64][]int{}
 	}
-	l.afterExec[addr] = append(l.afterExec[addr], tid)
+	l.unmapped[addr] = append(l.unmapped[addr], tid)
 }
 
 // insertSoon inserts a new breakpoint at addr, or, if its page is mapped
@@ -294,7 +294,7 @@ func (l *layer) remove(addr uint64) {
 	orig, ok := l.bps[addr]
 	delete(l.bps, addr)
 	delete(l.pending, addr)
-	delete(l.afterExec, addr)
+	delete(l.unmapped, addr)
 	if !ok || orig == int3 {
 		return
 	}
@@ -336,10 +336,10 @@ func (l *layer) rearmExec(tid int) {
 	}
 }
 
-// armAfterExec arms the breakpoints an exec left out where the new
-// program has mapped their code, with the same instruction there.
-func (l *layer) armAfterExec() {
-	for addr, tids := range l.afterExec {
+// armMapped arms the breakpoints of unmapped where their process has
+// mapped their code now, with the same instruction there.
+func (l *layer) armMapped() {
+	for addr, tids := range l.unmapped {
 		orig, ok := l.bps[addr]
 		var left []int
 		for _, tid := range tids {
@@ -355,9 +355,9 @@ func (l *layer) armAfterExec() {
 			}
 		}
 		if len(left) == 0 {
-			delete(l.afterExec, addr)
+			delete(l.unmapped, addr)
 		} else {
-			l.afterExec[addr] = left
+			l.unmapped[addr] = left
 		}
 	}
 }
@@ -382,7 +382,7 @@ func (l *layer) retryPending() {
 	for addr := range l.pending {
 		_ = l.insert(addr)
 	}
-	l.armAfterExec()
+	l.armMapped()
 }
 
 // mask puts the original bytes in place of our int3s in b, read at addr.
