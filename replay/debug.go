@@ -80,11 +80,11 @@ type layer struct {
 	// pending are breakpoints a new run could not insert yet (their page
 	// is not mapped); they are retried at each event.
 	pending map[uint64]bool
-	// unmapped are breakpoints left out of some processes, by thread,
-	// their page not mapped there yet (a library the loader of a program
-	// just exec'd, or of the focused process, maps later): each is armed
-	// there once its code is (armMapped, at each event).
-	unmapped map[uint64][]int
+	// unmapped are breakpoints left out of some processes, their page
+	// not mapped there yet (a library the loader of a program just
+	// exec'd, or of the focused process, maps later): each is armed there
+	// once its code is (armMapped, at each event).
+	unmapped map[uint64][]waiter
 	wps      [4]watch
 	// wpGen counts changes to wps; a thread whose drGen differs gets the
 	// debug registers again before it runs.

@@ -249,7 +249,7 @@ func (l *layer) insert(addr uint64) error {
 		// Armed in another process that maps the same code (a parent,
 		// before the focused process execs its program): the focused
 		// one gets it once its loader maps the page.
-		l.armLater(addr, later)
+		l.armLater(addr, later, 0)
 	}
 	return nil
 }
@@ -264,13 +264,31 @@ func (l *layer) focusTid() int {
 	return 0
 }
 
+// A waiter is a thread whose process waits for a breakpoint's page, until
+// event until (0: for as long as it lives).
+type waiter struct {
+	tid   int
+	until uint64
+}
+
+// execWait is how many events after an exec its new program's loader has
+// to map a breakpoint's page: each wait costs a read at every event, and
+// an address the new program never maps would cost it to the end.
+const execWait = 2000
+
 // armLater has the breakpoint at addr armed in tid's process once its
-// code is mapped there (armMapped).
-func (l *layer) armLater(addr uint64, tid int) {
+// code is mapped there (armMapped), up to event until (0: no limit).
+func (l *layer) armLater(addr uint64, tid int, until uint64) {
 	if l.unmapped == nil {
-		l.unmapped = map[uint64][]int{}
+		l.unmapped = map[uint64][]waiter{}
 	}
-	l.unmapped[addr] = append(l.unmapped[addr], tid)
+	for i, w := range l.unmapped[addr] {
+		if w.tid == tid {
+			l.unmapped[addr][i].until = until
+			return
+		}
+	}
+	l.unmapped[addr] = append(l.unmapped[addr], waiter{tid, until})
 }
 
 // insertSoon inserts a new breakpoint at addr, or, if its page is mapped
@@ -329,7 +347,7 @@ func (l *layer) rearmExec(tid int) {
 		b, err := l.byteAt(tid, addr)
 		switch {
 		case err != nil:
-			l.armLater(addr, tid)
+			l.armLater(addr, tid, l.event+execWait)
 		case b == orig && orig != int3:
 			_ = l.inner.WriteMem(tid, addr, []byte{int3})
 		}
@@ -339,19 +357,19 @@ func (l *layer) rearmExec(tid int) {
 // armMapped arms the breakpoints of unmapped where their process has
 // mapped their code now, with the same instruction there.
 func (l *layer) armMapped() {
-	for addr, tids := range l.unmapped {
+	for addr, ws := range l.unmapped {
 		orig, ok := l.bps[addr]
-		var left []int
-		for _, tid := range tids {
-			if !ok || l.ths[tid] == nil {
+		var left []waiter
+		for _, w := range ws {
+			if !ok || l.ths[w.tid] == nil || w.until != 0 && l.event > w.until {
 				continue
 			}
-			b, err := l.byteAt(tid, addr)
+			b, err := l.byteAt(w.tid, addr)
 			switch {
-			case err != nil || !executable(tid, addr):
-				left = append(left, tid) // not mapped yet, or not code yet
+			case err != nil || !executable(w.tid, addr):
+				left = append(left, w) // not mapped yet, or not code yet
 			case b == orig && orig != int3:
-				_ = l.inner.WriteMem(tid, addr, []byte{int3})
+				_ = l.inner.WriteMem(w.tid, addr, []byte{int3})
 			}
 		}
 		if len(left) == 0 {
