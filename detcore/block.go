@@ -205,6 +205,9 @@ func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
 	}
 	if pending&t.sigOwn == 0 && !e.cfg.OldSignalWake {
 		t.sigWoken, t.sigShared = b, pending
+		if b.kind == bkFutex && !e.cfg.OldSigWokenFutex {
+			e.sigWoken = append(e.sigWoken, t)
+		}
 	}
 	if b.kind == bkSleep && b.rem != 0 {
 		// The kernel writes the time left of its own, native sleep;
@@ -221,13 +224,15 @@ func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
 // call would wait in the kernel, with no signal to end it, while the
 // engine waited for its next stop (a Go server's SIGTERM, taken by the
 // thread in epoll_pwait while the main thread was woken in a futex wait,
-// was lost until a second one).
+// was lost until a second one). A futex wake made in between has woken it
+// (futexSigWoken).
 func (e *Engine) sigTaken(t *thread) bool {
 	b := t.sigWoken
 	if b == nil {
 		return false
 	}
 	t.sigWoken = nil
+	e.dropSigWoken(t)
 	own, shared, _, err := e.waitSignals(t.tid)
 	if err != nil || (own|shared)&t.sigShared != 0 {
 		return false

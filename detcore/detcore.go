@@ -244,6 +244,11 @@ type Config struct {
 	// made when a thread that signals for its whole process woke ran
 	// without a look at whether another thread had taken them (sigTaken).
 	OldSignalWake bool
+	// OldSigWokenFutex replays a recording of journal version 21 or
+	// before, made when a futex wake passed over a thread that a signal
+	// for its whole process had woken from a wait on the word and that
+	// had not run yet (futexSigWoken).
+	OldSigWokenFutex bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

@@ -49,6 +49,9 @@ type Engine struct {
 	orphanEnd int64
 
 	futexes map[futexKey][]*thread
+	// sigWoken are the threads that signals for their whole process woke
+	// from a futex wait and that have not run since (futexSigWoken).
+	sigWoken []*thread
 	// timers are the guest's timers, all in virtual time.
 	timers   map[timerKey]*vtimer
 	timerSeq int
@@ -374,6 +377,10 @@ func (e *Engine) forget(t *thread) {
 	}
 	if t.state == tsBlocked {
 		e.unblock(t)
+	}
+	if t.sigWoken != nil {
+		t.sigWoken = nil
+		e.dropSigWoken(t)
 	}
 	delete(e.threads, t.tid)
 	e.dropOrder(t)

@@ -87,7 +87,9 @@ func (e *Engine) armFutexes(t *thread, on bool) {
 	c.futex.slots = c.futex.slots[:0]
 	c.futex.live, c.futex.woke = false, false
 	c.put(fxSel, 0)
-	if !on || len(e.futexes) > fxSlots/2 || !e.dispatches(t) {
+	// A thread a signal woke from a futex wait is in no table
+	// (futexSigWoken): wakes stop while there is one.
+	if !on || len(e.futexes) > fxSlots/2 || len(e.sigWoken) > 0 || !e.dispatches(t) {
 		c.put(fxOn, 0)
 		return
 	}

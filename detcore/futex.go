@@ -1,6 +1,7 @@
 package detcore
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
@@ -154,8 +155,8 @@ func (e *Engine) wokeWaiters(t *thread, n int) int {
 // futexWake wakes up to n waiters on key whose bitset matches, oldest
 // first, and returns how many it woke.
 func (e *Engine) futexWake(key futexKey, n int, bitset uint32) int {
+	woken := e.futexSigWoken(key, n, bitset)
 	ws := e.futexes[key]
-	woken := 0
 	kept := ws[:0]
 	for _, w := range ws {
 		if woken < n && w.block.bitset&bitset != 0 {
@@ -171,8 +172,55 @@ func (e *Engine) futexWake(key futexKey, n int, bitset uint32) int {
 	return woken
 }
 
-// futexRequeue moves up to n waiters from key to key2.
+// futexSigWoken wakes up to n of the threads that signals for their whole
+// process woke from a wait on key whose bitset matches (signalWake) and
+// that have not run since, and returns how many it woke. In the kernel
+// they still wait there, for another thread of the process may take the
+// signals first (sigTaken then puts them back in the wait), so a wake that
+// passed over them would be lost: a Go server's signal handler, on the
+// thread that took its SIGINT, wakes the thread that waits for signals,
+// woken by the same SIGINT and about to wait again. The call of a thread
+// woken here returns 0, as the kernel's would; signals still pending are
+// delivered as it returns.
+func (e *Engine) futexSigWoken(key futexKey, n int, bitset uint32) int {
+	woken := 0
+	kept := e.sigWoken[:0]
+	for _, w := range e.sigWoken {
+		if b := w.sigWoken; woken < n && w.state == tsReady && b.key == key && b.bitset&bitset != 0 {
+			woken++
+			w.sigWoken, w.onExit = nil, nil
+			w.emulate(0)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	e.sigWoken = kept
+	return woken
+}
+
+// dropSigWoken takes t off the threads futexSigWoken looks at.
+func (e *Engine) dropSigWoken(t *thread) {
+	if i := slices.Index(e.sigWoken, t); i >= 0 {
+		e.sigWoken = slices.Delete(e.sigWoken, i, i+1)
+	}
+}
+
+// futexRequeue moves up to n waiters from key to key2: first those a
+// signal woke that have not run (futexSigWoken), whose wait, should they
+// go back to it, is then on key2.
 func (e *Engine) futexRequeue(key, key2 futexKey, n int) int {
+	moved := 0
+	for _, w := range e.sigWoken {
+		if moved < n && w.state == tsReady && w.sigWoken.key == key {
+			w.sigWoken.key = key2
+			moved++
+		}
+	}
+	return moved + e.requeueWaiters(key, key2, n-moved)
+}
+
+// requeueWaiters moves up to n threads waiting on key to key2.
+func (e *Engine) requeueWaiters(key, key2 futexKey, n int) int {
 	ws := e.futexes[key]
 	if n > len(ws) {
 		n = len(ws)

@@ -118,10 +118,14 @@ const StdinPath = "/.hermit-stdin"
 // again, before it runs, whether they are still pending (a signals query;
 // detcore.Config.OldSignalWake); a version-20 trace has no such look, and
 // replays as before.
-const JournalVersion = "21"
+// Version 22: a futex wake wakes a thread that signals for its whole
+// process woke from a wait on the word and that has not run since
+// (detcore.Config.OldSigWokenFutex); a version-21 trace passed over it,
+// and replays as before.
+const JournalVersion = "22"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -155,6 +159,9 @@ type Settings struct {
 	// SignalTaken: a thread that signals for its whole process woke
 	// looks again before it runs (journal version 21).
 	SignalTaken bool
+	// SigWokenFutex: a futex wake wakes a thread a signal woke from a wait
+	// on the word that has not run since (journal version 22).
+	SigWokenFutex bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -202,6 +209,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.SignalAnswers = f[FlagJournal] != "17" && f[FlagJournal] != "18"
 	s.FastWriteDigests = s.SignalAnswers && f[FlagJournal] != "19"
 	s.SignalTaken = s.FastWriteDigests && f[FlagJournal] != "20"
+	s.SigWokenFutex = s.SignalTaken && f[FlagJournal] != "21"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -269,5 +277,6 @@ func ParseSettings(f map[string]string) (Settings, error) {
 func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
-		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken}
+		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
+		OldSigWokenFutex: !s.SigWokenFutex}
 }
