@@ -98,6 +98,7 @@ func (s *session) listThreadsOK(*request) []byte {
 }
 
 func (s *session) hostInfo(*request) []byte {
+	s.native = true // lldb asks; gdb and Delve never do
 	return fmt.Appendf(nil, "triple:%x;ptrsize:8;endian:little;ostype:linux;vendor:pc;", hostTriple)
 }
 

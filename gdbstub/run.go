@@ -26,7 +26,7 @@ func (s *session) stopReply(st Stop) []byte {
 		return b
 	case StopKilled:
 		s.dead = &st
-		b := fmt.Appendf(nil, "X%02x", gdbSignal(st.Signal)&0xff)
+		b := fmt.Appendf(nil, "X%02x", s.signal(st.Signal)&0xff)
 		if s.multiprocess {
 			b = fmt.Appendf(b, ";process:%x", s.t.Pid())
 		}
@@ -36,10 +36,18 @@ func (s *session) stopReply(st Stop) []byte {
 	switch st.Kind {
 	case stopNone:
 		sig = 0
+	case StopStart:
+		if s.native {
+			// lldb-server's stop of a process it launched or attached
+			// to. A SIGTRAP at a static program's entry is taken for
+			// the breakpoint lldb puts there to find the libraries: it
+			// removes it and runs on, to the end.
+			sig = linuxSIGSTOP
+		}
 	case StopInterrupt:
 		sig = gdbSIGINT
 	case StopSignal:
-		sig = gdbSignal(st.Signal)
+		sig = s.signal(st.Signal)
 	}
 	if st.Begin || st.End {
 		sig = 0 // as rr: gdb says "No more reverse-execution history."

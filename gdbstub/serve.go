@@ -77,6 +77,7 @@ type session struct {
 	gdb          bool // the client is gdb (qSupported offered qRelocInsn+)
 	threadSuffix bool // QThreadSuffixSupported
 	listThreads  bool // QListThreadsInStopReply
+	native       bool // signals in Linux's numbering: lldb's (signals.go)
 
 	gThread, cThread int // Hg and Hc choices; 0 is any
 

@@ -110,7 +110,12 @@ func TestLLDBHandshake(t *testing.T) {
 	}
 	c.expect("qC", "QCp1234.1234")
 	tl := "threads:p1234.1234,p1234.1240;thread-pcs:401000,401010;"
-	c.expect("?", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
+	// Told the host is Linux, lldb reads signals as Linux numbers them;
+	// its first stop is lldb-server's SIGSTOP (a SIGTRAP at a static
+	// program's entry is taken for lldb's entry breakpoint, and the
+	// program runs on).
+	c.expect("?", "T13"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
+	c.expect("qThreadStopInfo1234", "T13"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
 	c.expect("qfThreadInfo", "mp1234.1234,p1234.1240")
 	c.expect("qsThreadInfo", "l")
 	if got := c.ask("qXfer:features:read:target.xml:0,20"); got != "m"+targetXML[:0x20] {
@@ -124,7 +129,12 @@ func TestLLDBHandshake(t *testing.T) {
 	c.expect("jThreadsInfo", "")
 	c.expect("x0,0", "OK")
 	c.expect("qRegisterInfo0", "")
-	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
+	ft.stops = []Stop{
+		{Kind: StopBreakpoint, Tid: 0x1234, Addr: 0x401000},
+		{Kind: StopSignal, Tid: 0x1240, Signal: 10}, // SIGUSR1: gdb's 30, lldb's SIGPWR
+	}
+	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;swbreak:;"+tl)
+	c.expect("vCont;C13:p1234.1234;c", "T0a"+expedited(ft, 0x1240)+"thread:p1234.1240;"+tl)
 	c.expect("D", "OK")
 	// After D the client may still close its files (gdb does), but the
 	// target is no longer its own; it ends the session by hanging up.

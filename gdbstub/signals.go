@@ -1,8 +1,9 @@
 package gdbstub
 
 // GDB numbers signals its own way (gdb/gdbsupport/signals.def), and the
-// stop replies use that numbering: lldb too reads it unless the stub
-// advertises native-signals+, which we do not.
+// stop replies use that numbering, except to lldb: told by qHostInfo that
+// the host is Linux, lldb (14 and 19 alike) reads them as Linux's (a GDB
+// SIGUSR1, 30, showed as SIGPWR).
 
 // Signals as gdb numbers them.
 const (
@@ -51,6 +52,18 @@ var linuxToGDB = [32]int{
 	23,            // SIGIO (SIGPOLL)
 	32,            // SIGPWR
 	12,            // SIGSYS
+}
+
+// linuxSIGSTOP is SIGSTOP as Linux numbers it.
+const linuxSIGSTOP = 19
+
+// signal numbers Linux signal sig for the client (see above). SIGINT and
+// SIGTRAP have the same number in both.
+func (s *session) signal(sig int) int {
+	if s.native {
+		return sig
+	}
+	return gdbSignal(sig)
 }
 
 // gdbSignal converts Linux signal sig to gdb's numbering.

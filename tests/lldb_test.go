@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -165,4 +166,66 @@ func TestLLDB(t *testing.T) {
 	if t.Failed() {
 		t.Logf("lldb:\n%s", tr.text)
 	}
+}
+
+// lldbGoNoise is lldbNoise and the warning lldb 19 gives on a Go program.
+var lldbGoNoise = regexp.MustCompile(lldbNoise.String() + `|^warning: This version of LLDB has no plugin for the language "go"\. `)
+
+// TestLLDBStartAndSignals: lldb stops where it connects, at a static
+// program's entry too, and names signals as Linux numbers them. Told the
+// host is Linux (qHostInfo), lldb reads a stop's signal number as Linux's:
+// gdb's numbers showed a SIGUSR1 as SIGPWR, and a SIGTRAP at a static
+// program's entry was taken for the breakpoint lldb puts there to find
+// the libraries, which it removes before it runs on: a Go program ran to
+// its end as lldb connected.
+func TestLLDBStartAndSignals(t *testing.T) {
+	requireDebugging(t, "lldb")
+	t.Run("a Go program", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		rec := record(t, dir, nil, goGuest("gochan")(t))
+		s := startReplay(t, dir)
+		exe, _ := lldbExe(t, s)
+		tr := runLLDB(t, t.TempDir(), exe,
+			"settings set plugin.process.gdb-remote.packet-timeout 60",
+			"gdb-remote "+s.addr,
+			"breakpoint set -n main.work",
+			"process continue",
+			"breakpoint delete -f",
+			"process continue")
+		s.wait(t)
+		noClientErrors(t, tr, lldbGoNoise)
+		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, (?:name = '[^']*', )?stop reason = signal SIGSTOP\n +frame #0: 0x[0-9a-f]+ \S+`+"`"+`_rt0_amd64_linux `),
+			tr.out(t, "gdb-remote "+s.addr, 0), "the stop where lldb connects")
+		mustMatch(t, regexp.MustCompile(`(?m)stop reason = breakpoint 1\.1\n +frame #0: 0x[0-9a-f]+ \S+`+"`"+`main\.work at main\.go:\d+$`),
+			tr.out(t, "process continue", 0), "process continue to main.work")
+		m := mustMatch(t, lldbExitedRE, tr.out(t, "process continue", 1), "process continue to the end")
+		if m[2] != strconv.Itoa(rec.Exit) {
+			t.Errorf("lldb: %q, want the recording's exit status %d", m[0], rec.Exit)
+		}
+		if t.Failed() {
+			t.Logf("lldb:\n%s", tr.text)
+		}
+	})
+	t.Run("signals", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		record(t, dir, nil, cGuest("raise_signals.c")(t))
+		s := startReplay(t, dir)
+		exe, root := lldbExe(t, s)
+		// The SIGCHLD, which lldb passes on without a stop, comes first;
+		// lldb's batch ends at a signal's stop.
+		tr := runLLDB(t, t.TempDir(), exe,
+			"target modules search-paths add / "+root,
+			"settings set plugin.process.gdb-remote.packet-timeout 60",
+			"gdb-remote "+s.addr,
+			"process continue")
+		s.kill()
+		noClientErrors(t, tr, lldbNoise)
+		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, (?:name = '[^']*', )?stop reason = signal SIGSTOP$`),
+			tr.out(t, "gdb-remote "+s.addr, 0), "the stop where lldb connects")
+		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, (?:name = '[^']*', )?stop reason = signal SIGUSR1$`),
+			tr.out(t, "process continue", 0), "process continue to the SIGUSR1")
+		if t.Failed() {
+			t.Logf("lldb:\n%s", tr.text)
+		}
+	})
 }
