@@ -304,6 +304,13 @@ func (t *GDBTarget) Step(vtid int) (gdbstub.Stop, error) {
 		if ours || t.intr.Swap(false) {
 			return t.stopped(g), nil
 		}
+		if _, err := t.thread(vtid); err != nil {
+			// The step ended the thread without a stop of the process's
+			// (the signal it stood at killed a process that another
+			// outlives, or the thread exited): the process runs on, as
+			// a live one would, to its next stop or its end.
+			return t.Continue()
+		}
 	}
 }
 

@@ -101,6 +101,34 @@ func TestGDBOnProcessBackFromEnd(t *testing.T) {
 	}
 }
 
+// TestGDBOnProcessStepIntoItsDeath: gdb on a forked child that dies of a
+// NULL store steps from the SIGSEGV's stop into its death, which ends
+// that process but not the recording: gdb shows the process killed by the
+// signal, as live (the step asked the dead thread for more and failed,
+// E01, and gdb could not read registers).
+func TestGDBOnProcessStepIntoItsDeath(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "exec_and_crash.c", "-O0")})
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record exec_and_crash: %s", describe(rec))
+	}
+	ps := testenv.Run(t, runTimeout, testenv.Hermit(t), "trace", "ps", dir)
+	m := regexp.MustCompile(`(?m)^(\d+)\s+\d+\s+SIGSEGV\s+\d+\s+\(fork of `).FindSubmatch(ps.Stdout)
+	if m == nil {
+		t.Fatalf("hermit trace ps shows no forked child killed by SIGSEGV:\n%s", describe(ps))
+	}
+	s := startReplay(t, dir, "--onprocess", string(m[1]))
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "next")
+	s.wait(t)
+	noClientErrors(t, tr, nil)
+	mustMatch(t, regexp.MustCompile(`(?m)^Program received signal SIGSEGV, Segmentation fault\.$`), tr.out(t, "continue", 0), "continue to the crash")
+	mustMatch(t, regexp.MustCompile(`(?m)^Program terminated with signal SIGSEGV, Segmentation fault\.$`), tr.out(t, "next", 0), "next into the death")
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+}
+
 // TestReplayGDBLaunch: `hermit replay --gdb` starts gdb attached to the
 // replay, passes it the arguments after --, and exits with the program's
 // status once gdb ran it to its end (a continue to the end of the
