@@ -20,6 +20,14 @@ type OutsideTracer interface {
 	WaitsOutside(ws []FdWait) bool
 }
 
+// LoopbackTracer is implemented by tracers that can tell a TCP connection
+// over loopback between the guest's own sockets.
+type LoopbackTracer interface {
+	// GuestLoopback reports whether w is such a connection, or an epoll
+	// set that holds one.
+	GuestLoopback(w FdWait) bool
+}
+
 // deadlockGrace is how long, in real time, the engine lets a guest whose
 // threads all wait on each other sit before it reports the deadlock.
 const deadlockGrace = 2 * time.Second
@@ -178,12 +186,27 @@ func (e *Engine) pollOutside(ws []FdWait, timeout time.Duration) (bool, error) {
 	}
 	e.sigEpoch++
 	e.childEpoch++
-	for _, r := range ready {
+	for i, r := range ready {
 		if r {
 			e.result.Stats.Nondet++
 			e.result.Stats.OutsideReady++
+			e.warnLoopback(ws[i])
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// warnLoopback warns, once, in a run (a recording keeps what came), when
+// the descriptor the host made ready is a TCP connection over loopback
+// between the guest's own sockets: on the host's network its data comes
+// when the host's TCP timers say, which no schedule repeats.
+func (e *Engine) warnLoopback(w FdWait) {
+	lt, ok := e.t.(LoopbackTracer)
+	if !ok || e.cfg.Journal != nil || e.warned["loopback"] || !lt.GuestLoopback(w) {
+		return
+	}
+	e.warnOnce("loopback", "a TCP connection over loopback between the guest's own sockets is on the host's network, "+
+		"whose timers decide when its data comes: this run may not repeat exactly "+
+		"(--network local gives the guest a network of its own, where it does; hermit record keeps what came)")
 }

@@ -213,6 +213,34 @@ func TestSelectTimeLeft(t *testing.T) {
 	}
 }
 
+// TestLoopbackWarning: a run whose TCP between the guest's own sockets
+// waited for the host's TCP timers says it may not repeat, and what
+// would: a reply the server writes in two pieces, the second held by
+// Nagle's algorithm until a delayed ACK (the exchange was nondeterministic
+// at every round, and only --summary told). --network local neither waits
+// nor warns, and a recording, which keeps what came, does not warn.
+func TestLoopbackWarning(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("tcp_split_reply.c")(t)
+	want := "20 rounds, 20 replies whole\n"
+	warning := regexp.MustCompile(`(?m)^hermit: warning: a TCP connection over loopback between the guest's own sockets is on the host's network, .*this run may not repeat exactly \(--network local .*\)$`)
+	r := hermitRun(t, []string{"--summary"}, argv)
+	if r.Exit != 0 || string(r.Stdout) != want || len(warning.FindAll(r.Stderr, -1)) != 1 {
+		t.Errorf("hermit run: want %q and the warning once; %s", want, describe(r))
+	}
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "needs root (a network namespace) for --network local")
+	}
+	r = hermitRun(t, []string{"--network", "local", "--summary"}, argv)
+	if r.Exit != 0 || string(r.Stdout) != want || warning.Match(r.Stderr) || !strings.Contains(string(r.Stderr), "nondeterministic points: 0\n") {
+		t.Errorf("hermit run --network local: want %q, no warning and no nondeterministic point; %s", want, describe(r))
+	}
+	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "-o", filepath.Join(t.TempDir(), "trace"), "--"}, argv...)...)
+	if rec.Exit != 0 || string(rec.Stdout) != want || strings.Contains(string(rec.Stderr), "loopback") {
+		t.Errorf("hermit record: want %q and no warning; %s", want, describe(rec))
+	}
+}
+
 // TestLocalNetwork: with --network local the guest has a network of its
 // own, with only loopback, whose TCP hermit tunes to repeat. Two tests of
 // Go's net/http, whose schedules on the host's network follow the

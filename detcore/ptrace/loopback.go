@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,6 +60,30 @@ func (t *Tracer) loopbackInside(tid, c int, st *unix.Stat_t) bool {
 	}
 	t.loopback[st.Ino] = inside
 	return inside
+}
+
+// GuestLoopback implements detcore.LoopbackTracer.GuestLoopback.
+func (t *Tracer) GuestLoopback(w detcore.FdWait) bool {
+	return t.guestLoopback(w.Tid, w.Fd, 0)
+}
+
+func (t *Tracer) guestLoopback(tid, fd, depth int) bool {
+	h, err := t.heldFd(tid, fd)
+	if err != nil || h.stErr != nil {
+		return false
+	}
+	if t.loopbackInside(tid, h.fd, &h.st) {
+		return true
+	}
+	if depth > 2 || h.st.Mode&unix.S_IFMT == unix.S_IFSOCK {
+		return false
+	}
+	for _, m := range epollMembers(tid, fd) {
+		if t.guestLoopback(tid, m.Fd, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // inetAddr returns an IPv4 or IPv6 socket address as 16 bytes (IPv4
