@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -332,4 +333,37 @@ func (b *rootBuilder) fail(p string, err error) error {
 		err = pe.Err
 	}
 	return fmt.Errorf("replay root: %s: %w", p, err)
+}
+
+// FilesHere reports whether this machine holds, at the same paths, the
+// same program file exe and shared libraries (files named *.so*) as the
+// recording read: gdb may then read them from here (set sysroot /), which
+// is faster than over the connection and also loads their auto-load
+// scripts (libstdc++'s pretty printers), which gdb never does for a file
+// it reads from the target.
+func (rec *Recording) FilesHere(exe string) bool {
+	for _, f := range rec.files {
+		if f.Mode&trace.ModeType != trace.ModeRegular || f.Blob.IsZero() ||
+			f.Path != exe && !strings.Contains(path.Base(f.Path), ".so") {
+			continue
+		}
+		if !sameContent(f.Path, f.Blob) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameContent reports whether file name holds the blob's content.
+func sameContent(name string, blob trace.BlobID) bool {
+	fh, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, fh); err != nil {
+		return false
+	}
+	return trace.BlobID(h.Sum(nil)) == blob
 }

@@ -129,6 +129,17 @@ func startReplay(t *testing.T, dir string, flags ...string) *stub {
 	}, argv...)
 }
 
+// announced waits (at most 10 s) for a line of what hermit prints as it
+// listens, which may follow the listening line startReplay waited for,
+// and returns re's match, failing t without one.
+func (s *stub) announced(t *testing.T, re *regexp.Regexp, what string) []string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !re.Match(s.stderr.Bytes()) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return mustMatch(t, re, string(s.stderr.Bytes()), what)
+}
+
 // kill kills the stub's process group (if it still runs).
 func (s *stub) kill() {
 	select {

@@ -154,6 +154,45 @@ func TestReplayGDBLaunch(t *testing.T) {
 	}
 }
 
+// TestGDBPrettyPrinters: on a machine that holds the recording's program
+// and libraries, gdb reads them here (set sysroot /) and so loads their
+// auto-load scripts: a std::string and a std::map print as the C++
+// library's pretty printers show them. gdb loads no script for a file it
+// reads over the connection (target:), and printed their members. Where a
+// file differs (the program rebuilt since), hermit leaves gdb reading
+// them over the connection.
+func TestGDBPrettyPrinters(t *testing.T) {
+	requireDebugging(t, "gdb")
+	if _, err := os.Stat("/usr/share/gcc/python/libstdcxx"); err != nil {
+		testenv.Skip(t, "no pretty printers of the C++ library here (/usr/share/gcc/python/libstdcxx, Debian's libstdc++6)")
+	}
+	exe := filepath.Join(t.TempDir(), "accounts")
+	if err := copyFile(testenv.BuildCXX(t, "accounts.cc", "-O0"), exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{exe})
+	if rec.Exit != 0 || string(rec.Stdout) != "alice 15\nbob 20\n" {
+		t.Fatalf("hermit record accounts: %s", describe(rec))
+	}
+	r := hermitClient(t, "replay", "--gdb", dir, "--", "-nx", "-batch",
+		"-ex", "break Bank::deposit", "-ex", "continue", "-ex", "continue", "-ex", "print who", "-ex", "print accounts")
+	out := string(r.Stdout) + string(r.Stderr)
+	if !regexp.MustCompile(`(?m)^\$1 = "bob"$`).MatchString(out) || !regexp.MustCompile(`(?m)^\$2 = std::map with 1 element = \{\["alice"\] = 10\}$`).MatchString(out) {
+		t.Errorf("hermit replay --gdb: want who and accounts shown by the pretty printers; got:\n%s", out)
+	}
+	s := startReplay(t, dir)
+	s.announced(t, regexp.MustCompile(`(?m)^  gdb -ex 'set sysroot /' -ex 'target extended-remote `), "the gdb command hermit prints")
+	s.kill()
+
+	if err := os.WriteFile(exe, []byte("rebuilt since"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s = startReplay(t, dir)
+	s.announced(t, regexp.MustCompile(`(?m)^  gdb -ex 'target extended-remote `), "the gdb command hermit prints once the program changed")
+	s.kill()
+}
+
 // TestGDBRunAndStart: gdb's run starts the replay again and runs it to
 // the first breakpoint ($_siginfo there is an int3's SIGTRAP), and start
 // to main, as against gdbserver: gdb,

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // lldbCmds is the lldb session over gdb_threads that TestLLDB runs, with
@@ -135,10 +134,7 @@ var lldbAnnounceRE = regexp.MustCompile(`(?m)^\s*lldb ('[^']+'|\S+) -o 'target m
 func lldbExe(t *testing.T, s *stub) (exe, root string) {
 	t.Helper()
 	// The lldb line follows the listening line startReplay waited for.
-	for deadline := time.Now().Add(10 * time.Second); !lldbAnnounceRE.Match(s.stderr.Bytes()) && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	m := mustMatch(t, lldbAnnounceRE, string(s.stderr.Bytes()), "the lldb command hermit prints")
+	m := s.announced(t, lldbAnnounceRE, "the lldb command hermit prints")
 	if m[3] != s.addr {
 		t.Errorf("hermit says to run lldb with gdb-remote %s, but it listens on %s", m[3], s.addr)
 	}

@@ -43,9 +43,11 @@ type serveConfig struct {
 	announce func(addr, exe string)
 	// ready, when set, is called once listening, before the first
 	// connection is accepted, with the address (for --gdb: start gdb).
+	// here says gdb may read the program and its libraries from this
+	// machine (Recording.FilesHere).
 	// The connection it makes is served; its return ends the serving
 	// (killing the replay) with the status it returns, unless negative.
-	ready func(addr, exe string) int
+	ready func(addr, exe string, here bool) int
 	// log, when set, receives each RSP packet (--debug=rsp).
 	log func(line string)
 }
@@ -126,10 +128,11 @@ func serveGDB(cfg serveConfig) int {
 		}
 		return sayStopped(sig, t.When(), rec.Events), true
 	}
+	here := rec.FilesHere(exe)
 	if cfg.announce != nil {
 		cfg.announce(addr, local)
 	} else {
-		announceGDB(addr, local, strings.TrimSuffix(local, exe))
+		announceGDB(addr, local, strings.TrimSuffix(local, exe), here)
 	}
 
 	refused := map[string]bool{}
@@ -148,7 +151,7 @@ func serveGDB(cfg serveConfig) int {
 	if cfg.ready != nil {
 		readyDone = make(chan int, 1)
 		go func() {
-			readyDone <- cfg.ready(addr, local)
+			readyDone <- cfg.ready(addr, local, here)
 			ln.Close() // the debugger is gone: serve no more
 		}()
 	}
@@ -280,11 +283,11 @@ func acceptOneAtATime(ln net.Listener) (<-chan net.Conn, chan<- struct{}, *error
 
 // announceGDB prints where the stub listens and how to attach to it: lldb
 // on the program's copy in the replay's root (the recording's, not the
-// host's), which also serves the libraries (gdb reads them over the
-// connection).
-func announceGDB(addr, exe, root string) {
+// host's), which also serves the libraries; gdb reads them over the
+// connection, or from this machine where it holds the same files (here).
+func announceGDB(addr, exe, root string, here bool) {
 	fmt.Fprintf(os.Stderr, "hermit: listening for a debugger on %s\n", addr)
-	fmt.Fprintf(os.Stderr, "  gdb -ex 'target extended-remote %s'\n", addr)
+	fmt.Fprintf(os.Stderr, "  gdb%s -ex 'target extended-remote %s'\n", gdbSysroot(here), addr)
 	paths := ""
 	if root != "" && root != exe {
 		paths = fmt.Sprintf(" -o %s", shellQuote("target modules search-paths add / "+root+"/"))
@@ -388,4 +391,16 @@ func reverseProgress() func(string) {
 			fmt.Fprintf(os.Stderr, "hermit: %s (^C stops)\n", msg)
 		}
 	}
+}
+
+// gdbSysroot is the option that has gdb read the program's files from this
+// machine when it holds the recording's (Recording.FilesHere): faster than
+// over the connection, and gdb then loads their auto-load scripts (the
+// C++ library's pretty printers), which it never does for a file it reads
+// from the target.
+func gdbSysroot(here bool) string {
+	if here {
+		return " -ex 'set sysroot /'"
+	}
+	return ""
 }

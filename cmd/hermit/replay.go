@@ -155,7 +155,7 @@ Flags:
 		if gdb {
 			cfg.host = "127.0.0.1"
 			cfg.announce = func(string, string) {}
-			cfg.ready = func(addr, exe string) int { return runGDB(addr, exe, gdbArgs) }
+			cfg.ready = func(addr, exe string, here bool) int { return runGDB(addr, exe, here, gdbArgs) }
 		}
 		return serveGDB(cfg)
 	}
@@ -239,15 +239,20 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// runGDB runs gdb attached to the stub at addr and returns -1 (hermit's
+// runGDB runs gdb attached to the stub at addr, reading the program's
+// files from this machine if here (gdbSysroot), and returns -1 (hermit's
 // status is the replay's) or, if gdb cannot start, hermit's failure.
-func runGDB(addr, exe string, args []string) int {
+func runGDB(addr, exe string, here bool, args []string) int {
 	path, err := exec.LookPath("gdb")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hermit replay --gdb: gdb is not installed (apt-get install gdb), or use --gdb-port N with another debugger")
 		return exitHermit
 	}
-	argv := append([]string{"-q", "-l", "10000", "-ex", "target extended-remote " + addr}, args...)
+	argv := []string{"-q", "-l", "10000"}
+	if here {
+		argv = append(argv, "-ex", "set sysroot /")
+	}
+	argv = append(append(argv, "-ex", "target extended-remote "+addr), args...)
 	argv = append(argv, exe)
 	cmd := exec.Command(path, argv...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

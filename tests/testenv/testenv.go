@@ -152,9 +152,20 @@ func Hermit(t testing.TB) string {
 // binary's path. A missing cc skips t.
 func BuildC(t testing.TB, src string, flags ...string) string {
 	t.Helper()
-	cc := Require(t, "cc")
+	return buildC(t, "cc", src, flags)
+}
+
+// BuildCXX builds the C++ guest tests/guests/src as BuildC does, with c++.
+func BuildCXX(t testing.TB, src string, flags ...string) string {
+	t.Helper()
+	return buildC(t, "c++", src, flags)
+}
+
+func buildC(t testing.TB, compiler, src string, flags []string) string {
+	t.Helper()
+	cc := Require(t, compiler)
 	srcPath := filepath.Join(GuestsDir(t), src)
-	name := strings.TrimSuffix(src, ".c")
+	name := strings.TrimSuffix(strings.TrimSuffix(src, ".c"), ".cc")
 	if len(flags) > 0 {
 		sum := sha256.Sum256([]byte(strings.Join(flags, "\x00")))
 		name += "-" + hex.EncodeToString(sum[:4])
