@@ -33,6 +33,10 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 	// Counting runs under other points: the user's are back at the end.
 	defer t.restorePoints(t.s.getPoints())
 	from := t.pos
+	// gdb steps back off a breakpoint before it continues back: where
+	// the step lands, the stops the last search passed still serve.
+	passed := t.passed
+	t.passed = nil
 	q, err := t.back(t.pos, vtid)
 	if errors.Is(err, ErrInterrupted) {
 		return t.cancelled(from)
@@ -42,6 +46,9 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 	}
 	if err := t.seek(q); err != nil {
 		return t.pos.final, err
+	}
+	if passed.steppedBack(&from, &t.pos) {
+		t.passed = passed
 	}
 	st := t.pos.final
 	if len(t.pos.moves) > 0 || t.pos.at > 0 {
@@ -227,7 +234,11 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	if !p.end && p.at == 0 && len(p.moves) == 0 {
 		return t.pos.final, ErrHistoryStart
 	}
-	cand, found, err := t.searchMoves(p, user)
+	cand, found, scan := t.passed.take(&t.pos, user)
+	var err error
+	if !found {
+		cand, found, scan, err = t.searchMoves(p, user)
+	}
 	if err == nil && !found {
 		cand, found, err = t.searchBefore(p, user)
 	}
@@ -269,6 +280,9 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	st.Event = t.pos.final.Event
 	if tid, err := t.hostTid(cand.vtid); err == nil {
 		st.Tid = tid
+	}
+	if !watchStop {
+		t.passed = scan.after(t.pos, user)
 	}
 	return st, nil
 }
@@ -336,9 +350,9 @@ func union(a, b points) (points, error) {
 // searchMoves finds the latest stop of user before p among the moves
 // that led to p from its boundary: it replays them, each under its own
 // points and user's.
-func (t *Timeline) searchMoves(p position, user points) (position, bool, error) {
+func (t *Timeline) searchMoves(p position, user points) (position, bool, *backScan, error) {
 	if len(p.moves) == 0 {
-		return position{}, false, nil
+		return position{}, false, nil, nil
 	}
 	// Each move's points and user's, all found before the replay moves:
 	// one that cannot be had leaves it where it is.
@@ -346,15 +360,26 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 	for i, m := range p.moves {
 		var err error
 		if mps[i], err = union(m.needs(user), user); err != nil {
-			return position{}, false, err
+			return position{}, false, nil, err
 		}
 	}
 	if err := t.seek(position{at: p.at}); err != nil {
-		return position{}, false, err
+		return position{}, false, nil, err
 	}
+	// cur grows one move per stop, in place (the replay of a span with
+	// thousands of hits copied its moves at each: quadratic); best is
+	// the prefix of it of length bestLen, made once at the end.
 	cur := t.pos
+	cur.moves = slices.Clip(cur.moves)
 	var best position
-	found := false
+	bestLen, found := 0, false
+	// The stops before best, for the next search (backcache.go).
+	scan := &backScan{}
+	seen := func() {
+		if found {
+			scan.add(bestLen, best)
+		}
+	}
 	for i, m := range p.moves {
 		mp := mps[i]
 		last := i == len(p.moves)-1
@@ -365,17 +390,17 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 			leg.n, leg.ev = remaining, t.pos.event()
 			st, err := t.play(leg)
 			if err != nil && st.Reason != ReasonExited {
-				return position{}, false, err
+				return position{}, false, nil, err
 			}
-			cur = cur.with(leg)
+			cur.moves = append(cur.moves, leg)
 			cur.final, cur.vtid, cur.done = st, t.vtidOf(st.Tid), st.Steps
 			t.pos = cur
 			if st.Reason == ReasonExited || st.Reason == ReasonEvent || st.Reason == ReasonInterrupt {
 				t.pos = position{at: st.Event + 1, end: st.Reason == ReasonExited, final: st, inexact: st.Reason == ReasonInterrupt}
 				if st.Reason == ReasonInterrupt {
-					return position{}, false, ErrInterrupted
+					return position{}, false, nil, ErrInterrupted
 				}
-				return best, found, nil
+				return cur.upTo(bestLen, best), found, scan.of(cur), nil
 			}
 			own := st.Reason == ReasonStep || owns(m.pts, mp, st) || m.hitAt != 0 && st.Steps >= remaining
 			// The stop where the replay is now is no stop before it,
@@ -383,13 +408,15 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 			// which going back stops before.
 			here := last && own && st.Reason != ReasonWatchpoint
 			if owns(user, mp, st) && !here {
-				best, found = cur.prefix(len(cur.moves)), true
+				seen()
+				bestLen, found = len(cur.moves), true
 				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
 			} else if pc, ok := t.stepOnto(st, user); ok && !last {
 				// A step that ended at a breakpoint of the user's (gdb
 				// steps into a call, then continues): the thread stood
 				// there, about to run it, as at a hit.
-				best, found = cur.prefix(len(cur.moves)), true
+				seen()
+				bestLen, found = len(cur.moves), true
 				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
 				best.final.Reason, best.final.Addr = ReasonBreakpoint, pc
 			}
@@ -405,7 +432,15 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, error) 
 			}
 		}
 	}
-	return best, found, nil
+	return cur.upTo(bestLen, best), found, scan.of(cur), nil
+}
+
+// upTo returns the position of p's first k moves, where the stop was
+// final's (vtid, done).
+func (p position) upTo(k int, final position) position {
+	q := p.prefix(k)
+	q.final, q.vtid, q.done = final.final, final.vtid, final.done
+	return q
 }
 
 // stepOnto reports whether st is the end of a step at an address where
@@ -443,6 +478,8 @@ func (t *Timeline) searchBefore(p position, user points) (position, bool, error)
 		found := false
 		perSpan := 0
 		leg := move{pts: user}
+		// The moves since the boundary, in place (as searchMoves').
+		t.pos.moves = slices.Clip(t.pos.moves)
 		if !toEnd {
 			leg.until = hi
 		}
@@ -459,27 +496,28 @@ func (t *Timeline) searchBefore(p position, user points) (position, bool, error)
 				}
 				break
 			}
-			t.pos = t.pos.with(leg)
+			t.pos.moves = append(t.pos.moves, leg)
 			t.pos.final, t.pos.vtid = st, t.vtidOf(st.Tid)
 			// The stop as a position from the boundary before it, which
-			// a step back replays from cheaply.
+			// a step back replays from cheaply: perSpan moves of leg,
+			// made once the search is over.
 			if found && best.at == st.Event {
 				perSpan++
 			} else {
 				perSpan = 1
 			}
 			best = position{at: st.Event, final: st, vtid: t.pos.vtid}
-			for i := range perSpan {
-				l := leg
-				l.ev = st.Event // the first begins at the boundary before
-				if i == 0 {
-					l.ev = max(st.Event, 1) - 1
-				}
-				best.moves = append(best.moves, l)
-			}
 			found = true
 		}
 		if found {
+			for i := range perSpan {
+				l := leg
+				l.ev = best.at // the first begins at the boundary before
+				if i == 0 {
+					l.ev = max(best.at, 1) - 1
+				}
+				best.moves = append(best.moves, l)
+			}
 			return best, true, nil
 		}
 		if src.at == 0 {

@@ -47,6 +47,8 @@ type Timeline struct {
 	// noRun: the Session has no current run (Checkpoint took it).
 	noRun bool
 	opts  TimelineOptions
+	// passed is what the last reverse continue's search passed (backcache.go).
+	passed *backCache
 }
 
 // A move is one resume of the run: a continue (to a boundary when until
@@ -341,7 +343,10 @@ func (t *Timeline) goTo(q position) error {
 		if err != nil {
 			return err
 		}
-		t.pos = position{at: q.at, moves: q.prefix(i + 1).moves, final: st, vtid: t.vtidOf(st.Tid), done: st.Steps}
+		// q's moves, shared (not copied at each move: quadratic over a
+		// span of thousands of stops), clipped so that none is appended
+		// to in place.
+		t.pos = position{at: q.at, moves: q.moves[: i+1 : i+1], final: st, vtid: t.vtidOf(st.Tid), done: st.Steps}
 	}
 	return nil
 }

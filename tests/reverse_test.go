@@ -418,6 +418,27 @@ func TestGDBReverseToStepped(t *testing.T) {
 	}
 }
 
+// TestGDBReverseConditional: reverse-continue to a conditional breakpoint
+// in a loop without system calls, where gdb tests the condition at every
+// hit of two threads, stepping back off each and continuing back: it lands
+// at the hit that meets it, then at an earlier one under the same
+// breakpoint address, and continue goes forwards from there. (The search
+// for each hit replayed the span from its boundary; hermit keeps the
+// hits a search passed for the next reverse continue.)
+func TestGDBReverseConditional(t *testing.T) {
+	requireDebugging(t, "gdb")
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	record(t, dir, nil, []string{testenv.BuildC(t, "cond_loop.c", "-O0")})
+	got, r := gdbValues(t, dir, "break finished if id == 1", "continue", "delete",
+		"break tick if i == 290 && id == 1", "reverse-continue", "p i", "p id", "delete",
+		"break tick if i == 280 && id == 1", "reverse-continue", "p i", "p id", "delete",
+		"break tick if i == 285 && id == 1", "continue", "p i", "p id")
+	if want := "290 1 280 1 285 1"; strings.Join(got, " ") != want {
+		t.Errorf("i and id after reverse-continue to i == 290, to i == 280, continue to i == 285 (thread 1): want %s, got %v\n%s", want, got, describe(r))
+	}
+}
+
 // TestGDBReverseAfterDeletedWatchpoints: going back needs, of the
 // watchpoints a command that brought the replay here ran under, only the
 // one that stopped it, so four set and deleted leave room for others
