@@ -121,6 +121,22 @@ func (t *Timeline) back(p position, vtid int) (position, error) {
 		}
 		return t.back(t.pos, vtid)
 	}
+	if m.hitAt != 0 && m.vtid == vtid && p.done < m.n {
+		// A stop of the move's points before its nth arrival (the
+		// breakpoint a reverse continue went back to, in a stretch a
+		// step back had counted by arrivals): count from the last
+		// arrival before it, not from the one before the nth, which
+		// came after it (the step went forwards, into code that ran
+		// later).
+		if p.vtid != vtid {
+			return p, fmt.Errorf("reverse step: thread %d did not make the last stop (thread %d did): select it first", vtid, p.vtid)
+		}
+		if p.done > 0 {
+			m.n = p.done
+			q = q.with(m)
+		}
+		return t.backTo(p, q, vtid, m.pts)
+	}
 	if m.hitAt != 0 && m.vtid == vtid {
 		// The nth arrival at an address: count from the one before.
 		if m.n > 1 {
@@ -147,18 +163,25 @@ func (t *Timeline) back(p position, vtid int) (position, error) {
 	if e := p.final.Event; m.ev < e {
 		q = position{at: e}
 	}
+	return t.backTo(p, q, vtid, m.pts)
+}
+
+// backTo returns the position one instruction of thread vtid before p,
+// counting its instructions from q, where it has not reached p's stop,
+// under pts.
+func (t *Timeline) backTo(p, q position, vtid int, pts points) (position, error) {
 	var at uint64
 	if p.final.Reason == ReasonBreakpoint {
 		at = p.final.Addr
 	}
-	cn, err := t.count(q, vtid, m.pts, at, false, 0)
+	cn, err := t.count(q, vtid, pts, at, false, 0)
 	if err != nil {
 		return p, err
 	}
 	if !sameStop(p.final, cn.st) {
 		return p, fmt.Errorf("reverse step: replaying from the last stop of thread %d did not come back to %v (got %v)", vtid, p.final, cn.st)
 	}
-	return t.before(cn, vtid, m.pts)
+	return t.before(cn, vtid, pts)
 }
 
 // before returns the position one instruction of vtid before where a

@@ -439,6 +439,24 @@ func TestGDBReverseConditional(t *testing.T) {
 	}
 }
 
+// TestGDBReverseStepAfterCount: a step back from a breakpoint that a
+// reverse continue stopped at part way through a count of arrivals (made
+// by an earlier step back over two long loops) comes to the instruction
+// before it; it counted from the arrival before the count's end, in the
+// second loop, and landed there, later in the run (a C++ program's
+// reverse-next then cycled through the lazy binder for good).
+func TestGDBReverseStepAfterCount(t *testing.T) {
+	requireDebugging(t, "gdb")
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	record(t, dir, nil, []string{testenv.BuildC(t, "spin_twice.c", "-O0")})
+	got, r := gdbValues(t, dir, "break spin_twice.c:26", "continue", "delete", "reverse-stepi", "stepi",
+		"break target", "reverse-continue", "p $pc", "delete", "reverse-stepi", "p $pc")
+	if len(got) != 2 || !strings.Contains(got[0], "<target+") || !strings.Contains(got[1], "<target+") || got[0] == got[1] {
+		t.Errorf("pc at target's breakpoint, then one instruction back: want two places in target, got %v\n%s", got, describe(r))
+	}
+}
+
 // TestGDBReverseAfterDeletedWatchpoints: going back needs, of the
 // watchpoints a command that brought the replay here ran under, only the
 // one that stopped it, so four set and deleted leave room for others
