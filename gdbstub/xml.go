@@ -160,11 +160,12 @@ const linuxXML = `<?xml version="1.0"?>
 `
 
 // segmentsXML: the fs and gs bases, registers 58–59. Delve takes the TLS
-// base from fs_base.
+// base from fs_base; lldb 19 too, named the thread pointer (generic="tp",
+// as lldb-server's), without which it read no thread-local variable.
 const segmentsXML = `<?xml version="1.0"?>
 <!DOCTYPE feature SYSTEM "gdb-target.dtd">
 <feature name="org.gnu.gdb.i386.segments">
-  <reg name="fs_base" bitsize="64" type="int" regnum="58"/>
+  <reg name="fs_base" bitsize="64" type="int" regnum="58" generic="tp"/>
   <reg name="gs_base" bitsize="64" type="int" regnum="59"/>
 </feature>
 `
