@@ -108,11 +108,7 @@ func TestGDBOnProcessBackFromEnd(t *testing.T) {
 // E01, and gdb could not read registers).
 func TestGDBOnProcessStepIntoItsDeath(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, []string{testenv.BuildC(t, "exec_and_crash.c", "-O0")})
-	if rec.Exit != 0 {
-		t.Fatalf("hermit record exec_and_crash: %s", describe(rec))
-	}
+	dir := recordC(t, "exec_and_crash.c")
 	ps := testenv.Run(t, runTimeout, testenv.Hermit(t), "trace", "ps", dir)
 	m := regexp.MustCompile(`(?m)^(\d+)\s+\d+\s+SIGSEGV\s+\d+\s+\(fork of `).FindSubmatch(ps.Stdout)
 	if m == nil {
@@ -252,10 +248,7 @@ func TestReplayGDBBadFlags(t *testing.T) {
 // 'E01'"); hermit, in the same terminal under --gdb, says why, once.
 func TestReplayGDBSaysWhy(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir := filepath.Join(t.TempDir(), "trace")
-	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "libcalls.c", "-O0")}); rec.Exit != 0 {
-		t.Fatalf("hermit record libcalls: %s", describe(rec))
-	}
+	dir := recordC(t, "libcalls.c")
 	r := hermitClient(t,
 		"replay", "--gdb", dir, "--", "-nx", "-batch", "-ex", "break main", "-ex", "continue",
 		"-ex", "set var *(char *)$sp = 1", "-ex", "set var *(char *)$sp = 2", "-ex", "set $rax = 7")

@@ -251,10 +251,7 @@ func TestLLDBReverse(t *testing.T) {
 // call. The loader maps a library whole, read-only, then its code over
 // that: a breakpoint armed in between was lost.
 func TestReverseIntoLibrary(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "trace")
-	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "libcalls.c", "-O0")}); rec.Exit != 0 {
-		t.Fatalf("hermit record libcalls: %s", describe(rec))
-	}
+	dir := recordC(t, "libcalls.c")
 	t.Run("gdb", func(t *testing.T) {
 		requireDebugging(t, "gdb")
 		s := startReplay(t, dir)
@@ -372,6 +369,18 @@ func recordBump(t *testing.T) string {
 	return dir
 }
 
+// recordC records the C guest src, built -O0 (every local can be
+// printed), into a new trace directory, which it returns; the recording
+// must exit 0.
+func recordC(t *testing.T, src string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, src, "-O0")}); rec.Exit != 0 {
+		t.Fatalf("hermit record %s: %s", src, describe(rec))
+	}
+	return dir
+}
+
 // gdbValues runs gdb's cmds over the replay of dir and returns what its
 // prints ($N = V) showed.
 func gdbValues(t *testing.T, dir string, cmds ...string) ([]string, testenv.Result) {
@@ -428,9 +437,7 @@ func TestGDBReverseToStepped(t *testing.T) {
 func TestGDBReverseConditional(t *testing.T) {
 	requireDebugging(t, "gdb")
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "trace")
-	record(t, dir, nil, []string{testenv.BuildC(t, "cond_loop.c", "-O0")})
-	got, r := gdbValues(t, dir, "break finished if id == 1", "continue", "delete",
+	got, r := gdbValues(t, recordC(t, "cond_loop.c"), "break finished if id == 1", "continue", "delete",
 		"break tick if i == 290 && id == 1", "reverse-continue", "p i", "p id", "delete",
 		"break tick if i == 280 && id == 1", "reverse-continue", "p i", "p id", "delete",
 		"break tick if i == 285 && id == 1", "continue", "p i", "p id")
@@ -448,9 +455,7 @@ func TestGDBReverseConditional(t *testing.T) {
 func TestGDBReverseStepAfterCount(t *testing.T) {
 	requireDebugging(t, "gdb")
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "trace")
-	record(t, dir, nil, []string{testenv.BuildC(t, "spin_twice.c", "-O0")})
-	got, r := gdbValues(t, dir, "break spin_twice.c:26", "continue", "delete", "reverse-stepi", "stepi",
+	got, r := gdbValues(t, recordC(t, "spin_twice.c"), "break spin_twice.c:26", "continue", "delete", "reverse-stepi", "stepi",
 		"break target", "reverse-continue", "p $pc", "delete", "reverse-stepi", "p $pc")
 	if len(got) != 2 || !strings.Contains(got[0], "<target+") || !strings.Contains(got[1], "<target+") || got[0] == got[1] {
 		t.Errorf("pc at target's breakpoint, then one instruction back: want two places in target, got %v\n%s", got, describe(r))
@@ -466,10 +471,7 @@ func TestGDBReverseAfterDeletedWatchpoints(t *testing.T) {
 	requireDebugging(t, "gdb")
 	testenv.RequireDebugRegs(t)
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "trace")
-	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "five_vars.c", "-O0")}); rec.Exit != 0 {
-		t.Fatalf("hermit record five_vars: %s", describe(rec))
-	}
+	dir := recordC(t, "five_vars.c")
 	four := []string{"break setall", "continue", "watch a", "watch b", "watch c", "watch d", "continue", "delete"}
 	// Rounds v=1, 2: e is 5, then 6; back before the second write: 5.
 	got, r := gdbValues(t, dir, append(four, "watch e", "continue", "continue", "reverse-continue", "p e")...)
