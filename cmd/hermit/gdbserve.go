@@ -400,7 +400,10 @@ func reverseProgress() func(string) {
 // from the target.
 func gdbSysroot(here bool) string {
 	if here {
-		return " -ex 'set sysroot /'"
+		return " -ex " + shellQuote(sysrootHere)
 	}
 	return ""
 }
+
+// sysrootHere is the gdb command that has it read files from this machine.
+const sysrootHere = "set sysroot /"

@@ -250,7 +250,7 @@ func runGDB(addr, exe string, here bool, args []string) int {
 	}
 	argv := []string{"-q", "-l", "10000"}
 	if here {
-		argv = append(argv, "-ex", "set sysroot /")
+		argv = append(argv, "-ex", sysrootHere)
 	}
 	argv = append(append(argv, "-ex", "target extended-remote "+addr), args...)
 	argv = append(argv, exe)

@@ -271,7 +271,7 @@ func rrReplay(args []string) int {
 // it listens, which Delve parses: the address from the target command, the
 // executable from the last word.
 func rrLaunchLines(addr, exe string) string {
-	words := []string{"gdb", "-l", "10000", "-ex", "set sysroot /", "-ex", "target extended-remote " + addr, exe}
+	words := []string{"gdb", "-l", "10000", "-ex", sysrootHere, "-ex", "target extended-remote " + addr, exe}
 	var b strings.Builder
 	b.WriteString("Launch debugger with\n  ")
 	for _, w := range words {
