@@ -15,7 +15,14 @@ package replay
 // breakpoint stops among them, in order.
 type backScan struct {
 	moves position // at and moves
-	stops []position
+	stops []backStop
+}
+
+// backStop is a stop a search passed: after the first k of its moves, at
+// the stop p's final (with p's vtid and done; p has no moves).
+type backStop struct {
+	k int
+	p position
 }
 
 // backCache is a backScan's stops before where the reverse continue that
@@ -24,13 +31,13 @@ type backCache struct {
 	at    position
 	user  points
 	scan  position
-	stops []position // as (len of moves, final, vtid, done); moves unset
+	stops []backStop
 }
 
 // add notes a stop of the search: the first k moves, where it stood at
 // p's final.
 func (b *backScan) add(k int, p position) {
-	b.stops = append(b.stops, position{at: uint64(k), final: p.final, vtid: p.vtid, done: p.done})
+	b.stops = append(b.stops, backStop{k, position{final: p.final, vtid: p.vtid, done: p.done}})
 }
 
 // of returns b with the search's moves, cur.
@@ -49,7 +56,7 @@ func (b *backScan) after(at position, user points) *backCache {
 	}
 	c := &backCache{at: at, user: user, scan: b.moves}
 	for _, s := range b.stops {
-		if s.final.Reason != ReasonBreakpoint {
+		if s.p.final.Reason != ReasonBreakpoint {
 			c.stops = c.stops[:0]
 			continue
 		}
@@ -69,7 +76,7 @@ func (c *backCache) take(at *position, user points) (position, bool, *backScan) 
 		return position{}, false, nil
 	}
 	s := c.stops[len(c.stops)-1]
-	p := c.scan.upTo(int(s.at), s)
+	p := c.scan.upTo(s.k, s.p)
 	return p, true, &backScan{moves: c.scan, stops: c.stops[: len(c.stops)-1 : len(c.stops)-1]}
 }
 
@@ -81,7 +88,7 @@ func (c *backCache) steppedBack(from, to *position) bool {
 	if c == nil || !c.at.same(from) {
 		return false
 	}
-	k := int(c.stops[len(c.stops)-1].at)
+	k := c.stops[len(c.stops)-1].k
 	if to.at != c.scan.at || to.end || to.inexact || len(to.moves) <= k {
 		return false
 	}
