@@ -28,7 +28,11 @@ type fakeTarget struct {
 	files   fstest.MapFS
 	last    Stop
 	stops   []Stop // what Continue and Step return next
-	when    uint64
+	// siCode and siAddr are the si_code and si_addr of a StopSignal's
+	// siginfo.
+	siCode int32
+	siAddr uint64
+	when   uint64
 	// passed are events a replay does not stop at: Goto goes on to the
 	// next.
 	passed map[uint64]bool
@@ -113,7 +117,7 @@ func (f *fakeTarget) SetBreakpoint(kind BreakKind, addr uint64, size int) error 
 	if kind == BreakHardware {
 		return ErrUnsupported
 	}
-	if addr == 0 {
+	if addr == 0 || addr == 0xdead0000 {
 		return fmt.Errorf("no memory there")
 	}
 	f.bps[fmt.Sprint(kind, addr, size)] = true
@@ -184,6 +188,8 @@ func (f *fakeTarget) Siginfo(tid int) ([]byte, error) {
 	}
 	b := make([]byte, 128)
 	b[0] = byte(f.last.Signal)
+	binary.LittleEndian.PutUint32(b[8:], uint32(f.siCode))
+	binary.LittleEndian.PutUint64(b[16:], f.siAddr)
 	return b, nil
 }
 

@@ -66,6 +66,9 @@ func (s *session) stopReply(st Stop) []byte {
 			}
 		}
 		b = fmt.Appendf(b, "thread:%s;", s.threadID(tid))
+		if s.native {
+			b = s.appendLLDBStopKeys(b, st, tid)
+		}
 	}
 	switch {
 	case !s.catching && (st.Kind == StopSyscallEntry || st.Kind == StopSyscallReturn):

@@ -114,8 +114,10 @@ func TestLLDBHandshake(t *testing.T) {
 	// its first stop is lldb-server's SIGSTOP (a SIGTRAP at a static
 	// program's entry is taken for lldb's entry breakpoint, and the
 	// program runs on).
-	c.expect("?", "T13"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
-	c.expect("qThreadStopInfo1234", "T13"+expedited(ft, 0x1234)+"thread:p1234.1234;"+tl)
+	// lldb-server names the thread (in hex when the name has a
+	// character the packet reserves) and describes a fault.
+	c.expect("?", "T13"+expedited(ft, 0x1234)+"thread:p1234.1234;name:main;"+tl)
+	c.expect("qThreadStopInfo1234", "T13"+expedited(ft, 0x1234)+"thread:p1234.1234;name:main;"+tl)
 	c.expect("qfThreadInfo", "mp1234.1234,p1234.1240")
 	c.expect("qsThreadInfo", "l")
 	if got := c.ask("qXfer:features:read:target.xml:0,20"); got != "m"+targetXML[:0x20] {
@@ -132,9 +134,15 @@ func TestLLDBHandshake(t *testing.T) {
 	ft.stops = []Stop{
 		{Kind: StopBreakpoint, Tid: 0x1234, Addr: 0x401000},
 		{Kind: StopSignal, Tid: 0x1240, Signal: 10}, // SIGUSR1: gdb's 30, lldb's SIGPWR
+		{Kind: StopSignal, Tid: 0x1240, Signal: 11},
 	}
-	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;swbreak:;"+tl)
-	c.expect("vCont;C13:p1234.1234;c", "T0a"+expedited(ft, 0x1240)+"thread:p1234.1240;"+tl)
+	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;name:main;swbreak:;"+tl)
+	// A signal a process sent (si_code 0) has no description.
+	c.expect("vCont;C13:p1234.1234;c", "T0a"+expedited(ft, 0x1240)+"thread:p1234.1240;name:wor<k>er;"+tl)
+	ft.threads[1].Name = "w:1"
+	ft.siCode, ft.siAddr = 1, 0x10 // SEGV_MAPERR
+	c.expect("c", "T0b"+expedited(ft, 0x1240)+"thread:p1234.1240;hexname:"+hexs("w:1")+";description:"+
+		hexs("signal SIGSEGV: address not mapped to object (fault address: 0x10)")+";"+tl)
 	c.expect("D", "OK")
 	// After D the client may still close its files (gdb does), but the
 	// target is no longer its own; it ends the session by hanging up.
@@ -258,7 +266,8 @@ func TestGDBHandshake(t *testing.T) {
 // TestReadOnlyAndUnknown: writes are refused unless they change nothing,
 // and each refusal of a user's request (a write, a breakpoint the target
 // could not set) reaches Options.Refused with why, which a client never
-// shows (gdb 13 prints only the code).
+// shows (gdb 13 prints only the code); a client's own guess at address 0
+// does not.
 func TestReadOnlyAndUnknown(t *testing.T) {
 	ft := newFakeTarget()
 	var refused []string
@@ -295,8 +304,10 @@ func TestReadOnlyAndUnknown(t *testing.T) {
 		{"qRRCmd:frobnicate:-1", "E01"},
 		{"qXfer:features:write:target.xml:0:abc", ""},
 		{"qXfer:auxv:read::zz", "E01"},
+		{"Z0,dead0000,1", "E01"},
+		{"z0,dead0000,1", "OK"},
+		// lldb 14's guess on a static program: not a user's request.
 		{"Z0,0,1", "E01"},
-		{"z0,0,1", "OK"},
 	} {
 		c.expect(tc.pkt, tc.want)
 	}

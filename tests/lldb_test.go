@@ -224,4 +224,27 @@ func TestLLDBStartAndSignals(t *testing.T) {
 			t.Logf("lldb:\n%s", tr.text)
 		}
 	})
+	// lldb-server names a stop's thread and says what the kernel said of a
+	// fault; lldb showed neither ("thread #2, stop reason = signal
+	// SIGSEGV").
+	t.Run("a fault in a named thread", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		record(t, dir, nil, cGuest("named_fault.c")(t))
+		s := startReplay(t, dir)
+		exe, root := lldbExe(t, s)
+		tr := runLLDB(t, t.TempDir(), exe,
+			"target modules search-paths add / "+root,
+			"settings set plugin.process.gdb-remote.packet-timeout 60",
+			"gdb-remote "+s.addr,
+			"process continue")
+		s.kill()
+		noClientErrors(t, tr, lldbNoise)
+		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, name = 'named_fault', stop reason = signal SIGSTOP$`),
+			tr.out(t, "gdb-remote "+s.addr, 0), "the stop where lldb connects")
+		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #2, name = 'worker-1', stop reason = signal SIGSEGV: address not mapped to object \(fault address: 0x10\)\n +frame #0: 0x[0-9a-f]+ named_fault`+"`"+`worker\(arg=0x0+10\) at named_fault\.c:\d+`),
+			tr.out(t, "process continue", 0), "process continue to the fault")
+		if t.Failed() {
+			t.Logf("lldb:\n%s", tr.text)
+		}
+	})
 }
