@@ -227,12 +227,18 @@ func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error, 
 		return nil
 	default:
 		s.logf("gdbstub: breakpoint %d at %#x: %v", kind, addr, err)
-		if !insert {
+		if !insert || addr < lowestMappable {
+			// Below mmap_min_addr nothing is mapped, and what asked is
+			// a client's guess, not its user: lldb 14 sets Z0,0 on a
+			// static program, from a _r_debug it found zeroed.
 			return errReply
 		}
 		return s.refused(err)
 	}
 }
+
+// lowestMappable is Linux's default vm.mmap_min_addr.
+const lowestMappable = 0x10000
 
 // breakpoint is one a client inserted (Z).
 type breakpoint struct {
