@@ -30,10 +30,20 @@ func (s *session) regsOf(r *request) (args string, regs *Registers, ok bool) {
 	return args, regs, true
 }
 
-// regNum parses a register number.
-func regNum(hexNum string) (int, bool) {
+// regNum parses the number of a register target.xml described.
+func (s *session) regNum(hexNum string) (int, bool) {
 	n, err := strconv.ParseUint(hexNum, 16, 16)
-	return int(n), err == nil && n < numRegs
+	return int(n), err == nil && n < uint64(s.regCount())
+}
+
+// regCount is how many registers target.xml described: the ymm halves
+// only when the client read a description that has them (a 'g' reply
+// longer than target.xml says panics Delve).
+func (s *session) regCount() int {
+	if s.avx {
+		return numAVXRegs
+	}
+	return numRegs
 }
 
 func (s *session) readRegisters(r *request) []byte {
@@ -41,12 +51,12 @@ func (s *session) readRegisters(r *request) []byte {
 	if !ok || args != "" {
 		return errReply
 	}
-	return appendAllRegsHex(nil, regs)
+	return appendAllRegsHex(nil, regs, s.regCount())
 }
 
 func (s *session) readRegister(r *request) []byte {
 	args, regs, ok := s.regsOf(r)
-	n, isReg := regNum(args)
+	n, isReg := s.regNum(args)
 	if !ok || !isReg {
 		return errReply
 	}
@@ -65,7 +75,7 @@ func (s *session) writeRegisters(r *request) []byte {
 	switch {
 	case !ok:
 		return errReply
-	case !strings.EqualFold(args, string(appendAllRegsHex(nil, regs))):
+	case !strings.EqualFold(args, string(appendAllRegsHex(nil, regs, s.regCount()))):
 		return s.refused(errRegReadOnly)
 	}
 	return []byte("OK")
@@ -75,7 +85,7 @@ func (s *session) writeRegisters(r *request) []byte {
 func (s *session) writeRegister(r *request) []byte {
 	args, regs, ok := s.regsOf(r)
 	num, val, _ := strings.Cut(args, "=")
-	n, isReg := regNum(num)
+	n, isReg := s.regNum(num)
 	switch {
 	case !isReg:
 		return errReply

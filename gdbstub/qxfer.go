@@ -61,6 +61,20 @@ func xferChunk(data []byte, off, n uint64) []byte {
 var errNoAnnex = errors.New("no such annex")
 
 func (s *session) xferFeatures(annex string) ([]byte, error) {
+	if annex == "target.xml" {
+		// The CPU has AVX when a thread's registers have it; from
+		// here on, 'g' replies carry what this description says.
+		s.avx = false
+		if tid := s.resolve(s.gThread); tid > 0 {
+			if regs, err := s.t.Registers(tid); err == nil && regs != nil {
+				s.avx = regs.HaveAVX
+			}
+		}
+		if s.avx {
+			return []byte(targetAVXXML), nil
+		}
+		return []byte(targetXML), nil
+	}
 	doc, ok := featureAnnexes[annex]
 	if !ok {
 		return nil, errNoAnnex

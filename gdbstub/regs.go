@@ -26,10 +26,14 @@ const (
 	regOrigAX = 57
 	regFSBase = 58
 	regGSBase = 59
-	numRegs   = 60
+	numRegs   = 60 // without AVX
+	// regYMM0H…: the upper halves of ymm0–15 (64bit-avx.xml), for a
+	// target whose registers have them.
+	regYMM0H   = 60
+	numAVXRegs = 76
 )
 
-var amd64Regs = [numRegs]regInfo{
+var amd64Regs = [numAVXRegs]regInfo{
 	{"rax", 8}, {"rbx", 8}, {"rcx", 8}, {"rdx", 8},
 	{"rsi", 8}, {"rdi", 8}, {"rbp", 8}, {"rsp", 8},
 	{"r8", 8}, {"r9", 8}, {"r10", 8}, {"r11", 8},
@@ -47,6 +51,10 @@ var amd64Regs = [numRegs]regInfo{
 	{"mxcsr", 4},
 	{"orig_rax", 8},
 	{"fs_base", 8}, {"gs_base", 8},
+	{"ymm0h", 16}, {"ymm1h", 16}, {"ymm2h", 16}, {"ymm3h", 16},
+	{"ymm4h", 16}, {"ymm5h", 16}, {"ymm6h", 16}, {"ymm7h", 16},
+	{"ymm8h", 16}, {"ymm9h", 16}, {"ymm10h", 16}, {"ymm11h", 16},
+	{"ymm12h", 16}, {"ymm13h", 16}, {"ymm14h", 16}, {"ymm15h", 16},
 }
 
 // FXSAVE area offsets (Intel SDM vol. 1, table 10-2, 64-bit format as
@@ -121,14 +129,17 @@ func appendRegValue(dst []byte, r *Registers, n int) []byte {
 		return le.AppendUint64(dst, r.FsBase)
 	case n == regGSBase:
 		return le.AppendUint64(dst, r.GsBase)
+	case n < numAVXRegs:
+		return append(dst, r.YMMHigh[n-regYMM0H][:]...)
 	}
 	return dst
 }
 
 // appendRegHex appends register n as hex, or as "xx"s when it is an
-// x87/SSE register and r has no FXSAVE area.
+// x87/SSE register and r has no FXSAVE area, or an AVX one and r has no
+// AVX state.
 func appendRegHex(dst []byte, r *Registers, n int) []byte {
-	if isFP(n) && !r.HaveFP {
+	if isFP(n) && !r.HaveFP || n >= regYMM0H && !r.HaveAVX {
 		for range 2 * amd64Regs[n].size {
 			dst = append(dst, 'x')
 		}
@@ -138,9 +149,10 @@ func appendRegHex(dst []byte, r *Registers, n int) []byte {
 	return appendHex(dst, appendRegValue(buf[:0], r, n))
 }
 
-// appendAllRegsHex appends the 'g' reply for r.
-func appendAllRegsHex(dst []byte, r *Registers) []byte {
-	for n := range numRegs {
+// appendAllRegsHex appends the 'g' reply for r: its first count
+// registers (numRegs, or numAVXRegs when target.xml said AVX).
+func appendAllRegsHex(dst []byte, r *Registers, count int) []byte {
+	for n := range count {
 		dst = appendRegHex(dst, r, n)
 	}
 	return dst

@@ -106,20 +106,35 @@ func TestRegisterEncoding(t *testing.T) {
 		"44332211007f0000", // fs_base
 		"0000000000000000", // gs_base
 	}, "")
-	if got := string(appendAllRegsHex(nil, r)); got != want {
+	if got := string(appendAllRegsHex(nil, r, numRegs)); got != want {
 		t.Errorf("g:\n got %s\nwant %s", got, want)
 	}
 	total := 0
-	for _, ri := range amd64Regs {
+	for _, ri := range amd64Regs[:numRegs] {
 		total += ri.size
 	}
 	if len(want) != 2*total || total != 560 {
 		t.Errorf("g is %d bytes, registers %d, want 560", len(want)/2, total)
 	}
 
+	// With AVX, the ymm halves follow, "xx"s when they were not read.
+	r.YMMHigh[0][0], r.YMMHigh[15][15] = 0xa1, 0xf9
+	g := string(appendAllRegsHex(nil, r, numAVXRegs))
+	if g[:len(want)] != want || g[len(want):] != strings.Repeat("x", 2*16*16) {
+		t.Errorf("g, AVX not read: got %s", g[len(want):])
+	}
+	r.HaveAVX = true
+	wantAVX := "a1" + strings.Repeat("00", 16*16-2) + "f9"
+	if g := string(appendAllRegsHex(nil, r, numAVXRegs)); g != want+wantAVX {
+		t.Errorf("g with AVX: got %s", g[len(want):])
+	}
+	if got := string(appendRegHex(nil, r, regYMM0H+15)); got != strings.Repeat("00", 15)+"f9" {
+		t.Errorf("p4b (ymm15h): got %s", got)
+	}
+
 	// Without FP state the x87 and SSE registers are unavailable.
 	r.HaveFP = false
-	g := string(appendAllRegsHex(nil, r))
+	g = string(appendAllRegsHex(nil, r, numRegs))
 	fpStart, fpEnd := 2*(17*8+7*4), 2*(17*8+7*4+8*10+8*4+16*16+4)
 	if g[:fpStart] != want[:fpStart] || g[fpEnd:] != want[fpEnd:] ||
 		g[fpStart:fpEnd] != strings.Repeat("x", fpEnd-fpStart) {
@@ -180,6 +195,20 @@ type xmlReg struct {
 }
 
 func TestTargetXML(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		regs      int
+	}{
+		{"without AVX", targetXML, numRegs},
+		{"with AVX", targetAVXXML, numAVXRegs},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkTargetXML(t, tc.doc, tc.regs) })
+	}
+}
+
+// checkTargetXML checks that target.xml doc and its annexes describe the
+// first count registers of a 'g' reply, in order.
+func checkTargetXML(t *testing.T, doc string, count int) {
 	var target struct {
 		XMLName      xml.Name
 		Architecture string `xml:"architecture"`
@@ -188,13 +217,13 @@ func TestTargetXML(t *testing.T) {
 			Href string `xml:"href,attr"`
 		} `xml:"xi include"`
 	}
-	if err := xml.Unmarshal([]byte(targetXML), &target); err != nil {
+	if err := xml.Unmarshal([]byte(doc), &target); err != nil {
 		t.Fatalf("target.xml: %v", err)
 	}
 	if target.XMLName.Local != "target" || target.Architecture != "i386:x86-64" || target.OSABI != "GNU/Linux" {
 		t.Errorf("target.xml: got %+v", target)
 	}
-	if strings.Contains(targetXML, "xmlns") {
+	if strings.Contains(doc, "xmlns") {
 		t.Error("target.xml declares a namespace: Delve would ignore its includes")
 	}
 	var regs []xmlReg
@@ -223,8 +252,8 @@ func TestTargetXML(t *testing.T) {
 			t.Errorf("no feature %s", name)
 		}
 	}
-	if len(regs) != numRegs || len(featureAnnexes) != len(target.Includes)+1 {
-		t.Fatalf("target.xml describes %d registers, g has %d", len(regs), numRegs)
+	if len(regs) != count {
+		t.Fatalf("target.xml describes %d registers, g has %d", len(regs), count)
 	}
 	// lldb 19 shows a code_ptr register's symbol twice (its format, and
 	// register read's own lookup of the pc) unless the format is given.
@@ -235,5 +264,33 @@ func TestTargetXML(t *testing.T) {
 		if reg.Name != amd64Regs[i].name || reg.Bitsize != 8*amd64Regs[i].size || reg.Regnum != strconv.Itoa(i) {
 			t.Errorf("register %d: xml %+v, g has %+v", i, reg, amd64Regs[i])
 		}
+	}
+}
+
+// TestAVXDescription: target.xml has the ymm halves when the CPU has them
+// (the threads' registers say), and then 'g' carries them and 'p' reads
+// them; without, 'g' is as long as the description without them.
+func TestAVXDescription(t *testing.T) {
+	for _, avx := range []bool{false, true} {
+		ft := newFakeTarget()
+		for _, r := range ft.regs {
+			r.HaveFP, r.HaveAVX = true, avx
+			r.YMMHigh[3][0] = 0x33
+		}
+		c := startServe(t, ft, Options{})
+		c.expect("QStartNoAckMode", "OK")
+		c.ack = false
+		doc := c.ask("qXfer:features:read:target.xml:0,fff")
+		if got := strings.Contains(doc, `href="64bit-avx.xml"`); got != avx {
+			t.Errorf("AVX %v: target.xml includes 64bit-avx.xml: %v", avx, got)
+		}
+		want := string(appendAllRegsHex(nil, ft.regs[0x1234], numRegs))
+		p := "E01"
+		if avx {
+			want = string(appendAllRegsHex(nil, ft.regs[0x1234], numAVXRegs))
+			p = "33" + strings.Repeat("00", 15)
+		}
+		c.expect("g", want)
+		c.expect("p3f", p) // ymm3h
 	}
 }

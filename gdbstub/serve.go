@@ -78,6 +78,7 @@ type session struct {
 	threadSuffix bool // QThreadSuffixSupported
 	listThreads  bool // QListThreadsInStopReply
 	native       bool // signals in Linux's numbering: lldb's (signals.go)
+	avx          bool // target.xml described the ymm halves (regCount)
 
 	gThread, cThread int // Hg and Hc choices; 0 is any
 

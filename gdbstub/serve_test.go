@@ -63,7 +63,7 @@ func TestDelveHandshake(t *testing.T) {
 
 	// Registers by thread suffix; x reads raw (escaped) bytes.
 	g := c.ask("g;thread:1240;")
-	if want := string(appendAllRegsHex(nil, ft.regs[0x1240])); g != want {
+	if want := string(appendAllRegsHex(nil, ft.regs[0x1240], numRegs)); g != want {
 		t.Errorf("g: got %q, want %q", g, want)
 	}
 	c.expect("p10;thread:1240;", "1010400000000000")
@@ -124,7 +124,7 @@ func TestLLDBHandshake(t *testing.T) {
 		t.Errorf("target.xml piece: got %q", got)
 	}
 	c.expect("qSymbol::", "OK")
-	c.expect("g;thread:p1234.1234;", string(appendAllRegsHex(nil, ft.regs[0x1234])))
+	c.expect("g;thread:p1234.1234;", string(appendAllRegsHex(nil, ft.regs[0x1234], numRegs)))
 	c.expect("p7;thread:p1234.1240;", "0000fe7f00000000")
 	c.expect("p99;thread:p1234.1240;", "E01")
 	c.expect("qMemoryRegionInfo:401000", "")
@@ -288,13 +288,13 @@ func TestReadOnlyAndUnknown(t *testing.T) {
 		{"mzz", "E01"},
 		{"Hg999", "E01"},
 		{"Hgp1234.1240", "OK"},
-		{"g", string(appendAllRegsHex(nil, ft.regs[0x1240]))},
+		{"g", string(appendAllRegsHex(nil, ft.regs[0x1240], numRegs))},
 		// Writes that change nothing are accepted: the value a register
 		// has, all of them, and gdb's orig_rax = -1 at a vRun.
 		{"P10=" + string(appendRegHex(nil, ft.regs[0x1240], 16)), "OK"},
 		{"P10=" + string(appendRegHex(nil, ft.regs[0x1234], 16)), "E01"},
 		{"P39=ffffffffffffffff", "OK"},
-		{"G" + string(appendAllRegsHex(nil, ft.regs[0x1240])), "OK"},
+		{"G" + string(appendAllRegsHex(nil, ft.regs[0x1240], numRegs)), "OK"},
 		{"P3c=00", "E01"},
 		{"T1240", "OK"},
 		{"T999", "E01"},
@@ -476,7 +476,7 @@ func TestStopSelectsThread(t *testing.T) {
 	c.expect("Hg1234", "OK")
 	ft.stops = []Stop{{Kind: StopBreakpoint, Tid: 0x1240, Addr: 0x401010}}
 	c.expect("vCont;c", "T05"+expedited(ft, 0x1240)+"thread:1240;swbreak:;")
-	c.expect("g", string(appendAllRegsHex(nil, ft.regs[0x1240])))
+	c.expect("g", string(appendAllRegsHex(nil, ft.regs[0x1240], numRegs)))
 }
 
 // TestDelveRestart: Delve's restart is "vRun;" and one vCont;c, after

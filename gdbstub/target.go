@@ -166,6 +166,10 @@ type Registers struct {
 	// and xmm0–15. HaveFP says it was read.
 	FXSave [512]byte
 	HaveFP bool
+	// YMMHigh are the upper halves of ymm0–15 (the XSAVE area's AVX
+	// state). HaveAVX says the CPU has them and they were read.
+	YMMHigh [16][16]byte
+	HaveAVX bool
 }
 
 // ErrUnsupported says the target cannot do what was asked.

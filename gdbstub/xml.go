@@ -24,6 +24,11 @@ const targetXML = `<?xml version="1.0"?>
 </target>
 `
 
+// targetAVXXML is target.xml for a CPU with AVX: the ymm registers' upper
+// halves follow, from which gdb, lldb and Delve make ymm0–15.
+var targetAVXXML = strings.Replace(targetXML, "</target>",
+	"  <xi:include href=\"64bit-avx.xml\"/>\n</target>", 1)
+
 // coreXML: general registers, eflags, segment selectors and the x87 unit,
 // registers 0–39.
 const coreXML = `<?xml version="1.0"?>
@@ -170,13 +175,28 @@ const segmentsXML = `<?xml version="1.0"?>
 </feature>
 `
 
-// featureAnnexes are the qXfer:features:read annexes.
+// avxXML: the upper halves of ymm0–15, registers 60–75.
+var avxXML = func() string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?>
+<!DOCTYPE feature SYSTEM "gdb-target.dtd">
+<feature name="org.gnu.gdb.i386.avx">
+`)
+	for i := range 16 {
+		fmt.Fprintf(&b, "  <reg name=\"ymm%dh\" bitsize=\"128\" type=\"uint128\" regnum=\"%d\"/>\n", i, regYMM0H+i)
+	}
+	b.WriteString("</feature>\n")
+	return b.String()
+}()
+
+// featureAnnexes are the qXfer:features:read annexes but target.xml,
+// which depends on the CPU (xferFeatures).
 var featureAnnexes = map[string]string{
-	"target.xml":         targetXML,
 	"64bit-core.xml":     coreXML,
 	"64bit-sse.xml":      sseXML,
 	"64bit-linux.xml":    linuxXML,
 	"64bit-segments.xml": segmentsXML,
+	"64bit-avx.xml":      avxXML,
 }
 
 // xmlEscape escapes s for an XML attribute or text.

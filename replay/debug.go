@@ -193,12 +193,6 @@ type DebugRegs interface {
 	SetDebugReg(tid, i int, v uint64) error
 }
 
-// FPRegsReader is implemented by tracers that read a stopped thread's
-// FXSAVE area, as detcore/ptrace's Tracer does.
-type FPRegsReader interface {
-	FPRegs(tid int, b *[512]byte) error
-}
-
 // SiginfoReader is implemented by tracers that read the siginfo_t of a
 // thread stopped with a signal, as detcore/ptrace's Tracer does.
 type SiginfoReader interface {

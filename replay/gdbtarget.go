@@ -163,10 +163,37 @@ func (t *GDBTarget) Registers(vtid int) (*gdbstub.Registers, error) {
 		return nil, err
 	}
 	g := gdbRegisters(&r)
-	if fx, err := t.s.FPRegs(th.Tid); err == nil {
-		g.FXSave, g.HaveFP = fx, true
+	if xs, err := t.s.XState(th.Tid); err == nil && len(xs) >= len(g.FXSave) {
+		copy(g.FXSave[:], xs)
+		g.HaveFP = true
+		g.HaveAVX = ymmHigh(xs, &g.YMMHigh)
 	}
 	return g, nil
+}
+
+// The XSAVE area's layout (Intel SDM vol. 1, 13.4; the kernel gives
+// ptrace the standard, uncompacted form).
+const (
+	xsaveXCR0    = 464 // XCR0, which ptrace puts in FXSAVE's software bytes (gdb reads it there)
+	xsaveBV      = 512 // XSTATE_BV: the components not in their initial state
+	xsaveYMMHigh = 576 // the AVX component: ymm0–15's upper halves
+	xfeatureAVX  = 1 << 2
+)
+
+// ymmHigh copies the upper halves of ymm0–15 from XSAVE area xs into hi
+// and tells whether the CPU has them. A component in its initial state
+// is zero, whatever the area holds.
+func ymmHigh(xs []byte, hi *[16][16]byte) bool {
+	if len(xs) < xsaveYMMHigh+16*16 || binary.LittleEndian.Uint64(xs[xsaveXCR0:])&xfeatureAVX == 0 {
+		return false
+	}
+	*hi = [16][16]byte{}
+	if binary.LittleEndian.Uint64(xs[xsaveBV:])&xfeatureAVX != 0 {
+		for i := range hi {
+			copy(hi[i][:], xs[xsaveYMMHigh+16*i:])
+		}
+	}
+	return true
 }
 
 // gdbRegisters converts the kernel's register layout.

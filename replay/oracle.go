@@ -42,15 +42,6 @@ func (o *oracle) SetDebugReg(tid, i int, v uint64) error {
 	return d.SetDebugReg(tid, i, v)
 }
 
-// FPRegs passes the FP registers through, for the Session.
-func (o *oracle) FPRegs(tid int, b *[512]byte) error {
-	f, ok := o.HostTracer.(FPRegsReader)
-	if !ok {
-		return ErrNoFPRegs
-	}
-	return f.FPRegs(tid, b)
-}
-
 // Siginfo passes a signal stop's siginfo through, for the Session.
 func (o *oracle) Siginfo(tid int) ([]byte, error) {
 	f, ok := o.HostTracer.(SiginfoReader)

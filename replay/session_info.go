@@ -10,18 +10,22 @@ import (
 
 // What a debugger reads of a paused run beyond registers and memory.
 
-// FPRegs returns thread tid's FXSAVE area (x87, MXCSR, xmm0–15).
+// XState returns thread tid's XSAVE area, as PTRACE_GETREGSET
+// NT_X86_XSTATE gives it: the FXSAVE area (x87, MXCSR, xmm0–15) in its
+// first 512 bytes, then the XSAVE header and the extended states.
 // ErrNoFPRegs: the tracer cannot read it.
-func (s *Session) FPRegs(tid int) ([512]byte, error) {
+func (s *Session) XState(tid int) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var b [512]byte
+	var b []byte
 	err := s.do(func(l *layer) error {
-		fp, ok := l.inner.(FPRegsReader)
+		st, ok := l.inner.(detcore.SpinTracer)
 		if !ok {
 			return ErrNoFPRegs
 		}
-		return fp.FPRegs(tid, &b)
+		var err error
+		b, err = st.VectorRegs(tid, nil)
+		return err
 	})
 	return b, err
 }

@@ -8,18 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// What a debugger reads beyond the general registers: the FXSAVE area
-// (x87, SSE), the siginfo of a signal stop, and files of a rebuilt root.
-
-// FPRegs reads stopped thread tid's FXSAVE area (struct
-// user_fpregs_struct, <sys/user.h>) with PTRACE_GETFPREGS. An error wraps
-// detcore.ErrGone when the thread no longer exists.
-func (t *Tracer) FPRegs(tid int, b *[512]byte) error {
-	if err := ptracePtr(unix.PTRACE_GETFPREGS, tid, 0, unsafe.Pointer(&b[0])); err != nil {
-		return fmt.Errorf("reading the FP registers of thread %d: %w", tid, gone(err))
-	}
-	return nil
-}
+// What a debugger reads beyond the general registers: the siginfo of a
+// signal stop, and files of a rebuilt root (the XSAVE area comes from
+// VectorRegs, spin_unsafe.go).
 
 // siginfoSize is sizeof(siginfo_t) on x86-64.
 const siginfoSize = 128
