@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,9 @@ type ProcessInfo struct {
 	// ended by then (it cannot end before its exit_group's boundary, but
 	// a signal from another process may end it sooner).
 	ExecEvent uint64
+	// Before names the programs of its execs before its last, oldest
+	// first: a debugger sees none of them.
+	Before []string
 }
 
 // Name is the process's command name: the base name of argv[0], else of
@@ -62,7 +66,7 @@ func (rec *Recording) Processes() ([]ProcessInfo, error) {
 	for i, p := range procs {
 		out[i] = ProcessInfo{
 			Vpid: int(p.Vpid), Ppid: int(p.Ppid), Argv: p.Argv, ExecPath: p.ExecPath, Forked: !p.Execed,
-			Exited: p.Exited, ExitStatus: int(p.Status), ExecEvent: p.Event,
+			Exited: p.Exited, ExitStatus: int(p.Status), ExecEvent: p.Event, Before: p.Before,
 		}
 		if out[i].ExecPath == "" && p.Execed && i == 0 {
 			out[i].ExecPath = rec.Settings.Path
@@ -111,6 +115,11 @@ func findProcess(procs []ProcessInfo, sel string) (ProcessInfo, error) {
 	case 1:
 		return found[0], nil
 	case 0:
+		for _, p := range procs {
+			if slices.Contains(p.Before, sel) {
+				return ProcessInfo{}, fmt.Errorf("process %d ran %s, then exec'd %s at event %d, and a process is debugged from its last exec on", p.Vpid, sel, p.Name(), p.ExecEvent)
+			}
+		}
 		return ProcessInfo{}, fmt.Errorf("%s in the recording; its processes: %s", what, listProcesses(procs))
 	}
 	return ProcessInfo{}, fmt.Errorf("%q names %d processes of the recording: %s; choose one by pid", sel, len(found), listProcesses(found))

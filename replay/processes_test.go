@@ -92,3 +92,25 @@ func TestProcessesOldTrace(t *testing.T) {
 		t.Errorf("root of an old trace: %+v, %v", p, err)
 	}
 }
+
+// TestFindProcessBeforeItsLastExec: a program a process ran before its
+// last exec is named as such, not as missing (the user sees it in ps or
+// in the guest's output, and would look for a typo).
+func TestFindProcessBeforeItsLastExec(t *testing.T) {
+	evs := []trace.Event{
+		execEvent(2, "/usr/bin/env", "env", "prog"), // 0
+		enter(2, abi.SYS_GETPID, [6]uint64{}),
+		execEvent(2, "/usr/bin/prog", "prog"), // 2
+		enter(2, abi.SYS_GETPID, [6]uint64{}),
+		{Kind: trace.KindExit, Tid: 2, Status: 0, Group: true},
+		{Kind: trace.KindExit, Tid: 2, Status: 0, Group: true},
+	}
+	rec := &Recording{Dir: writeTrace(t, evs, true).Dir()}
+	if p, err := rec.FindProcess("prog"); err != nil || p.Vpid != 2 || p.ExecEvent != 2 || strings.Join(p.Before, " ") != "env" {
+		t.Errorf("FindProcess(prog) = %+v, %v; want process 2 from event 2, env before", p, err)
+	}
+	want := "process 2 ran env, then exec'd prog at event 2, and a process is debugged from its last exec on"
+	if _, err := rec.FindProcess("env"); err == nil || err.Error() != want {
+		t.Errorf("FindProcess(env): %v; want %q", err, want)
+	}
+}

@@ -101,6 +101,28 @@ func TestGDBOnProcessBackFromEnd(t *testing.T) {
 	}
 }
 
+// TestGDBAfterAnEarlierProgram: a process debugged from its last exec
+// says so when it ran another program before (its work there cannot be
+// debugged), and --onprocess naming that program says why it is not
+// offered, not that it is missing.
+func TestGDBAfterAnEarlierProgram(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	sh := testenv.Require(t, "sh")
+	prog := testenv.BuildC(t, "raise_signals.c", "-O0")
+	if rec := record(t, dir, nil, []string{sh, "-c", `echo before; exec "$0"`, prog}); rec.Exit != 0 {
+		t.Fatalf("hermit record sh -c 'exec raise_signals': %s", describe(rec))
+	}
+	s := startReplay(t, dir)
+	s.announced(t, regexp.MustCompile(`(?m)^hermit: process \d+ ran sh before it exec'd raise_signals\S* at event \d+; the debugger sees it from there on$`),
+		"the note on the program before")
+	s.kill()
+	bad := testenv.Run(t, runTimeout, testenv.Hermit(t), "replay", "--gdb-port", "0", "--onprocess", "sh", dir)
+	if bad.Exit != 125 || !regexp.MustCompile(`(?m)^hermit replay: --onprocess sh: process \d+ ran sh, then exec'd raise_signals\S* at event \d+, and a process is debugged from its last exec on$`).Match(bad.Stderr) {
+		t.Errorf("--onprocess sh: want exit 125 saying the process exec'd raise_signals after it; %s", describe(bad))
+	}
+}
+
 // TestGDBOnProcessStepIntoItsDeath: gdb on a forked child that dies of a
 // NULL store steps from the SIGSEGV's stop into its death, which ends
 // that process but not the recording: gdb shows the process killed by the

@@ -1,5 +1,7 @@
 package trace
 
+import "path"
+
 // Process is one guest process of a recording, as the recording's process
 // events tell: KindClone (Tid created Child with Flags, for threads and
 // processes alike), KindExec (process Tid exec'd Exec.Path with
@@ -22,6 +24,9 @@ type Process struct {
 	// Event is the number of the event of its last exec, or of its
 	// creation if it never exec'd: from there on it runs its last program.
 	Event uint64
+	// Before names the programs of its execs before its last, oldest
+	// first (not the one it was forked with).
+	Before []string
 	// Exited says the trace holds its end; Status is then its wait status
 	// (exit code << 8, or the signal that killed it).
 	Exited bool
@@ -107,12 +112,27 @@ func (pt *ProcessTable) exec(n uint64, ev *Event) {
 		// does not know (damage) starts a row of its own.
 		p = pt.add(Process{Vpid: ev.Tid})
 	}
+	if name := p.program(); name != "" && p.Execed {
+		p.Before = append(p.Before, name)
+	}
 	p.Execed, p.ForkOf, p.Event = true, 0, n
 	p.Argv, p.ExecPath = nil, ""
 	if x := ev.Exec; x != nil {
 		p.Argv = append([]string(nil), x.Argv...)
 		p.ExecPath = x.Path
 	}
+}
+
+// program names the program p runs: the base name of its argv[0], else
+// of its exec path; "" if unknown.
+func (p *Process) program() string {
+	if len(p.Argv) > 0 && p.Argv[0] != "" {
+		return path.Base(p.Argv[0])
+	}
+	if p.ExecPath != "" {
+		return path.Base(p.ExecPath)
+	}
+	return ""
 }
 
 func (pt *ProcessTable) clone(n uint64, ev *Event) {

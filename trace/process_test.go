@@ -57,7 +57,7 @@ func checkTable(t *testing.T, got, want []trace.Process) {
 
 // TestProcessTable covers what hermit record logs: the root's exec,
 // threads, forks from a thread, CLONE_PARENT, vfork and exec, several
-// execs, exits and kills, a process still running at the end, and the
+// execs (each naming the program before it), exits and kills, a process still running at the end, and the
 // root's exit twice (its own and the one that ends the recording).
 func TestProcessTable(t *testing.T) {
 	h := &trace.Header{Argv: []string{"sh", "-c", "x"}}
@@ -84,7 +84,8 @@ func TestProcessTable(t *testing.T) {
 		{Vpid: 2, Argv: sh, ExecPath: "/bin/sh", Execed: true, Event: 1, Exited: true, Status: 0},
 		{Vpid: 4, Ppid: 2, Argv: sh, ExecPath: "/bin/sh", ForkOf: 2, Event: 4, Exited: true, Status: 11},
 		{Vpid: 5, Ppid: 2, Argv: sh, ExecPath: "/bin/sh", ForkOf: 4, Event: 5},
-		{Vpid: 6, Ppid: 2, Argv: []string{"true"}, ExecPath: "/bin/true", Execed: true, Event: 11, Exited: true, Status: 3 << 8},
+		{Vpid: 6, Ppid: 2, Argv: []string{"true"}, ExecPath: "/bin/true", Execed: true, Event: 11, Exited: true, Status: 3 << 8,
+			Before: []string{"cat", "tr"}},
 	})
 }
 

@@ -62,9 +62,12 @@ func serveGDB(cfg serveConfig) int {
 		return fail("%v", err)
 	}
 	defer rec.Close()
-	proc, err := targetProcess(rec, cfg.onProcess)
+	proc, note, err := targetProcess(rec, cfg.onProcess)
 	if err != nil {
 		return fail("--onprocess %s: %v", cfg.onProcess, err)
+	}
+	if note != "" {
+		fmt.Fprintf(os.Stderr, "hermit: %s\n", note)
 	}
 	s, err := newSession(rec, cfg.cpu)
 	if err != nil {
@@ -349,22 +352,25 @@ func waitDebugger(done <-chan int) {
 
 // targetProcess finds the process --onprocess names; by default the
 // first process, from its last exec on: a program started through env or
-// a wrapper script (pyenv's python3) is debugged as itself.
-func targetProcess(rec *replay.Recording, sel string) (replay.TargetProcess, error) {
+// a wrapper script (pyenv's python3) is debugged as itself. note names
+// the programs the process exec'd before that one, which the debugger
+// does not see, if any.
+func targetProcess(rec *replay.Recording, sel string) (tp replay.TargetProcess, note string, err error) {
 	var p replay.ProcessInfo
 	if sel == "" {
 		ps, err := rec.Processes()
 		if err != nil || len(ps) == 0 || ps[0].ExecEvent == 0 {
-			return replay.TargetProcess{}, nil // from the very start
+			return replay.TargetProcess{}, "", nil // from the very start
 		}
 		p = ps[0]
-	} else {
-		var err error
-		if p, err = rec.FindProcess(sel); err != nil {
-			return replay.TargetProcess{}, err
-		}
+	} else if p, err = rec.FindProcess(sel); err != nil {
+		return replay.TargetProcess{}, "", err
 	}
-	return replay.TargetProcess{Vpid: p.Vpid, Event: p.ExecEvent, Exe: p.ExecPath, Exited: p.Exited, Status: p.ExitStatus}, nil
+	if len(p.Before) > 0 {
+		note = fmt.Sprintf("process %d ran %s before it exec'd %s at event %d; the debugger sees it from there on",
+			p.Vpid, strings.Join(p.Before, ", then "), p.Name(), p.ExecEvent)
+	}
+	return replay.TargetProcess{Vpid: p.Vpid, Event: p.ExecEvent, Exe: p.ExecPath, Exited: p.Exited, Status: p.ExitStatus}, note, nil
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
