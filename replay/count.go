@@ -187,7 +187,7 @@ func (t *Timeline) hits(tid int, addr uint64, n int, toEvent bool, event uint64)
 	if !errors.Is(err, errNoFreeSlot) && !errors.Is(err, ptrace.ErrDebugRegsDead) {
 		return st, st.Steps, err
 	}
-	defer func() { st.Steps = got }()
+	// The int3 of a breakpoint counts instead, in the run.
 	user := t.s.getPoints()
 	if !user.hasBreak(addr) {
 		with := user
@@ -198,28 +198,15 @@ func (t *Timeline) hits(tid int, addr uint64, n int, toEvent bool, event uint64)
 		}
 		defer t.restorePoints(user)
 	}
-	for {
-		if toEvent {
-			st, err = t.s.ContinueTo(event)
-		} else {
-			st, err = t.s.Continue()
-		}
-		switch {
-		case err != nil:
-			return st, got, err
-		case st.Reason == ReasonBreakpoint && st.Addr == addr:
-			if st.Tid != tid {
-				continue
-			}
-			if got++; got < n {
-				continue
-			}
-			if !user.hasBreak(addr) {
-				st.Reason, st.Watch = ReasonWatchpoint, -1 // a count's end, as countHits
-			}
-		}
-		return st, got, nil
+	if toEvent && t.s.Event() >= event {
+		st, err = t.s.ContinueTo(event)
+		return st, 0, err
 	}
+	st, err = t.s.countBreakHits(tid, addr, n, toEvent, event)
+	if err == nil && st.Reason == ReasonWatchpoint && st.Watch == -1 && user.hasBreak(addr) {
+		st.Reason = ReasonBreakpoint // the user's own breakpoint
+	}
+	return st, st.Steps, err
 }
 
 // playHitsAt replays a move to thread tid's nth arrival at addr.

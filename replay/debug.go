@@ -179,10 +179,12 @@ type goal struct {
 	stepAt uint64
 	trace  *[]uint64
 	// countTid, when set, counts that thread's arrivals at the
-	// instruction breakpoint in debug register countSlot (counted), and
-	// stops at the countNth; other stops (breaks, toEvent) still end the
-	// leg, with Stop.Steps the count.
+	// instruction breakpoint in debug register countSlot (counted), or,
+	// with countAt set, at the int3 there (other threads' arrivals pass),
+	// and stops at the countNth; other stops (breaks, toEvent) still end
+	// the leg, with Stop.Steps the count.
 	countTid, countSlot, countN, counted int
+	countAt                              uint64
 }
 
 // DebugRegs is implemented by tracers that reach a stopped thread's
@@ -464,6 +466,14 @@ func (l *layer) swallow(st detcore.Stop) bool {
 		if th.tid == l.goal.countTid {
 			if l.goal.counted++; l.goal.counted >= l.goal.countN {
 				l.pause(Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: l.wps[c.watch].addr, Watch: c.watch})
+			}
+		}
+	case c.brk && l.goal.countAt != 0 && regs.Rip == l.goal.countAt:
+		// An arrival the Session counts at an int3
+		// (Session.countBreakHits).
+		if th.tid == l.goal.countTid {
+			if l.goal.counted++; l.goal.counted >= l.goal.countN {
+				l.pause(Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: regs.Rip, Watch: -1})
 			}
 		}
 	case c.watch >= 0 && l.goal.breaks:

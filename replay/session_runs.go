@@ -177,6 +177,19 @@ const eflagsRF = 1 << 16
 // errNoFreeSlot: every debug register is taken (countHits).
 var errNoFreeSlot = ErrNoWatchSlot
 
+// countBreakHits is countHits with the int3 of a breakpoint the
+// Session's points have at addr (the debug registers are dead, or all
+// taken): the arrivals are counted in the run, as with a debug register,
+// but each costs a step over the int3 as well. The count's end is a
+// ReasonWatchpoint stop with Watch -1.
+func (s *Session) countBreakHits(tid int, addr uint64, n int, toEvent bool, event uint64) (Stop, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resume(func(l *layer) (goal, error) {
+		return goal{breaks: true, toEvent: toEvent, event: event, countTid: tid, countAt: addr, countN: n}, nil
+	})
+}
+
 // countHits runs until thread tid has arrived n times at the instruction
 // at addr, counted with an instruction breakpoint in a free debug
 // register (one trap per arrival, nothing to step over), or until another

@@ -75,6 +75,27 @@ func (e *ptraceError) Error() string {
 
 func (e *ptraceError) Unwrap() error { return e.errno }
 
+// pokeMem writes b (at most 16 bytes) at addr in stopped thread tid's
+// memory a word at a time (PTRACE_PEEKDATA, PTRACE_POKEDATA), which,
+// unlike process_vm_writev, writes pages the guest cannot (its code: an
+// int3): two or three calls where opening /proc/TID/mem took a file's
+// worth.
+func pokeMem(tid int, addr uint64, b []byte) error {
+	for len(b) > 0 {
+		base := addr &^ 7
+		var word [8]byte
+		if err := ptracePtr(unix.PTRACE_PEEKDATA, tid, uintptr(base), unsafe.Pointer(&word[0])); err != nil {
+			return err
+		}
+		n := copy(word[addr-base:], b)
+		if err := ptraceRaw(unix.PTRACE_POKEDATA, tid, uintptr(base), uintptr(*(*uint64)(unsafe.Pointer(&word[0])))); err != nil {
+			return err
+		}
+		addr, b = addr+uint64(n), b[n:]
+	}
+	return nil
+}
+
 // sudConfig is struct ptrace_sud_config (syscall user dispatch).
 type sudConfig struct{ mode, selector, offset, length uint64 }
 
