@@ -62,7 +62,8 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 
 // atBirth says whether thread tid stands at its first instruction: just
 // after the syscall instruction of the clone, fork or vfork that made it,
-// which returned 0 there.
+// which returned 0 there; or at the first instruction of the program an
+// execve gave it (before it, another program ran).
 func (t *Timeline) atBirth(tid int) bool {
 	r, err := t.s.Regs(tid)
 	if err != nil || r.Rax != 0 {
@@ -70,6 +71,8 @@ func (t *Timeline) atBirth(tid int) bool {
 	}
 	switch r.OrigRax {
 	case abi.SYS_CLONE, abi.SYS_CLONE3, abi.SYS_FORK, abi.SYS_VFORK:
+	case abi.SYS_EXECVE, abi.SYS_EXECVEAT:
+		return true
 	default:
 		return false
 	}
@@ -218,6 +221,9 @@ func sameStop(want, st Stop) bool {
 // event boundary p.at-1: it counts the thread's instructions from an
 // earlier boundary, further back each time the thread did not run.
 func (t *Timeline) backFromBoundary(p position, vtid int) (position, error) {
+	if q, ok, err := t.backFromSyscall(p, vtid); ok || err != nil {
+		return q, err
+	}
 	b := p.at - 1
 	for d := uint64(1); ; d *= 2 {
 		q := position{}
@@ -233,6 +239,61 @@ func (t *Timeline) backFromBoundary(p position, vtid int) (position, error) {
 		}
 		if q.at == 0 {
 			return position{}, ErrHistoryStart
+		}
+	}
+}
+
+// backFromSyscall returns the position one instruction of thread vtid
+// before boundary p when p is that thread's system call: at its syscall
+// instruction, before it ran, the thread's last arrival there since an
+// earlier boundary. Arrivals cost a breakpoint's trap each; counting
+// every instruction the thread ran since (backFromBoundary) cost a trap
+// per instruction, hundreds of thousands for a loop without calls before
+// an exit. ok is false when p is no such boundary, or the count found no
+// arrival: then backFromBoundary counts.
+func (t *Timeline) backFromSyscall(p position, vtid int) (q position, ok bool, err error) {
+	tid, err := t.hostTid(vtid)
+	if err != nil || p.final.Reason != ReasonEvent || p.final.Tid != tid {
+		return p, false, nil
+	}
+	r, err := t.s.Regs(tid)
+	if err != nil || int64(r.OrigRax) < 0 || r.Rip < 2 {
+		return p, false, nil
+	}
+	var ins [2]byte
+	if n, err := t.s.ReadMem(tid, r.Rip-2, ins[:]); err != nil || n != 2 || ins != [2]byte{0x0f, 0x05} {
+		return p, false, nil
+	}
+	addr, b := r.Rip-2, p.at-1
+	for d := uint64(1); ; d *= 2 {
+		q = position{}
+		if p.at > d {
+			q.at = p.at - d
+		}
+		if err := t.seek(q); err != nil {
+			return p, false, err
+		}
+		ev := t.pos.event()
+		qtid, err := t.hostTid(vtid)
+		if err != nil {
+			return p, false, nil // not born yet: the count sees to it
+		}
+		if err := t.s.setPoints(points{}); err != nil {
+			return p, false, err
+		}
+		st, got, err := t.hits(qtid, addr, maxSteps, true, b)
+		t.pos = position{at: q.at, final: st, inexact: true}
+		switch {
+		case err != nil:
+			return p, false, err
+		case st.Reason == ReasonInterrupt:
+			return p, false, ErrInterrupted
+		case st.Reason != ReasonEvent:
+			return p, false, nil // a signal on the way, say: count
+		case got > 0:
+			return q.with(move{vtid: vtid, hitAt: addr, n: got, ev: ev}), true, nil
+		case q.at == 0:
+			return p, false, nil
 		}
 	}
 }

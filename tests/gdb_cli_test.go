@@ -123,6 +123,31 @@ func TestGDBAfterAnEarlierProgram(t *testing.T) {
 	}
 }
 
+// TestGDBOnProcessBackFromItsFirstStop: gdb on a child that execs echo
+// steps back from where the debugger meets it, its loader's first system
+// call: onto that call's syscall instruction, then the one before. (The
+// step counted the thread's instructions from a boundary before its
+// exec, and failed: "thread N is not alive here", E01.)
+func TestGDBOnProcessBackFromItsFirstStop(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := recordC(t, "exec_and_crash.c")
+	s := startReplay(t, dir, "--onprocess", "echo")
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "x/i $pc", "reverse-stepi", "x/i $pc", "reverse-stepi", "x/i $pc")
+	s.kill()
+	noClientErrors(t, tr, nil)
+	first := mustMatch(t, regexp.MustCompile(`(?m)^=> (0x[0-9a-f]+) <(\w+)\+\d+>:`), tr.out(t, "x/i $pc", 0), "where gdb meets echo")
+	m := mustMatch(t, regexp.MustCompile(`(?m)^=> (0x[0-9a-f]+) <(\w+)\+\d+>:\tsyscall`), tr.out(t, "x/i $pc", 1), "one instruction back: the syscall instruction")
+	a, _ := strconv.ParseUint(first[1], 0, 64)
+	b, _ := strconv.ParseUint(m[1], 0, 64)
+	if a != b+2 || first[2] != m[2] {
+		t.Errorf("one step back from %s+ (%s) landed at %s (%s), want its syscall instruction 2 bytes before", first[2], first[1], m[2], m[1])
+	}
+	mustMatch(t, regexp.MustCompile(`(?m)^=> 0x[0-9a-f]+ <`+m[2]+`\+\d+>:`), tr.out(t, "x/i $pc", 2), "two instructions back, in the same function")
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+}
+
 // TestGDBOnProcessStepIntoItsDeath: gdb on a forked child that dies of a
 // NULL store steps from the SIGSEGV's stop into its death, which ends
 // that process but not the recording: gdb shows the process killed by the
