@@ -35,8 +35,14 @@ func (s *session) readLoop() {
 	defer close(s.readerDone)
 	sc := newScanner(packetSize)
 	buf := make([]byte, 16<<10)
-	for {
+	for first := true; ; first = false {
 		n, err := s.conn.Read(buf)
+		if first && n > 0 && buf[0] == '{' {
+			// JSON: dlv connect, which waits for an answer in its own
+			// protocol for ever.
+			s.push(event{kind: evEOF, err: ErrJSONClient})
+			return
+		}
 		for _, c := range buf[:n] {
 			kind, payload := sc.feed(c)
 			switch kind {
@@ -70,6 +76,9 @@ func (s *session) readLoop() {
 		}
 	}
 }
+
+// ErrJSONClient ends a session whose client's first bytes are JSON.
+var ErrJSONClient = errors.New("the debugger sent JSON, not the GDB remote protocol: `dlv connect` speaks Delve's own; Delve replays a hermit trace as `dlv replay TRACE` through `hermit rr-shim` (see the README)")
 
 // ack sends '+' or '-' unless no-ack mode is on.
 func (s *session) ack(c byte) {

@@ -2,6 +2,7 @@ package gdbstub
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -165,8 +166,11 @@ func (s *session) loop() (End, error) {
 			case s.killed:
 				end = EndKilled
 			}
-			if quietError(ev.err) {
+			switch {
+			case quietError(ev.err):
 				return end, nil
+			case errors.Is(ev.err, ErrJSONClient):
+				return end, ev.err
 			}
 			return end, fmt.Errorf("gdbstub: read: %w", ev.err)
 		case evNack:

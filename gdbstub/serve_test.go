@@ -2,6 +2,7 @@ package gdbstub
 
 import (
 	"encoding/hex"
+	"errors"
 	"io"
 	"runtime"
 	"strings"
@@ -524,5 +525,17 @@ func TestLLDBAllocationIsNoWrite(t *testing.T) {
 	c.expect("P0=efbeadde00000000;thread:1240;", "E01")
 	if len(refused) != 1 || !strings.Contains(refused[0], "change a register") {
 		t.Errorf("the user's register write: Options.Refused heard %q, want one line about a register", refused)
+	}
+}
+
+// TestJSONClient: a client whose first bytes are JSON (dlv connect,
+// Delve's own protocol, which waits for an answer for ever) ends the
+// session at once with an error that says what to use.
+func TestJSONClient(t *testing.T) {
+	c := startServe(t, newFakeTarget(), Options{})
+	c.conn.Write([]byte(`{"method":"RPCServer.SetApiVersion","params":[{"APIVersion":2}],"id":0}`))
+	r := c.end()
+	if r.end != EndDisconnected || !errors.Is(r.err, ErrJSONClient) {
+		t.Errorf("Serve: %v, %v; want EndDisconnected, ErrJSONClient", r.end, r.err)
 	}
 }
