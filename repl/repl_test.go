@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,6 +42,8 @@ func TestErrors(t *testing.T) {
 		{"goto 99", `goto: the recording has events 0 to 7`},
 		{"goto -1", `goto: "-1" is not an event number`},
 		{"break syscall nosuch", `break syscall: no syscall named "nosuch"`},
+		{"break syscall clone", `break syscall clone: the recording has the threads and processes it made, not the calls ("events" lists them)`},
+		{"break syscall execve", `break syscall execve: the recording has the programs it started, not the calls`},
 		{"break signal SIGNOPE", `break signal: no signal named "SIGNOPE"`},
 		{"break tid x", `break tid: "x" is not a thread id`},
 		{"break event 99", `break event: "99" is not an event of the recording (0 to 7)`},
@@ -255,6 +258,24 @@ func TestReverseStepToBreakpoint(t *testing.T) {
 	expectLines(t, out, want)
 }
 
+// TestStepStopsAtBreakpoints: step and next stop at a breakpoint hit on
+// the way to their event, as gdb's do and as reverse-step does going
+// back (they replayed to the event, past the hits).
+func TestStepStopsAtBreakpoints(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "break addr 0x401000\ngoto 1\nstep\nstep\ngoto 4\nnext\nnext\nnext\n"))
+	expectLines(t, out, []string{
+		`^breakpoint 1: address 0x401000`,
+		`^#1 tid 2 `,
+		`^#2 tid 2 breakpoint 1 at 0x401000`, // step: the hit before event 2
+		`^#2 tid 3 `,                         // step: on to event 2
+		`^#4 tid 3 `,
+		`^#5 tid 3 breakpoint 1 at 0x401000`, // next (to thread 3's event 6): a hit
+		`^#5 tid 3 breakpoint 1 at 0x401000`, // its second
+		`^#6 tid 3 `,                         // then thread 3's next event
+	})
+}
+
 func TestStopLineDecodes(t *testing.T) {
 	f := newFakeSession()
 	f.events[1].HasResult, f.events[1].Result = true, 5
@@ -305,4 +326,27 @@ func TestEvents(t *testing.T) {
 		`^events: the recording has events 0 to 7$`,
 		`^events: "x" is not a number$`,
 	})
+}
+
+// TestEmptyLineRepeats: at the terminal an empty line runs the last
+// command again when it moves the replay (step, next, stepi, continue and
+// their reverse forms, by any alias), as in gdb; not other commands.
+func TestEmptyLineRepeats(t *testing.T) {
+	r := New(newFakeSession(), io.Discard)
+	for _, tc := range []struct{ typed, want string }{
+		{"", ""}, // nothing before
+		{"n 2", "n 2"},
+		{"", "n 2"},
+		{"  ", "n 2"},
+		{"rsi", "rsi"},
+		{"", "rsi"},
+		{"info threads", "info threads"},
+		{"", ""},
+		{"x/4gx 0x600000", "x/4gx 0x600000"},
+		{"", ""},
+	} {
+		if got := r.repeat(tc.typed); got != tc.want {
+			t.Errorf("after %q typed: runs %q, want %q", r.lastLine, got, tc.want)
+		}
+	}
 }

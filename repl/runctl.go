@@ -104,6 +104,20 @@ func (r *REPL) gotoEvent(n uint64) error {
 	return r.report(st, err)
 }
 
+// runTo is a forward command's run to boundary to: a breakpoint,
+// watchpoint or signal stop on the way ends it first, as gdb's step and
+// next stop at a breakpoint (a replay to the boundary passes them).
+func (r *REPL) runTo(to uint64) error {
+	if !r.hasCodeBreaks() {
+		return r.gotoEvent(to)
+	}
+	st, err := r.forward(&r.pos, to)
+	if err == nil && !isCode(st) {
+		r.track(st)
+	}
+	return r.report(st, err)
+}
+
 func (r *REPL) cmdStep(args []string) error {
 	n, err := count("step", args)
 	if err != nil {
@@ -113,7 +127,7 @@ func (r *REPL) cmdStep(args []string) error {
 	if !ok {
 		to = r.s.Len() // the end
 	}
-	return r.gotoEvent(to)
+	return r.runTo(to)
 }
 
 func (r *REPL) cmdNext(args []string) error {
@@ -129,7 +143,7 @@ func (r *REPL) cmdNext(args []string) error {
 	if !ok {
 		return fmt.Errorf("next: thread %d has no further event in the recording", th.Tid)
 	}
-	return r.gotoEvent(to)
+	return r.runTo(to)
 }
 
 func (r *REPL) cmdReverseStep(args []string) error {
