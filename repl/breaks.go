@@ -3,6 +3,7 @@ package repl
 import (
 	"errors"
 	"fmt"
+	"github.com/hermitdbg/hermit/detcore/abi"
 	"strconv"
 	"strings"
 
@@ -119,6 +120,12 @@ func (r *REPL) cmdBreak(args []string) error {
 		nr, ok := strace.SyscallNumber(arg)
 		if !ok {
 			return fmt.Errorf("break syscall: no syscall named %q", arg)
+		}
+		switch nr {
+		case abi.SYS_CLONE, abi.SYS_CLONE3, abi.SYS_FORK, abi.SYS_VFORK:
+			return fmt.Errorf("break syscall %s: the recording has the threads and processes it made, not the calls (\"events\" lists them); \"break tid T\" stops at a new thread's events", arg)
+		case abi.SYS_EXECVE, abi.SYS_EXECVEAT:
+			return fmt.Errorf("break syscall %s: the recording has the programs it started, not the calls (\"events\" lists them); \"break event N\" stops at one", arg)
 		}
 		return r.addBreak(&breakpoint{kind: bpSyscall, nr: nr, desc: "syscall " + arg})
 	case "signal":

@@ -37,6 +37,9 @@ type REPL struct {
 	before *Event
 	// quit is set by the quit command.
 	quit bool
+	// lastLine is the last command typed at the terminal, which an empty
+	// line repeats (term.go).
+	lastLine string
 }
 
 // New returns a REPL over s that writes to out.

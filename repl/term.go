@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,10 +50,32 @@ func (r *REPL) Terminal(in io.ReadCloser, out io.Writer, history string) error {
 		case err != nil:
 			return err
 		}
+		line = r.repeat(line)
 		if r.interruptible(func() bool { return r.Exec(line) }) {
 			return nil
 		}
 	}
+}
+
+// repeats are the commands an empty line at the terminal runs again, as
+// in gdb: those that move the replay a step at a time.
+var repeats = map[string]bool{
+	"step": true, "next": true, "stepi": true, "continue": true,
+	"reverse-step": true, "reverse-next": true, "reverse-stepi": true, "reverse-continue": true,
+}
+
+// repeat returns the line to run for a line typed at the terminal: the
+// last command again for an empty one, if it moves the replay.
+func (r *REPL) repeat(line string) string {
+	if strings.TrimSpace(line) != "" {
+		r.lastLine = line
+		return line
+	}
+	name, _, _ := strings.Cut(strings.TrimSpace(r.lastLine), " ")
+	if c := lookup(name); c != nil && repeats[c.name] {
+		return r.lastLine
+	}
+	return line
 }
 
 // interruptible runs f with Ctrl-C (SIGINT, the terminal being out of raw

@@ -28,6 +28,7 @@ func (rs *REPLSession) ReverseContinue() (repl.Stop, error) {
 
 // reversed converts the stop of a reverse command.
 func (rs *REPLSession) reversed(st Stop, err error) (repl.Stop, error) {
+	rs.reversedTo = nil
 	if errors.Is(err, ErrHistoryStart) && !errors.Is(err, ErrThreadStart) {
 		return rs.Where(), repl.ErrAtStart
 	}
@@ -38,6 +39,7 @@ func (rs *REPLSession) reversed(st Stop, err error) (repl.Stop, error) {
 	if t, err := rs.s.Time(); err == nil {
 		out.Time = t
 	}
+	rs.reversedTo = &out
 	return out, nil
 }
 

@@ -28,6 +28,10 @@ type REPLSession struct {
 	files map[string]openFile
 	// failure is why a run ended before the recording did (Failure).
 	failure error
+	// reversedTo is the stop the last command, a reverse one, returned:
+	// what Where says, not the Session's own last stop there (a step
+	// back's counting stop, a breakpoint's). Other moves clear it.
+	reversedTo *repl.Stop
 }
 
 var _ repl.Session = (*REPLSession)(nil)
@@ -168,6 +172,7 @@ func vtidOf(ts []detcore.ThreadInfo, tid int) int {
 
 // stop converts a Session stop.
 func (rs *REPLSession) stop(st Stop, err error) (repl.Stop, error) {
+	rs.reversedTo = nil
 	if err != nil && st.Reason != ReasonExited {
 		return rs.Where(), err
 	}
@@ -212,6 +217,9 @@ func (rs *REPLSession) convert(st Stop) repl.Stop {
 // Where implements repl.Session.Where.
 func (rs *REPLSession) Where() repl.Stop {
 	st := rs.convert(rs.s.LastStop())
+	if rs.reversedTo != nil {
+		st = *rs.reversedTo
+	}
 	if t, err := rs.s.Time(); err == nil {
 		st.Time = t
 	}
@@ -220,6 +228,7 @@ func (rs *REPLSession) Where() repl.Stop {
 
 // Restart implements repl.Session.Restart.
 func (rs *REPLSession) Restart() (repl.Stop, error) {
+	rs.reversedTo = nil
 	if _, err := rs.tl.Restart(); err != nil {
 		return rs.Where(), err
 	}

@@ -258,3 +258,18 @@ func TestREPLBreakFileLine(t *testing.T) {
 		}
 	}
 }
+
+// TestREPLStepBackFromACall: reverse-stepi from a system call's stop
+// lands on its syscall instruction, and `when` says the stop is a step
+// (it said "breakpoint": the Session's own stop where it counted).
+func TestREPLStepBackFromACall(t *testing.T) {
+	requireDebugging(t, "cc")
+	r := runREPLScript(t, recordC(t, "long_loop.c"), []string{
+		"break syscall exit_group", "continue", "reverse-stepi", "when", "disas",
+	})
+	out := string(r.Stdout)
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ exit_group\(0\) = \?`), out, "continue to exit_group")
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ step at 0x[0-9a-f]+ `), out, "the stop line of reverse-stepi")
+	mustMatch(t, regexp.MustCompile(`(?m)^event \d+ of \d+, thread \d+, time [0-9.]+s \(step\)$`), out, "when after reverse-stepi")
+	mustMatch(t, regexp.MustCompile(`(?m)^=> 0x[0-9a-f]+ 0f 05 +syscall$`), out, "disas after reverse-stepi: at the syscall instruction")
+}
