@@ -8,7 +8,8 @@
  * handler runs (detcore/fastio.go: leaveFastCode), so the handler never
  * finds the page's words half written. Natively the vDSO is where the
  * clock is read, and many do. Prints "ready" once the handler is set,
- * then runs until argv[1] signals came. With "rt" (argv[2]), the handler
+ * then runs until argv[1] signals came (more, which the sender sends
+ * until the program has ended, are not counted). With "rt" (argv[2]), the handler
  * counts SIGRTMIN instead, which queue (each one sent is delivered), and
  * the program runs until SIGRTMIN+1, delivered after every SIGRTMIN sent
  * before it: hermit lost a signal that came while it stepped a thread
@@ -25,12 +26,14 @@
 #include <ucontext.h>
 
 static int word;
-static volatile long got, inside, stop;
+static volatile long got, inside, stop, want = -1;
 static unsigned long vdso_lo, vdso_hi;
 
 static void onusr1(int sig, siginfo_t *si, void *ctx) {
 	(void)sig;
 	(void)si;
+	if (want >= 0 && got >= want)
+		return; /* sent before the sender saw the end: not counted */
 	unsigned long ip = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
 	if ((ip >= 0x7fffc0003000UL && ip < 0x7fffc0005000UL) || (ip >= vdso_lo && ip < vdso_hi))
 		inside++;
@@ -46,8 +49,9 @@ static void onstop(int sig) {
 }
 
 int main(int argc, char **argv) {
-	long want = argc > 1 ? atol(argv[1]) : 100;
 	int rt = argc > 2 && !strcmp(argv[2], "rt");
+	if (!rt)
+		want = argc > 1 ? atol(argv[1]) : 100;
 	FILE *maps = fopen("/proc/self/maps", "r");
 	char line[512];
 	while (maps && fgets(line, sizeof line, maps))
