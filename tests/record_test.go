@@ -481,6 +481,59 @@ func TestReplayInheritedFds(t *testing.T) {
 	}
 }
 
+// TestInheritedFd3: the guest inherits descriptor 3 as it inherits the
+// others (make hands its jobserver to a sub-make as 3 and 4, a
+// socket-activated server gets its sockets from 3), and its reads from an
+// inherited pipe are recorded. (The launcher's own pipe took 3: "sh: 3:
+// Bad file descriptor", and a sub-make under hermit ran with -j1; and a
+// pipe whose writer outside had written and gone looked internal, so its
+// reads ran unrecorded and the replay read nothing.)
+func TestInheritedFd3(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	hermit := testenv.Hermit(t)
+	const guest = `read x <&3 && echo "$x"`
+	// A pipe on 3, written to before the guest reads it.
+	onFd3 := func(argv ...string) testenv.Result {
+		return testenv.RunWith(t, hermitOpts(t, nil), sh, append([]string{"-c", `echo "from fd 3" | (exec 3<&0 </dev/null; exec "$@")`, "sh"}, argv...)...)
+	}
+	t.Run("run", func(t *testing.T) {
+		if r := onFd3(hermit, "run", "--", sh, "-c", guest); r.Exit != 0 || string(r.Stdout) != "from fd 3\n" {
+			t.Errorf("hermit run, fd 3 inherited: want its line; %s", describe(r))
+		}
+	})
+	t.Run("record and replay", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		rec := onFd3(hermit, "record", "-o", dir, "--", sh, "-c", guest)
+		if rec.Exit != 0 || string(rec.Stdout) != "from fd 3\n" {
+			t.Fatalf("hermit record, fd 3 inherited: want its line; %s", describe(rec))
+		}
+		rep := testenv.RunWith(t, hermitOpts(t, nil), hermit, "replay", "--autopilot", dir)
+		if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {
+			t.Errorf("replay: want the recording's %q; %s", rec.Stdout, describe(rep))
+		}
+	})
+	t.Run("make's jobserver", func(t *testing.T) {
+		mk := testenv.Require(t, "make")
+		top := t.TempDir()
+		if err := os.Mkdir(filepath.Join(top, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{
+			"Makefile":     "all:\n\t+$(HERMIT) $(MAKE) -C sub\n",
+			"sub/Makefile": "all: a b\na b:\n\t@echo $@\n",
+		} {
+			if err := os.WriteFile(filepath.Join(top, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := testenv.RunWith(t, hermitOpts(t, nil), mk, "-s", "-j2", "-C", top, "HERMIT="+hermit+" run --")
+		if r.Exit != 0 || strings.Contains(string(r.Stderr), "jobserver unavailable") {
+			t.Errorf("make -j2 with a sub-make under hermit: want it to use the jobserver; %s", describe(r))
+		}
+	})
+}
+
 // TestReplayMadeDirectory: a file the guest makes by a rename in a
 // directory it made, and opens later from another process, is not in the
 // replay's rebuilt root from the start (where the first process, whose

@@ -78,6 +78,30 @@ func (t *Tracer) stdio() map[devIno]bool {
 	return t.stdioFiles
 }
 
+// inherited identifies the files the guest inherited from 3 on: the
+// launcher's descriptors but its stdio, which it keeps while the guest
+// runs. They come from outside as stdio does (a pipe's writer, make's
+// jobserver, a file opened by the shell), whatever the guest does with
+// them: a pipe whose writer outside had written and gone looked internal,
+// and its reads ran unrecorded, so the replay read nothing.
+func (t *Tracer) inherited() map[devIno]bool {
+	if t.inheritedFiles != nil {
+		return t.inheritedFiles
+	}
+	t.inheritedFiles = map[devIno]bool{}
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", t.initPid))
+	if err != nil {
+		return t.inheritedFiles
+	}
+	for _, e := range ents {
+		var st unix.Stat_t
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= 3 && unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.initPid, fd), &st) == nil {
+			t.inheritedFiles[devIno{st.Dev, st.Ino}] = true
+		}
+	}
+	return t.inheritedFiles
+}
+
 // StdioFile reports whether descriptor fd of thread tid is one of the
 // files hermit's own stdin, stdout and stderr are, of whatever type (a
 // regular file or /dev/null too, which FdClass calls internal).
@@ -103,6 +127,9 @@ func (t *Tracer) FdClass(tid, fd int) FdClass {
 // classify is FdClass of the tracer's copy c of a descriptor.
 func (t *Tracer) classify(c int, st *unix.Stat_t, virtual bool) FdClass {
 	stdio := t.stdio()[devIno{st.Dev, st.Ino}]
+	if !stdio && st.Mode&unix.S_IFMT != unix.S_IFREG && st.Mode&unix.S_IFMT != unix.S_IFDIR && t.inherited()[devIno{st.Dev, st.Ino}] {
+		return FdExternal
+	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		if virtual {
@@ -322,9 +349,10 @@ func OnOwnThread[T any](f func() T) T {
 	return <-ch
 }
 
-// InheritedFds returns the descriptors above 3 this process holds without
-// FD_CLOEXEC, in order: a guest started now inherits them (3 is the
-// launcher's own, over any of hermit's).
+// InheritedFds returns the descriptors above 2 this process holds without
+// FD_CLOEXEC, in order: a guest started now inherits them (make's
+// jobserver pipe is 3 and 4, a socket-activated server's sockets start
+// at 3).
 func InheritedFds() []int {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -333,7 +361,7 @@ func InheritedFds() []int {
 	var fds []int
 	for _, e := range ents {
 		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd <= 3 {
+		if err != nil || fd < 3 {
 			continue
 		}
 		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {

@@ -73,16 +73,17 @@ static void fail(int errfd, int stage, int err, int code) {
 	_exit(code);
 }
 
-// keep_fds leaves the guest the descriptors above 3 that list names ("-"
+// keep_fds leaves the guest the descriptors above 2 that list names ("-"
 // then a comma-separated list), each a stand-in on /dev/null, and closes
-// the others (a replay's guest inherits what the recording's did).
+// the others but errfd, which is above them all and closes at the exec (a
+// replay's guest inherits what the recording's did).
 static void keep_fds(const char *list, int errfd) {
 	if (!list) return;
 	int want[1024], n = 0;
 	for (const char *p = list; *p && n < 1024;) {
 		char *end;
 		long fd = strtol(p, &end, 10);
-		if (end != p && fd > 3) want[n++] = (int)fd;
+		if (end != p && fd >= 3 && fd != errfd) want[n++] = (int)fd;
 		p = *end ? end + 1 : end;
 	}
 	DIR *d = opendir("/proc/self/fd");
@@ -91,7 +92,7 @@ static void keep_fds(const char *list, int errfd) {
 	struct dirent *e;
 	while ((e = readdir(d)) && m < 4096) {
 		int fd = atoi(e->d_name);
-		if (fd > 3 && fd != dirfd(d)) open_fds[m++] = fd;
+		if (fd >= 3 && fd != dirfd(d) && fd != errfd) open_fds[m++] = fd;
 	}
 	closedir(d);
 	for (int i = 0; i < m; i++) {

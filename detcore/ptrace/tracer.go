@@ -47,7 +47,7 @@ type Options struct {
 	Root string
 	// CPU pins the tracer and the guest to one CPU; -1 leaves them free.
 	CPU int
-	// Fds, when set, are the descriptors above 3 the guest inherits, each
+	// Fds, when set, are the descriptors from 3 on the guest inherits, each
 	// a stand-in (/dev/null: a replay answers its calls from the trace);
 	// it inherits no others. Nil: it inherits hermit's (InheritedFds).
 	Fds *[]int
@@ -101,8 +101,9 @@ type Tracer struct {
 	// pidfds caches a pidfd per traced thread, for pidfd_getfd.
 	pidfds    map[int]int
 	trapCPUID bool
-	// stdioFiles identifies hermit's own stdio (see FdClass).
-	stdioFiles map[devIno]bool
+	// stdioFiles identifies hermit's own stdio (see FdClass);
+	// inheritedFiles the guest's other inherited files.
+	stdioFiles, inheritedFiles map[devIno]bool
 	// pidns names the guest's pid namespace (see peerOutside).
 	pidns string
 	// localNet: the guest has a network namespace of its own
@@ -154,7 +155,7 @@ func Start(o Options) (*Tracer, int, error) {
 		}
 	}
 	filter := buildFilter(o.Traced, detcore.ConditionalSyscalls())
-	errR, errW, err := os.Pipe()
+	errR, errW, err := launcherPipe(o)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -174,13 +175,15 @@ func Start(o Options) (*Tracer, int, error) {
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe",
 		// The launcher execs Path with argv Argv.
-		Args:       append([]string{"hermit-launcher", o.Path}, o.Argv...),
-		Env:        append(launchEnv(o, filter), envFiles+"="+files),
-		Dir:        launchDir(o),
-		Stdin:      orFile(o.Stdin, os.Stdin),
-		Stdout:     orFile(o.Stdout, os.Stdout),
-		Stderr:     orFile(o.Stderr, os.Stderr),
-		ExtraFiles: []*os.File{errW},
+		Args:   append([]string{"hermit-launcher", o.Path}, o.Argv...),
+		Env:    append(launchEnv(o, filter), envFiles+"="+files, envErrFd+"="+strconv.Itoa(int(errW.Fd()))),
+		Dir:    launchDir(o),
+		Stdin:  orFile(o.Stdin, os.Stdin),
+		Stdout: orFile(o.Stdout, os.Stdout),
+		Stderr: orFile(o.Stderr, os.Stderr),
+		// No ExtraFiles: the descriptors from 3 on that the guest
+		// inherits keep their numbers, and the launcher's pipe is above
+		// them (launcherPipe).
 		SysProcAttr: &syscall.SysProcAttr{
 			// A fresh IPC namespace: System V IPC ids are then the
 			// same on every run (they count up machine-wide otherwise).
@@ -218,6 +221,36 @@ func Start(o Options) (*Tracer, int, error) {
 	}
 	t.rootTid = tid
 	return t, tid, nil
+}
+
+// launcherPipe returns the pipe on which the launcher reports a failure
+// before it execs the guest. Its write end is inherited by the launcher
+// at its own number, above every descriptor the guest inherits (hermit's,
+// or the replay's stand-ins), which keep theirs: passed as ExtraFiles it
+// took 3, and a guest's inherited 3 (make's jobserver) was lost.
+func launcherPipe(o Options) (r, w *os.File, err error) {
+	r, w, err = os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	above := 2
+	fds := InheritedFds()
+	if o.Fds != nil {
+		fds = *o.Fds
+	}
+	for _, fd := range fds {
+		above = max(above, fd)
+	}
+	// Not close-on-exec: the launcher inherits it, and sets that flag
+	// itself before it execs the guest. Nothing else is started while
+	// the tracer starts the launcher.
+	fd, err := unix.FcntlInt(w.Fd(), unix.F_DUPFD, above+1)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, nil, fmt.Errorf("the launcher's pipe: %w", err)
+	}
+	return r, os.NewFile(uintptr(fd), "launcher-errors"), nil
 }
 
 // noRandomize turns ASLR off for the calling thread's children, and
@@ -263,7 +296,6 @@ func launchEnv(o Options, filter []unix.SockFilter) []string {
 		// A signal sent to the launcher goes on to the guest, but in a
 		// replay (its own group), which takes no signal from outside.
 		envForward+"="+flag(!o.OwnGroup),
-		envErrFd+"=3",
 		envHostname+"="+o.Hostname,
 	)
 	if o.Fds != nil {
