@@ -135,6 +135,32 @@ func (r *Recorder) captureParents(tid int, abs string) {
 	}
 }
 
+// captureProcLink captures the symbolic link that absolute path abs
+// names, if it leads into /proc (/etc/mtab -> /proc/mounts): a lookup
+// through it is the guest's own (the tracer cannot follow /proc/self as
+// the guest does), in replay too, where the rebuilt root had no such link
+// (test -e /etc/mtab failed, and the replay diverged).
+func (r *Recorder) captureProcLink(tid int, abs string) {
+	abs = path.Clean(abs)
+	if r.seen[abs] || r.underMade(abs) {
+		return
+	}
+	target, err := r.host.GuestLink(tid, abs)
+	if err != nil {
+		return
+	}
+	to := target
+	if !path.IsAbs(to) {
+		to = path.Join(path.Dir(abs), to)
+	}
+	if to != "/proc" && !strings.HasPrefix(to, "/proc/") {
+		return
+	}
+	r.seen[abs] = true
+	r.captureParents(tid, abs)
+	r.emit(abs, trace.File{Mode: trace.ModeSymlink | 0o777, Target: target})
+}
+
 // underMade reports whether absolute path abs lies in a directory the
 // guest made with mkdir, with no mount of the guest's between (a bind
 // mount of /etc on a directory it made shows /etc's files, which were

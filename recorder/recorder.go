@@ -33,6 +33,9 @@ type Host interface {
 	// GuestPathExists reports whether absolute path abs names a file, as
 	// thread tid sees it (following symbolic links), without opening it.
 	GuestPathExists(tid int, abs string) bool
+	// GuestLink returns the target of the symbolic link at absolute path
+	// abs, as thread tid sees it; an error if abs is no link.
+	GuestLink(tid int, abs string) (string, error)
 	ReadString(tid int, addr uint64, max int) (string, error)
 	ReadMem(tid int, addr uint64, b []byte) error
 	ExecPath(tid int) (string, error)

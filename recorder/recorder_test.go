@@ -76,6 +76,12 @@ func (h *fakeHost) PathExists(tid, dirfd int, path string, nofollow bool) error 
 	}
 	return detcore.Errno(abi.ENOENT)
 }
+func (h *fakeHost) GuestLink(tid int, abs string) (string, error) {
+	if t, ok := h.links[abs]; ok {
+		return t, nil
+	}
+	return "", os.ErrInvalid
+}
 func (h *fakeHost) OpenGuestPath(tid int, abs string) (*os.File, error) {
 	c, ok := h.files[abs]
 	if !ok {

@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"errors"
+	"path"
 	"time"
 
 	"github.com/hermitdbg/hermit/detcore"
@@ -114,6 +116,10 @@ func (t *tracer) WaitSignals(tid int, drop uint64) (own, shared, blocked uint64,
 
 func (t *tracer) Statx(tid int, req detcore.StatReq) (detcore.StatxBuf, string, error) {
 	st, found, err := t.HostTracer.Statx(tid, req)
+	if errors.Is(err, detcore.ErrNotEmulated) && path.IsAbs(req.Path) {
+		// The guest's call runs natively, in replay too.
+		t.r.captureProcLink(tid, req.Path)
+	}
 	// The answer is the struct statx, then the path the host found
 	// (journal version 16), which replay gives the engine again.
 	t.answerErr(QueryStatx, StringKey(req.Path, uint64(req.Dirfd)<<32|uint64(req.Flags)), err, append(st[:len(st):len(st)], found...))

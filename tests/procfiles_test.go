@@ -1,12 +1,14 @@
 package tests
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hermitdbg/hermit/detcore"
+	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
 // procGlobalScript reads /proc/uptime and /proc/loadavg before and after a
@@ -168,5 +170,23 @@ func rerunAndReplay(t *testing.T, argv []string, out string) {
 	rec := record(t, dir, nil, argv)
 	if got := replay(t, dir); string(got.Stdout) != string(rec.Stdout) || got.Exit != rec.Exit {
 		t.Errorf("replay: %s; recorded %s", describe(got), describe(rec))
+	}
+}
+
+// TestLinkIntoProc: a file the program finds through a symbolic link into
+// /proc (Debian's /etc/mtab -> /proc/mounts; pip and df look) is there in
+// the replay too. The program's own stat follows the link there (hermit
+// cannot follow /proc/self as the program does), and the rebuilt root had
+// no such link: the replay diverged.
+func TestLinkIntoProc(t *testing.T) {
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	link := filepath.Join(t.TempDir(), "mtab")
+	if err := os.Symlink("/proc/mounts", link); err != nil {
+		t.Fatal(err)
+	}
+	rec := recordReplay(t, nil, []string{sh, "-c", `test -e "$1" && echo found`, "sh", link})
+	if string(rec.Stdout) != "found\n" {
+		t.Errorf("hermit record: want found; %s", describe(rec))
 	}
 }

@@ -199,6 +199,12 @@ func (t *Tracer) OpenGuestPath(tid int, abs string) (*os.File, error) {
 	return os.Open(fmt.Sprintf("/proc/%d/root%s", tid, abs))
 }
 
+// GuestLink returns the target of the symbolic link abs, as thread tid
+// sees it.
+func (t *Tracer) GuestLink(tid int, abs string) (string, error) {
+	return os.Readlink(fmt.Sprintf("/proc/%d/root%s", tid, abs))
+}
+
 // GuestPathExists reports whether abs names a file as thread tid sees it.
 func (t *Tracer) GuestPathExists(tid int, abs string) bool {
 	_, err := os.Stat(fmt.Sprintf("/proc/%d/root%s", tid, abs))
