@@ -115,6 +115,12 @@ type Engine struct {
 	// a wait or timer has a deadline (virtual time would move it on).
 	others atomic.Int64
 	timed  atomic.Bool
+	// cpuDue is how much more CPU time the running thread has before a
+	// timer on its CPU-time clock expires (ITIMER_PROF, ITIMER_VIRTUAL, a
+	// POSIX CPU timer), in ns; 0: none. The watchdog preempts it then:
+	// its CPU time moves only at its stops, and a loop waiting for the
+	// timer's signal never ended.
+	cpuDue atomic.Int64
 	// blockedOthers says another thread is blocked where the running
 	// one may have ended its wait (spin.go asks, lazilyBlocked);
 	// wakeable, how many an examination found the running one freed;
@@ -286,7 +292,9 @@ func (e *Engine) Run() (Result, error) {
 					// Only then does the watchdog ask.
 					_, timed = e.nextDeadline()
 				}
-				e.timed.Store(timed)
+				cpuDue := e.cpuTimerDue(e.running)
+				e.cpuDue.Store(cpuDue)
+				e.timed.Store(timed || cpuDue > 0)
 				if budget < shortBudget {
 					// Whether the watchdog may time it, as it asks.
 					e.noteRunStart(e.running, e.spinExamWanted() || e.wakePage.Load() != nil)

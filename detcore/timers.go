@@ -96,6 +96,22 @@ func (e *Engine) nextTimer() (int64, bool) {
 	return best, ok
 }
 
+// cpuTimerDue returns how much more CPU time t may use before a timer on
+// a CPU-time clock that counts it (its own, or its process's) expires, in
+// ns (at least 1); 0 when no such timer is armed.
+func (e *Engine) cpuTimerDue(t *thread) int64 {
+	best := int64(0)
+	for _, tm := range e.timers {
+		if tm.deadline < 0 || tm.cpu == nil || tm.cpu.proc != t.proc || tm.cpu.thread != nil && tm.cpu.thread != t {
+			continue
+		}
+		if d := max(tm.deadline-tm.cpu.ns(), 1); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best
+}
+
 // fireTimers expires, in deadline order, every timer whose deadline has
 // passed.
 func (e *Engine) fireTimers() {

@@ -171,10 +171,13 @@ func (w *watchdog) look() time.Duration {
 	// A wake the thread left in its page (fastfutex.go) has made a
 	// thread ready, as far as the watchdog is concerned.
 	woke := e.wokeFromPage()
-	limit, forced := e.cfg.Watchdog, false
+	limit, forced, timer := e.cfg.Watchdog, false, false
 	if d := time.Duration(e.preemptDue.Load()); d > 0 {
 		// A replay preempts where the recording did, whoever waits.
 		limit, forced = d, true
+	} else if d := time.Duration(e.cpuDue.Load()); d > 0 && (limit <= 0 || d < limit) {
+		// A timer on its CPU-time clock is due then (engine.go).
+		limit, timer = max(d, watchdogMinSleep), true
 	}
 	if !woke && !forced && !e.spinExamWanted() {
 		return watchdogTick
@@ -203,7 +206,7 @@ func (w *watchdog) look() time.Duration {
 			// Look again as the budget ends, not up to a tick after.
 			next = min(next, max(due-ran, watchdogMinSleep))
 		}
-		if forced && ran < limit {
+		if (forced || timer) && ran < limit {
 			next = min(next, max(limit-ran, watchdogMinSleep))
 		}
 		return next
@@ -305,13 +308,19 @@ func (e *Engine) warnPreempted(t *thread) {
 	if why == "" {
 		why = "hermit did not examine it"
 	}
-	waited := "other threads waited to run"
-	if len(e.threads) == 1 {
+	ran := fmt.Sprintf("ran for %v without a syscall (ip %s) while ", e.cfg.Watchdog, where(st, t.tid, r.Rip))
+	switch {
+	case e.cpuDue.Load() > 0 && (e.cfg.Watchdog <= 0 || time.Duration(e.cpuDue.Load()) < e.cfg.Watchdog):
+		// Its own CPU-time timer (ITIMER_PROF, a profiler's) came due.
+		ran = fmt.Sprintf("ran without a syscall (ip %s) until a timer on its CPU time came due (SIGPROF, SIGVTALRM: hermit counts CPU time at syscalls)", where(st, t.tid, r.Rip))
+	case len(e.threads) == 1:
 		// The only thread: a timer or a sleep's end waited for
 		// virtual time, which computation does not move.
-		waited = "a timer waited for virtual time to reach its deadline (it moves at syscalls)"
+		ran += "a timer waited for virtual time to reach its deadline (it moves at syscalls)"
+	default:
+		ran += "other threads waited to run"
 	}
-	e.warnOnce("watchdog", fmt.Sprintf("thread %d ran for %v without a syscall (ip %s) while %s; "+
+	e.warnOnce("watchdog", fmt.Sprintf("thread %d %s; "+
 		"it is not a pure spin hermit can stop deterministically (%s), so hermit preempted it at an arbitrary point "+
-		"and this run may not repeat exactly (%s)", t.vtid, e.cfg.Watchdog, where(st, t.tid, r.Rip), waited, why, hint))
+		"and this run may not repeat exactly (%s)", t.vtid, ran, why, hint))
 }

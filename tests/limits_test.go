@@ -524,3 +524,32 @@ func TestPythonEnvKeepsMtime(t *testing.T) {
 		t.Errorf("the hermit run rewrote the host's %s (%v)", pycs[0], err)
 	}
 }
+
+// TestCPUTimeTimers: a program that computes without syscalls until its
+// ITIMER_PROF or ITIMER_VIRTUAL signals came (a sampling profiler's) gets
+// them: the watchdog preempts it as a timer on its CPU time comes due,
+// and says so. (Its CPU time moved only at its stops, and it never ended.)
+// Its recording replays to the same end.
+func TestCPUTimeTimers(t *testing.T) {
+	for _, c := range []struct{ arg, want string }{{"prof", "20 SIGPROF\n"}, {"virtual", "20 SIGVTALRM\n"}} {
+		t.Run(c.arg, func(t *testing.T) {
+			t.Parallel()
+			argv := cGuest("cpu_timer.c", c.arg)(t)
+			r := hermitRun(t, nil, argv)
+			if r.Exit != 0 || string(r.Stdout) != c.want {
+				t.Fatalf("hermit run: want %q; %s", c.want, describe(r))
+			}
+			if !regexp.MustCompile(`hermit: warning: thread \d+ ran without a syscall \(ip 0x[0-9a-f]+[ )].*until a timer on its CPU time came due`).Match(r.Stderr) {
+				t.Errorf("stderr lacks the watchdog's warning about the timer:\n%s", r.Stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "trace")
+			rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), append([]string{"record", "-o", dir, "--"}, argv...)...)
+			if rec.Exit != 0 || string(rec.Stdout) != c.want {
+				t.Fatalf("hermit record: want %q; %s", c.want, describe(rec))
+			}
+			if rep := replay(t, dir); rep.Exit != 0 || string(rep.Stdout) != c.want {
+				t.Errorf("hermit replay: want %q; %s", c.want, describe(rep))
+			}
+		})
+	}
+}
