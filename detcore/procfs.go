@@ -116,7 +116,21 @@ var procGlobalPath = lazyRegexp(`^/proc/(uptime|loadavg|stat|meminfo)$`)
 // read, and boot_id one UUID for the run.
 var procHostPath = lazyRegexp(`^/proc/(vmstat|interrupts|diskstats|softirqs|zoneinfo|slabinfo|timer_list|buddyinfo|pagetypeinfo|schedstat|vmallocinfo|locks|pressure/(?:cpu|io|memory|irq)|sys/fs/(?:file-nr|inode-nr|inode-state|dentry-state)|sys/kernel/random/(?:entropy_avail|uuid|boot_id))$`)
 
-var digits = lazyRegexp(`[0-9]+`)
+// hostDigits is a run of digits of a host statistics file, with the
+// spaces or tabs before it, which pad it to the host's width.
+var hostDigits = lazyRegexp(`[ \t]*[0-9]+`)
+
+// zeroNumbers reads every run of digits of host as 0, with one of the
+// blanks that padded it: widths and column alignment followed the host's
+// numbers (buddyinfo's length changed from run to run).
+func zeroNumbers(host []byte) []byte {
+	return hostDigits().ReplaceAllFunc(host, func(m []byte) []byte {
+		if m[0] == ' ' || m[0] == '\t' {
+			return []byte{m[0], '0'}
+		}
+		return []byte("0")
+	})
+}
 
 // procHost is the content of one of those files as read at offset off;
 // host is the host's.
@@ -131,7 +145,7 @@ func (e *Engine) procHost(name string, host []byte, off int64) []byte {
 	case "sys/kernel/random/boot_id":
 		return uuidOf(e.cfg.Seed, 0)
 	}
-	return digits().ReplaceAll(host, []byte("0"))
+	return zeroNumbers(host)
 }
 
 // uuidOf is the nth version-4 UUID of seed's, as the kernel prints one.

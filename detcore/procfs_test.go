@@ -76,3 +76,23 @@ func TestSmapsCounters(t *testing.T) {
 		t.Errorf("statm: %q, want %q", got, want)
 	}
 }
+
+// TestZeroNumbers: a host statistics file reads with its lines, every
+// number 0 with one blank before it, the same whatever the host's numbers.
+func TestZeroNumbers(t *testing.T) {
+	for _, tc := range []struct{ host, want string }{
+		{"Node 0, zone      DMA      1      1      0\nNode 0, zone    DMA32   1240     37  12345\n",
+			"Node 0, zone      DMA 0 0 0\nNode 0, zone    DMA0 0 0 0\n"},
+		{"  8:       1234          0   IO-APIC    8-edge      rtc0\n", " 0: 0 0   IO-APIC 0-edge      rtc0\n"},
+		{"1234\t0\t9223372036854775807\n", "0\t0\t0\n"},
+	} {
+		if got := string(zeroNumbers([]byte(tc.host))); got != tc.want {
+			t.Errorf("zeroNumbers(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+	a := zeroNumbers([]byte("cpu0 1 22 333\ncpu1 4444 5 6\n"))
+	b := zeroNumbers([]byte("cpu0 9 9 9\ncpu1 9 9 9\n"))
+	if string(a) != string(b) {
+		t.Errorf("the same layout with other numbers reads %q and %q", a, b)
+	}
+}
