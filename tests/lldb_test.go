@@ -145,6 +145,24 @@ func lldbExe(t *testing.T, s *stub) (exe, root string) {
 	return exe, root
 }
 
+// lldbReplay runs lldb's cmds over a replay of dir, after it connects
+// (the stop there is the transcript's out of connect), with lldb's
+// libraries taken from the recording, and checks lldb reported no error.
+func lldbReplay(t *testing.T, dir string, cmds ...string) (tr transcript, connect string) {
+	t.Helper()
+	s := startReplay(t, dir)
+	exe, root := lldbExe(t, s)
+	connect = "gdb-remote " + s.addr
+	tr = runLLDB(t, t.TempDir(), exe, append([]string{
+		"target modules search-paths add / " + root,
+		"settings set plugin.process.gdb-remote.packet-timeout 60",
+		connect,
+	}, cmds...)...)
+	s.kill()
+	noClientErrors(t, tr, lldbNoise)
+	return tr, connect
+}
+
 func TestLLDB(t *testing.T) {
 	requireDebugging(t, "lldb")
 	dir, rec := recordThreads(t)
@@ -205,19 +223,11 @@ func TestLLDBStartAndSignals(t *testing.T) {
 	t.Run("signals", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "trace")
 		record(t, dir, nil, cGuest("raise_signals.c")(t))
-		s := startReplay(t, dir)
-		exe, root := lldbExe(t, s)
 		// The SIGCHLD, which lldb passes on without a stop, comes first;
 		// lldb's batch ends at a signal's stop.
-		tr := runLLDB(t, t.TempDir(), exe,
-			"target modules search-paths add / "+root,
-			"settings set plugin.process.gdb-remote.packet-timeout 60",
-			"gdb-remote "+s.addr,
-			"process continue")
-		s.kill()
-		noClientErrors(t, tr, lldbNoise)
+		tr, connect := lldbReplay(t, dir, "process continue")
 		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, (?:name = '[^']*', )?stop reason = signal SIGSTOP$`),
-			tr.out(t, "gdb-remote "+s.addr, 0), "the stop where lldb connects")
+			tr.out(t, connect, 0), "the stop where lldb connects")
 		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, (?:name = '[^']*', )?stop reason = signal SIGUSR1$`),
 			tr.out(t, "process continue", 0), "process continue to the SIGUSR1")
 		if t.Failed() {
@@ -230,17 +240,9 @@ func TestLLDBStartAndSignals(t *testing.T) {
 	t.Run("a fault in a named thread", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "trace")
 		record(t, dir, nil, cGuest("named_fault.c")(t))
-		s := startReplay(t, dir)
-		exe, root := lldbExe(t, s)
-		tr := runLLDB(t, t.TempDir(), exe,
-			"target modules search-paths add / "+root,
-			"settings set plugin.process.gdb-remote.packet-timeout 60",
-			"gdb-remote "+s.addr,
-			"process continue")
-		s.kill()
-		noClientErrors(t, tr, lldbNoise)
+		tr, connect := lldbReplay(t, dir, "process continue")
 		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #1, name = 'named_fault', stop reason = signal SIGSTOP$`),
-			tr.out(t, "gdb-remote "+s.addr, 0), "the stop where lldb connects")
+			tr.out(t, connect, 0), "the stop where lldb connects")
 		mustMatch(t, regexp.MustCompile(`(?m)^\* thread #2, name = 'worker-1', stop reason = signal SIGSEGV: address not mapped to object \(fault address: 0x10\)\n +frame #0: 0x[0-9a-f]+ named_fault`+"`"+`worker\(arg=0x0+10\) at named_fault\.c:\d+`),
 			tr.out(t, "process continue", 0), "process continue to the fault")
 		if t.Failed() {

@@ -36,17 +36,7 @@ func TestAVXRegisters(t *testing.T) {
 	})
 	t.Run("lldb", func(t *testing.T) {
 		requireDebugging(t, "lldb")
-		s := startReplay(t, dir)
-		exe, root := lldbExe(t, s)
-		tr := runLLDB(t, t.TempDir(), exe,
-			"target modules search-paths add / "+root,
-			"settings set plugin.process.gdb-remote.packet-timeout 60",
-			"gdb-remote "+s.addr,
-			"breakpoint set -n mark",
-			"process continue",
-			"register read -f int32 ymm1")
-		s.kill()
-		noClientErrors(t, tr, lldbNoise)
+		tr, _ := lldbReplay(t, dir, "breakpoint set -n mark", "process continue", "register read -f int32 ymm1")
 		mustMatch(t, regexp.MustCompile(`\A +ymm1 = \{1 2 3 4 5 6 7 8\}\n\z`),
 			tr.out(t, "register read -f int32 ymm1", 0), "register read ymm1 at mark")
 		if t.Failed() {
