@@ -134,7 +134,7 @@ func (r *REPL) cmdHelp(args []string) error {
 		if c == nil {
 			return fmt.Errorf("unknown command %q", args[0])
 		}
-		r.printf("%s %s\n  %s\n", c.name, c.args, c.help)
+		r.printf("%s\n  %s\n", strings.TrimSpace(c.name+" "+c.args), c.help)
 		if len(c.aliases) > 0 {
 			r.printf("  also: %s\n", strings.Join(c.aliases, ", "))
 		}

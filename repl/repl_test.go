@@ -350,3 +350,16 @@ func TestEmptyLineRepeats(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpLines: help for a command without arguments has no trailing
+// blank on its usage line.
+func TestHelpLines(t *testing.T) {
+	for _, c := range []string{"continue", "checkpoint", "step"} {
+		var b strings.Builder
+		New(newFakeSession(), &b).Exec("help " + c)
+		first, _, _ := strings.Cut(b.String(), "\n")
+		if first == "" || strings.HasSuffix(first, " ") {
+			t.Errorf("help %s: usage line %q", c, first)
+		}
+	}
+}

@@ -162,6 +162,12 @@ func (t *GDBTarget) Checkpoints() []gdbstub.Checkpoint {
 // kept automatically.
 func describeCheckpoints(tl *Timeline) []string {
 	mine, auto := tl.Checkpoints()
+	return checkpointLines(mine, auto)
+}
+
+// checkpointLines describes the user's checkpoints, one line each, and
+// the runs kept automatically; nothing when there are neither.
+func checkpointLines(mine, auto []CheckpointInfo) []string {
 	var out []string
 	for _, c := range mine {
 		state := "replays from an earlier run"
@@ -174,8 +180,11 @@ func describeCheckpoints(tl *Timeline) []string {
 	for _, c := range auto {
 		rss += c.RSS
 	}
-	if len(auto) > 0 {
+	switch {
+	case len(auto) > 0 && len(mine) > 0:
 		out = append(out, fmt.Sprintf("and %d runs kept automatically, %s of guest memory", len(auto), mib(rss)))
+	case len(auto) > 0:
+		out = append(out, fmt.Sprintf("no checkpoints; %d runs kept automatically, %s of guest memory", len(auto), mib(rss)))
 	}
 	return out
 }
