@@ -484,7 +484,7 @@ func TestReplayInheritedFds(t *testing.T) {
 // TestInheritedFd3: the guest inherits descriptor 3 as it inherits the
 // others (make hands its jobserver to a sub-make as 3 and 4, a
 // socket-activated server gets its sockets from 3), and its reads from an
-// inherited pipe are recorded. (The launcher's own pipe took 3: "sh: 3:
+// inherited pipe or file are recorded. (The launcher's own pipe took 3: "sh: 3:
 // Bad file descriptor", and a sub-make under hermit ran with -j1; and a
 // pipe whose writer outside had written and gone looked internal, so its
 // reads ran unrecorded and the replay read nothing.)
@@ -507,6 +507,22 @@ func TestInheritedFd3(t *testing.T) {
 		rec := onFd3(hermit, "record", "-o", dir, "--", sh, "-c", guest)
 		if rec.Exit != 0 || string(rec.Stdout) != "from fd 3\n" {
 			t.Fatalf("hermit record, fd 3 inherited: want its line; %s", describe(rec))
+		}
+		rep := testenv.RunWith(t, hermitOpts(t, nil), hermit, "replay", "--autopilot", dir)
+		if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {
+			t.Errorf("replay: want the recording's %q; %s", rec.Stdout, describe(rep))
+		}
+	})
+	t.Run("a file, recorded and replayed", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "four")
+		if err := os.WriteFile(file, []byte("from a file\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "trace")
+		rec := testenv.RunWith(t, hermitOpts(t, nil), sh, "-c", `exec 4<"$1"; shift; exec "$@"`, "sh", file,
+			hermit, "record", "-o", dir, "--", sh, "-c", `head -c 5 <&4; echo; cat <&4`)
+		if rec.Exit != 0 || string(rec.Stdout) != "from \na file\n" {
+			t.Fatalf("hermit record, a file on 4: want its two parts; %s", describe(rec))
 		}
 		rep := testenv.RunWith(t, hermitOpts(t, nil), hermit, "replay", "--autopilot", dir)
 		if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {

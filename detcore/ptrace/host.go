@@ -81,9 +81,10 @@ func (t *Tracer) stdio() map[devIno]bool {
 // inherited identifies the files the guest inherited from 3 on: the
 // launcher's descriptors but its stdio, which it keeps while the guest
 // runs. They come from outside as stdio does (a pipe's writer, make's
-// jobserver, a file opened by the shell), whatever the guest does with
-// them: a pipe whose writer outside had written and gone looked internal,
-// and its reads ran unrecorded, so the replay read nothing.
+// jobserver, a file the shell opened: `cmd 3<file`), whatever the guest
+// does with them: a pipe whose writer outside had written and gone looked
+// internal, and a regular file like any other, and their reads ran
+// unrecorded, so the replay, whose stand-ins are /dev/null, read nothing.
 func (t *Tracer) inherited() map[devIno]bool {
 	if t.inheritedFiles != nil {
 		return t.inheritedFiles
@@ -127,7 +128,7 @@ func (t *Tracer) FdClass(tid, fd int) FdClass {
 // classify is FdClass of the tracer's copy c of a descriptor.
 func (t *Tracer) classify(c int, st *unix.Stat_t, virtual bool) FdClass {
 	stdio := t.stdio()[devIno{st.Dev, st.Ino}]
-	if !stdio && st.Mode&unix.S_IFMT != unix.S_IFREG && st.Mode&unix.S_IFMT != unix.S_IFDIR && t.inherited()[devIno{st.Dev, st.Ino}] {
+	if !stdio && st.Mode&unix.S_IFMT != unix.S_IFDIR && t.inherited()[devIno{st.Dev, st.Ino}] {
 		return FdExternal
 	}
 	switch st.Mode & unix.S_IFMT {
