@@ -503,31 +503,14 @@ func TestInheritedFd3(t *testing.T) {
 		}
 	})
 	t.Run("record and replay", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "trace")
-		rec := onFd3(hermit, "record", "-o", dir, "--", sh, "-c", guest)
-		if rec.Exit != 0 || string(rec.Stdout) != "from fd 3\n" {
-			t.Fatalf("hermit record, fd 3 inherited: want its line; %s", describe(rec))
-		}
-		rep := testenv.RunWith(t, hermitOpts(t, nil), hermit, "replay", "--autopilot", dir)
-		if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {
-			t.Errorf("replay: want the recording's %q; %s", rec.Stdout, describe(rep))
-		}
+		recordThrough(t, []string{`echo "from fd 3" | (exec 3<&0 </dev/null; exec "$@")`, "sh"}, guest, "from fd 3\n")
 	})
 	t.Run("a file, recorded and replayed", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "four")
 		if err := os.WriteFile(file, []byte("from a file\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "trace")
-		rec := testenv.RunWith(t, hermitOpts(t, nil), sh, "-c", `exec 4<"$1"; shift; exec "$@"`, "sh", file,
-			hermit, "record", "-o", dir, "--", sh, "-c", `head -c 5 <&4; echo; cat <&4`)
-		if rec.Exit != 0 || string(rec.Stdout) != "from \na file\n" {
-			t.Fatalf("hermit record, a file on 4: want its two parts; %s", describe(rec))
-		}
-		rep := testenv.RunWith(t, hermitOpts(t, nil), hermit, "replay", "--autopilot", dir)
-		if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {
-			t.Errorf("replay: want the recording's %q; %s", rec.Stdout, describe(rep))
-		}
+		recordThrough(t, []string{`exec 4<"$1"; shift; exec "$@"`, "sh", file}, `head -c 5 <&4; echo; cat <&4`, "from \na file\n")
 	})
 	t.Run("make's jobserver", func(t *testing.T) {
 		mk := testenv.Require(t, "make")
@@ -548,6 +531,25 @@ func TestInheritedFd3(t *testing.T) {
 			t.Errorf("make -j2 with a sub-make under hermit: want it to use the jobserver; %s", describe(r))
 		}
 	})
+}
+
+// recordThrough records `sh -c guest` under hermit started by `sh -c
+// setup...` (which opens the descriptors the guest inherits and execs its
+// arguments), and checks the recording prints want and its replay the
+// same.
+func recordThrough(t *testing.T, setup []string, guest, want string) {
+	t.Helper()
+	sh, hermit := testenv.Require(t, "sh"), testenv.Hermit(t)
+	dir := filepath.Join(t.TempDir(), "trace")
+	args := append(append([]string{"-c"}, setup...), hermit, "record", "-o", dir, "--", sh, "-c", guest)
+	rec := testenv.RunWith(t, hermitOpts(t, nil), sh, args...)
+	if rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Fatalf("hermit record: want %q; %s", want, describe(rec))
+	}
+	rep := testenv.RunWith(t, hermitOpts(t, nil), hermit, "replay", "--autopilot", dir)
+	if rep.Exit != 0 || string(rep.Stdout) != string(rec.Stdout) {
+		t.Errorf("replay: want the recording's %q; %s", rec.Stdout, describe(rep))
+	}
 }
 
 // TestReplayMadeDirectory: a file the guest makes by a rename in a
