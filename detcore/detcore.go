@@ -249,6 +249,10 @@ type Config struct {
 	// for its whole process had woken from a wait on the word and that
 	// had not run yet (futexSigWoken).
 	OldSigWokenFutex bool
+	// OldCallOutput replays a recording of journal version 22 or
+	// before, which did not keep what a stat that ran natively wrote
+	// (OutputTracer).
+	OldCallOutput bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

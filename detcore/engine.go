@@ -568,7 +568,7 @@ func (e *Engine) handleStop(st Stop) error {
 		if err := e.syscall(t); err != nil {
 			return err
 		}
-		if !t.policy && t.state == tsReady && t.act == actCont && t.sig == 0 {
+		if !t.policy && t.state == tsReady && (t.act == actCont || t.act == actExitStop && noTurn[t.nr]) && t.sig == 0 {
 			// A call intercepted only for the journal (a recording, a
 			// replay) is no scheduling point, takes no turn and moves no
 			// clock, as in a run, where it is not intercepted at all:

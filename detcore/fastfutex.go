@@ -200,9 +200,11 @@ func (e *Engine) foldsAt(st Stop) bool {
 
 // runStops reports whether a run stops at t's call (the seccomp filter
 // of `hermit run` traces it): one of the policy's calls, with the
-// arguments its condition asks for, if it has one.
+// arguments its condition asks for, if it has one, and not one of those
+// that take no turn (noTurn: a recording made before they were the
+// policy's has nothing folded there).
 func runStops(t *thread) bool {
-	if policy[t.nr] == nil {
+	if policy[t.nr] == nil || noTurn[t.nr] {
 		return false
 	}
 	c, ok := conditions[t.nr]

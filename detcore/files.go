@@ -187,6 +187,9 @@ type fileState struct {
 	devs    map[uint64]uint32 // real anonymous minor → virtual minor
 	times   map[uint64]fileTimes
 	dirs    map[dirKey]*dirStream
+	// pseudoDevs are the devices of pipefs, sockfs and nsfs, by the
+	// kind of object procfs's links name (magiclink.go).
+	pseudoDevs map[string]uint64
 	// dirLimit is the size of dirs at which entries of dead processes go.
 	dirLimit int
 }

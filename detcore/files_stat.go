@@ -155,7 +155,7 @@ func (e *Engine) statNatively(t *thread, c statCall) {
 		if c.statx {
 			b = make([]byte, statxSize)
 		}
-		if e.t.ReadMem(t.tid, c.out, b) != nil {
+		if e.callOutput(t, c.out, b) != nil {
 			return
 		}
 		var st StatxBuf

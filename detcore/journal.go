@@ -495,3 +495,21 @@ func (e *Engine) written(t *thread, c *Call) {
 	h.Write(n[:])
 	c.Written, c.HasWritten = h.Sum32(), true
 }
+
+// OutputTracer is a Tracer that keeps what a call that ran natively wrote
+// for the engine to rewrite (a recording's), or gives it back (a
+// replay's): a stat that runs because the tracer cannot follow its path
+// (procfs) tells the host's inode, which the engine numbers.
+type OutputTracer interface {
+	// CallOutput reads into b what thread tid's call wrote at addr.
+	CallOutput(tid int, addr uint64, b []byte) error
+}
+
+// callOutput reads into b what t's call, which ran natively, wrote at
+// addr, through the tracer's OutputTracer where it has one.
+func (e *Engine) callOutput(t *thread, addr uint64, b []byte) error {
+	if ot, ok := e.t.(OutputTracer); ok && !e.cfg.OldCallOutput {
+		return ot.CallOutput(t.tid, addr, b)
+	}
+	return e.t.ReadMem(t.tid, addr, b)
+}

@@ -122,10 +122,15 @@ const StdinPath = "/.hermit-stdin"
 // process woke from a wait on the word and that has not run since
 // (detcore.Config.OldSigWokenFutex); a version-21 trace passed over it,
 // and replays as before.
-const JournalVersion = "22"
+// Version 23: a readlink of procfs's link to a pipe, socket or namespace
+// keeps the host's answer as ResultForce, which replay reads again and
+// the engine rewrites with the virtual inode, and the engine asks the
+// devices of those filesystems (QueryPseudoDev); a version-22 trace has
+// none, and replays as before.
+const JournalVersion = "23"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -162,6 +167,10 @@ type Settings struct {
 	// SigWokenFutex: a futex wake wakes a thread a signal woke from a wait
 	// on the word that has not run since (journal version 22).
 	SigWokenFutex bool
+	// CallOutputs: the trace keeps what a stat that ran natively wrote,
+	// and procfs's links to pipes, sockets and namespaces (journal
+	// version 23).
+	CallOutputs bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -210,6 +219,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.FastWriteDigests = s.SignalAnswers && f[FlagJournal] != "19"
 	s.SignalTaken = s.FastWriteDigests && f[FlagJournal] != "20"
 	s.SigWokenFutex = s.SignalTaken && f[FlagJournal] != "21"
+	s.CallOutputs = s.SigWokenFutex && f[FlagJournal] != "22"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -278,5 +288,5 @@ func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
-		OldSigWokenFutex: !s.SigWokenFutex}
+		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs}
 }

@@ -28,6 +28,8 @@ type HostTracer interface {
 	// examination's stop interrupts the call), which a replay does not
 	// repeat.
 	detcore.CPUTimeTracer
+	// What procfs's links to pipes, sockets and namespaces name.
+	detcore.PseudoDevTracer
 }
 
 // tracer logs every answer the host gives the engine. The engine asks in
@@ -233,4 +235,24 @@ func (t *tracer) SetNonblock(tid, fd int, on bool) error {
 		return detcore.ErrNotEmulated
 	}
 	return pw.SetNonblock(tid, fd, on)
+}
+
+// PseudoDev forwards detcore.PseudoDevTracer, and keeps the answer: a
+// replay's machine may number its internal filesystems otherwise.
+func (t *tracer) PseudoDev(kind string) (uint64, bool) {
+	dev, ok := t.HostTracer.PseudoDev(kind)
+	res := int64(dev)
+	if !ok {
+		res = -1
+	}
+	t.answer(QueryPseudoDev, StringKey(kind, 0), res, nil)
+	return dev, ok
+}
+
+// CallOutput implements detcore.OutputTracer: it reads the guest's memory,
+// and keeps what it read.
+func (t *tracer) CallOutput(tid int, addr uint64, b []byte) error {
+	err := t.HostTracer.ReadMem(tid, addr, b)
+	t.answerErr(QueryCallOutput, uint64(len(b)), err, b)
+	return err
 }

@@ -42,9 +42,11 @@ const (
 	QueryWriteEnd   = 18 // Result: the detcore.WriteEnd of the descriptor (detcore.PartWriteTracer)
 	QuerySignals    = 19 // Result: 0 or error; Mem[0]: the thread's pending, the process's pending and the blocked signals (EncodeSignals)
 	QueryFastWrites = 20 // Result: the digest of what the process wrote without a stop (detcore.FastWriteJournal); not the host's answer, the guest's
+	QueryPseudoDev  = 21 // Digest: StringKey of the kind; Result: the device of pipefs, sockfs or nsfs, or -1 (detcore.PseudoDevTracer)
+	QueryCallOutput = 22 // Digest: the size; Result: 0 or error; Mem[0]: what a call that ran natively wrote (detcore.OutputTracer)
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals", "fast-writes"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals", "fast-writes", "pseudo-dev", "call-output"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

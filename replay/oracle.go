@@ -285,3 +285,23 @@ func (o *oracle) SetNonblock(tid, fd int, on bool) error {
 	}
 	return pw.SetNonblock(tid, fd, on)
 }
+
+func (o *oracle) PseudoDev(kind string) (uint64, bool) {
+	ev, ok := o.p.answer(recorder.QueryPseudoDev, recorder.StringKey(kind, 0))
+	if !ok || ev.Result < 0 {
+		return 0, false
+	}
+	return uint64(ev.Result), true
+}
+
+func (o *oracle) CallOutput(tid int, addr uint64, b []byte) error {
+	data, _, err := o.data(recorder.QueryCallOutput, uint64(len(b)))
+	if err != nil {
+		return err
+	}
+	if len(data) != len(b) {
+		return o.p.diverge(0, "corrupt call output: %d bytes, want %d", len(data), len(b))
+	}
+	copy(b, data)
+	return nil
+}

@@ -313,6 +313,16 @@ func (p *player) Native(c *detcore.Call) detcore.Outcome {
 	switch {
 	case ev.Digest == recorder.ResultForce && c.Nr == abi.SYS_COPY_FILE_RANGE:
 		return p.copyFileRange(c, ev.Result)
+	case ev.Digest == recorder.ResultForce && (c.Nr == abi.SYS_READLINK || c.Nr == abi.SYS_READLINKAT):
+		// A link that names a pipe, socket or namespace by its inode
+		// (recorder.Exit): read again, and answered as recorded.
+		p.force[c.Tid] = ev.Result
+		mem, err := p.mem(ev.Mem)
+		if err != nil {
+			p.err = err
+			return detcore.Outcome{Emulate: true, Result: -abi.EINTR}
+		}
+		return detcore.Outcome{Exit: true, Mem: mem}
 	case ev.Digest == recorder.ResultForce:
 		p.force[c.Tid] = ev.Result
 		o := detcore.Outcome{Exit: true, Args: partWrite(c, ev.Result)}

@@ -453,3 +453,40 @@ func onProcfs(fd int) bool {
 	var st unix.Statfs_t
 	return unix.Fstatfs(fd, &st) != nil || st.Type == unix.PROC_SUPER_MAGIC
 }
+
+// PseudoDev implements detcore.LinkTracer: the device of pipefs, sockfs
+// or nsfs, which the kernel mounts once for every process (a pipe or
+// socket of hermit's own, or its own namespace, is on the same one).
+func (t *Tracer) PseudoDev(kind string) (uint64, bool) {
+	var st unix.Stat_t
+	switch kind {
+	case "pipe":
+		var p [2]int
+		if unix.Pipe2(p[:], unix.O_CLOEXEC) != nil {
+			return 0, false
+		}
+		err := unix.Fstat(p[0], &st)
+		unix.Close(p[0])
+		unix.Close(p[1])
+		if err != nil {
+			return 0, false
+		}
+	case "socket":
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return 0, false
+		}
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			return 0, false
+		}
+	case "cgroup", "ipc", "mnt", "net", "pid", "pid_for_children", "time", "time_for_children", "user", "uts":
+		if unix.Stat("/proc/self/ns/net", &st) != nil {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	return uint64(unix.Major(st.Dev))<<32 | uint64(unix.Minor(st.Dev)), true
+}
