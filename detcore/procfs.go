@@ -237,7 +237,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	mp := procMapsPath().FindStringSubmatch(path)
 	sm := procStatmPath().MatchString(path)
 	h := procHostPath().FindStringSubmatch(path)
-	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm && h == nil {
+	ipc := procSysvipcPath().MatchString(path)
+	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm && h == nil && !ipc {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -245,6 +246,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	switch {
+	case ipc:
+		content = normalizeSysvipc(content, e.epoch())
 	case h != nil:
 		content = e.procHost(h[1], content, off)
 	case sc != nil:

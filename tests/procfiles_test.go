@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -209,4 +210,27 @@ func TestProcLinksToPipes(t *testing.T) {
 		t.Errorf("the links name inodes %s and %s; stat says %s and %s", m[1], m[3], m[2], m[4])
 	}
 	rerunAndReplay(t, argv, string(first.Stdout))
+}
+
+// TestSysvIPCTimes: the times System V IPC_STAT tells of a shared memory
+// segment, a semaphore set and a message queue, and /proc/sysvipc/shm's
+// (ipcs -t), are the virtual epoch where they are set and 0 where they
+// are not, the same on every run and in replay. They were the host's
+// clock, and a replay, which runs the calls again, diverged.
+func TestSysvIPCTimes(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("sysv_times.c")(t)
+	first := hermitRun(t, nil, argv)
+	epoch := strconv.FormatInt(detcore.DefaultEpoch.Unix(), 10)
+	want := "shm ctime " + epoch + " atime " + epoch + " dtime 0\nsem ctime " + epoch + " otime " + epoch + "\nmsg ctime " + epoch + " stime " + epoch + " rtime 0\n"
+	out := string(first.Stdout)
+	if first.Exit != 0 || !strings.HasPrefix(out, want) {
+		t.Fatalf("hermit run: want the times\n%s; %s", want, describe(first))
+	}
+	// key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime
+	row := regexp.MustCompile(`(?m)^ +0 +0 +600 +4096 +\d+ +\d+ +1 +\d+ +\d+ +\d+ +\d+ +` + epoch + ` +0 +` + epoch + ` `)
+	if !row.MatchString(out[len(want):]) {
+		t.Errorf("/proc/sysvipc/shm has no row of the segment attached once at %s, never detached:\n%s", epoch, out[len(want):])
+	}
+	rerunAndReplay(t, argv, out)
 }
