@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -266,10 +267,10 @@ func (r *REPL) cmdList(args []string) error {
 }
 
 func (r *REPL) cmdPrint(args []string) error {
-	if err := wantArgs("print", args, 1, 1); err != nil {
+	if err := wantArgs("print", args, 1, 64); err != nil {
 		return err
 	}
-	expr := args[0]
+	expr := strings.Join(args, " ")
 	if strings.HasPrefix(expr, "$") || expr[0] >= '0' && expr[0] <= '9' {
 		v, err := r.evalAddr(expr)
 		if err != nil {
@@ -282,10 +283,63 @@ func (r *REPL) cmdPrint(args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := sp.Lookup(expr)
+	g, err := r.s.Regs(th.Tid)
+	if err != nil {
+		return err
+	}
+	mem := r.mem(th.Tid)
+	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
+	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, &g, frames, mem) }
+	v, err := debuginfo.Eval(expr, lookup, mem)
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
 	}
-	r.printf("%s = %s\n", expr, sp.Format(v, r.mem(th.Tid)))
+	r.printf("%s = %s\n", expr, sp.Format(v, mem))
 	return nil
+}
+
+// lookupLocal finds name among the locals of the current thread's
+// innermost frame of the program's own code (one stopped in the C
+// library or Go's runtime is looked at where its code called them), then
+// among the globals.
+func (r *REPL) lookupLocal(sp *debuginfo.Space, name string, g *Regs, frames []debuginfo.Frame, mem debuginfo.Mem) (debuginfo.Var, error) {
+	all := debuginfoRegs(g).All
+	for i, f := range frames {
+		if libraryFrame(f) && i < len(frames)-1 {
+			continue
+		}
+		sc := debuginfo.Scope{PC: f.PC, CFA: f.CFA, Regs: all}
+		if i > 0 {
+			// A return address: the call is the byte before. Only the
+			// frame's CFA is known: a frame pointer frame has its rbp
+			// 16 bytes below, as clang's locals need.
+			sc.PC--
+			sc.Regs[6], sc.Regs[7], sc.Outer = f.CFA-16, f.CFA, true
+		}
+		v, err := sp.Local(name, sc, mem)
+		if err == nil || !errors.Is(err, debuginfo.ErrNotFound) {
+			return v, err
+		}
+		break
+	}
+	return sp.Lookup(name)
+}
+
+// libraryFrame says whether f is in code of a library rather than the
+// program's: without a source line (the C library without its debug
+// information), or in Go's standard library (a package path whose first
+// element has no dot, but main).
+func libraryFrame(f debuginfo.Frame) bool {
+	if f.Location.File == "" {
+		return true
+	}
+	fn := f.Location.Func
+	if !strings.HasSuffix(f.Location.File, ".go") && !strings.HasSuffix(f.Location.File, ".s") {
+		return false
+	}
+	if first, _, ok := strings.Cut(fn, "/"); ok {
+		return !strings.Contains(first, ".") // internal/poll, not github.com/x
+	}
+	pkg, _, _ := strings.Cut(fn, ".")
+	return pkg != "main"
 }

@@ -273,3 +273,53 @@ func TestREPLStepBackFromACall(t *testing.T) {
 	mustMatch(t, regexp.MustCompile(`(?m)^event \d+ of \d+, thread \d+, time [0-9.]+s \(step\)$`), out, "when after reverse-stepi")
 	mustMatch(t, regexp.MustCompile(`(?m)^=> 0x[0-9a-f]+ 0f 05 +syscall$`), out, "disas after reverse-stepi: at the syscall instruction")
 }
+
+// TestREPLPrintLocals: print shows the locals and parameters of the
+// program's function that made the call the replay stopped at (below it,
+// the C library or Go's runtime), with fields, elements, pointers followed
+// and addresses taken; a global too. It knew only globals' names.
+func TestREPLPrintLocals(t *testing.T) {
+	t.Run("c", func(t *testing.T) {
+		requireDebugging(t, "cc")
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "trace")
+		if rec := record(t, dir, nil, []string{testenv.BuildC(t, "locals.c", "-O0")}); rec.Exit != 0 {
+			t.Fatalf("hermit record locals: %s", describe(rec))
+		}
+		out := string(runREPLScript(t, dir, []string{"break syscall write", "continue",
+			"print inner", "print total", "print scale", "print *corner", "print corner->label", "print origin.y",
+			"print sides", "print sides[2]", "print &sides[1]", "print counter", "print msg", "print sides[3]", "print nosuch", "quit"}).Stdout)
+		for _, want := range []string{
+			`(?m)^inner = 94$`, `(?m)^total = 60$`, `(?m)^scale = 2$`,
+			`(?m)^\*corner = \{x = 5, y = 6, label = 0x[0-9a-f]+ "corner"\}$`,
+			`(?m)^corner->label = 0x[0-9a-f]+ "corner"$`, `(?m)^origin\.y = 4$`,
+			`(?m)^sides = \{10, 20, 30\}$`, `(?m)^sides\[2\] = 30$`, `(?m)^&sides\[1\] = \(int \*\) 0x7ff[0-9a-f]+$`,
+			`(?m)^counter = 7$`, `(?m)^msg = "inner 94\\n"`,
+			`(?m)^print: index 3 is outside sides, of 3 elements$`, `(?m)^print: no symbol "nosuch"`,
+		} {
+			if !regexp.MustCompile(want).MatchString(out) {
+				t.Errorf("the transcript lacks %s:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("go", func(t *testing.T) {
+		requireDebugging(t, "go")
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "trace")
+		if rec := record(t, dir, nil, []string{testenv.BuildGo(t, "golocals")}); rec.Exit != 0 {
+			t.Fatalf("hermit record golocals: %s", describe(rec))
+		}
+		// At area's entry its parameters are in registers; at its write
+		// they are on its frame (optimized code: location lists).
+		out := string(runREPLScript(t, dir, []string{"break func main.area", "continue", "print scale", "print p.Label",
+			"break syscall write", "continue", "print total", "print nums[1]", "print *p", "print main.counter", "quit"}).Stdout)
+		for _, want := range []string{
+			`(?m)^scale = 2$`, `(?m)^p\.Label = "corner"$`, `(?m)^total = 60$`, `(?m)^nums\[1\] = 20$`,
+			`(?m)^\*p = \{X = 5, Y = 6, Label = "corner"\}$`, `(?m)^main\.counter = 7$`,
+		} {
+			if !regexp.MustCompile(want).MatchString(out) {
+				t.Errorf("the transcript lacks %s:\n%s", want, out)
+			}
+		}
+	})
+}

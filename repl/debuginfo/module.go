@@ -55,6 +55,8 @@ type module struct {
 	dw       *dwarf.Data
 	dwErr    error
 	funcs    []sym // DWARF subprograms, sorted
+	subprogs []subprog
+	cus      []cu  // in order
 	elfFuncs []sym // ELF STT_FUNC (and untyped text) symbols, sorted
 	elfData  []sym // ELF STT_OBJECT symbols, sorted
 	globals  map[string][]global
@@ -262,6 +264,13 @@ func (m *module) readDWARF() {
 			break
 		}
 		switch e.Tag {
+		case dwarf.TagCompileUnit:
+			u := cu{off: e.Offset}
+			u.base, _ = e.Val(dwarf.AttrLowpc).(uint64)
+			if b, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
+				u.addrBase = uint64(b)
+			}
+			m.cus = append(m.cus, u)
 		case dwarf.TagSubprogram:
 			m.addSubprogram(e)
 		case dwarf.TagVariable:
@@ -321,6 +330,7 @@ func (m *module) addSubprogram(e *dwarf.Entry) {
 	for _, rg := range ranges {
 		if rg[1] > rg[0] && rg[0] != 0 {
 			m.funcs = append(m.funcs, sym{addr: rg[0], size: rg[1] - rg[0], name: name})
+			m.subprogs = append(m.subprogs, subprog{lo: rg[0], hi: rg[1], die: e.Offset})
 		}
 	}
 	if len(ranges) > 0 && ranges[0][0] != 0 {

@@ -63,6 +63,9 @@ type Var struct {
 	Size   uint64
 	Type   *Type // nil when only the ELF symbol table knows the name
 	Module string
+	// Value, if not nil, is the value itself, which has no address (a
+	// variable in a register, &x): Addr is then not read.
+	Value []byte
 }
 
 // Lookup finds a global or static variable or a function by name in the
@@ -234,7 +237,10 @@ func (s *Space) Format(v Var, mem Mem) string {
 	if size > maxValueBytes {
 		size = maxValueBytes
 	}
-	b, err := readFull(mem, v.Addr, int(size))
+	b, err := v.Value, error(nil)
+	if b == nil {
+		b, err = readFull(mem, v.Addr, int(size))
+	}
 	if err != nil {
 		return memError(v.Addr)
 	}
