@@ -44,7 +44,7 @@ func init() {
 		{name: "disas", args: "[ADDR] [N]", help: "disassemble N instructions (default 10) at ADDR (default the pc)", run: (*REPL).cmdDisas, complete: (*REPL).completeSymbol},
 		{name: "bt", aliases: []string{"backtrace", "where"}, args: "[N]", help: "show the current thread's stack (N frames at most)", run: (*REPL).cmdBacktrace},
 		{name: "list", aliases: []string{"l"}, args: "[FILE:LINE|FUNC]", help: "show the source lines around the pc (or around FILE:LINE, FUNC)", run: (*REPL).cmdList, complete: (*REPL).completeSymbol},
-		{name: "print", aliases: []string{"p"}, args: "EXPR|$REG|ADDR", help: "show a variable (a local of the current function, or a global) with .field, ->field, [i], * and &, a register, a number", run: (*REPL).cmdPrint, complete: (*REPL).completeSymbol},
+		{name: "print", aliases: []string{"p"}, args: "EXPR|$REG|ADDR", help: "show a variable (a local of the current function, or a global) with .field, ->field, [i], * and &, a register, a number", run: (*REPL).cmdPrint, complete: (*REPL).completeVariable},
 		{name: "help", aliases: []string{"h", "?"}, args: "[CMD]", help: "list the commands, or explain one", run: (*REPL).cmdHelp, complete: func(*REPL, []string) []string { return commandNames() }},
 		{name: "quit", aliases: []string{"q", "exit"}, help: "end the session", run: func(r *REPL, _ []string) error { r.quit = true; return nil }},
 	}

@@ -120,6 +120,26 @@ func (r *REPL) completeSymbol(args []string) []string {
 	return r.symbolNames()
 }
 
+// completeVariable offers the locals of the current frame (userScope),
+// then the globals, then the functions.
+func (r *REPL) completeVariable(args []string) []string {
+	if len(args) > 0 {
+		return nil
+	}
+	th, sp, err := r.current()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	if g, err := r.s.Regs(th.Tid); err == nil {
+		mem := r.mem(th.Tid)
+		if sc, ok := r.userScope(sp, &g, sp.Backtrace(debuginfoRegs(&g), mem, 64)); ok {
+			names = sp.LocalNames(sc, mem)
+		}
+	}
+	return append(append(names, sp.VarNames()...), sp.Names()...)
+}
+
 func (r *REPL) cmdDisas(args []string) error {
 	if err := wantArgs("disas", args, 0, 2); err != nil {
 		return err
@@ -299,10 +319,22 @@ func (r *REPL) cmdPrint(args []string) error {
 }
 
 // lookupLocal finds name among the locals of the current thread's
-// innermost frame of the program's own code (one stopped in the C
-// library or Go's runtime is looked at where its code called them), then
-// among the globals.
+// innermost frame of the program's own code (userScope), then among the
+// globals.
 func (r *REPL) lookupLocal(sp *debuginfo.Space, name string, g *Regs, frames []debuginfo.Frame, mem debuginfo.Mem) (debuginfo.Var, error) {
+	if sc, ok := r.userScope(sp, g, frames); ok {
+		v, err := sp.Local(name, sc, mem)
+		if err == nil || !errors.Is(err, debuginfo.ErrNotFound) {
+			return v, err
+		}
+	}
+	return sp.Lookup(name)
+}
+
+// userScope is the innermost frame of the program's own code: one
+// stopped in the C library or Go's runtime is looked at where its code
+// called them.
+func (r *REPL) userScope(sp *debuginfo.Space, g *Regs, frames []debuginfo.Frame) (debuginfo.Scope, bool) {
 	all := debuginfoRegs(g).All
 	for i, f := range frames {
 		if libraryFrame(f) && i < len(frames)-1 {
@@ -316,13 +348,9 @@ func (r *REPL) lookupLocal(sp *debuginfo.Space, name string, g *Regs, frames []d
 			sc.PC--
 			sc.Regs[6], sc.Regs[7], sc.Outer = f.CFA-16, f.CFA, true
 		}
-		v, err := sp.Local(name, sc, mem)
-		if err == nil || !errors.Is(err, debuginfo.ErrNotFound) {
-			return v, err
-		}
-		break
+		return sc, true
 	}
-	return sp.Lookup(name)
+	return debuginfo.Scope{}, false
 }
 
 // libraryFrame says whether f is in code of a library rather than the

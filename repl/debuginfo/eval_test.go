@@ -1,6 +1,9 @@
 package debuginfo
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,5 +79,52 @@ func TestSplitPieces(t *testing.T) {
 	}
 	if r, ok := regOp([]byte{opRegx, 0x11}); !ok || r != 17 {
 		t.Errorf("regx 17: %d %v", r, ok)
+	}
+}
+
+// TestLocalsC reads the locals of the C fixture's frames from its dump:
+// main calls a(3), a b(4), b c(5); c captured its registers and stack.
+// At -O0 they are on the frames (DW_OP_fbreg); at -O2 parameters live in
+// registers, which only the innermost frame knows.
+func TestLocalsC(t *testing.T) {
+	for _, variant := range []string{"O0-nopie", "O0-pie", "O2-nopie"} {
+		t.Run(variant, func(t *testing.T) {
+			bin := cFixture(t, variant)
+			d := runCDump(t, bin, "plain")
+			s := NewSpace(ParseMaps(d.maps), hostOpen)
+			mem := regionsMem(d.stack)
+			frames := s.Backtrace(d.regs, mem, 8)
+			if len(frames) < 3 || frames[0].Func != "c" || frames[1].Func != "b" {
+				t.Fatalf("frames %q, want c, b first", frameNames(frames))
+			}
+			inner := Scope{PC: frames[0].PC, CFA: frames[0].CFA, Regs: d.regs.All}
+			if names := s.LocalNames(inner, mem); !slices.Equal(names, []string{"regs", "x"}) {
+				t.Errorf("c's locals %q, want regs and x", names)
+			}
+			outer := Scope{PC: frames[1].PC - 1, CFA: frames[1].CFA, Outer: true}
+			outer.Regs[regRBP], outer.Regs[regRSP] = frames[1].CFA-16, frames[1].CFA
+			for _, c := range []struct {
+				sc         Scope
+				name, want string
+			}{{inner, "x", "5"}, {inner, "regs[7]", fmt.Sprint(d.regs.All[regRSP])}, {outer, "x", "4"}} {
+				v, err := Eval(c.name, func(n string) (Var, error) { return s.Local(n, c.sc, mem) }, mem)
+				switch {
+				case variant == "O2-nopie" && c.sc.Outer:
+					// x was in a register b's call did not keep.
+					if err == nil {
+						t.Errorf("b's %s = %s at -O2, want an error (optimized out)", c.name, s.Format(v, mem))
+					}
+				case err != nil:
+					t.Errorf("%s: %v", c.name, err)
+				default:
+					if got := s.Format(v, mem); got != c.want {
+						t.Errorf("%s = %s, want %s", c.name, got, c.want)
+					}
+				}
+			}
+			if _, err := s.Local("counter", inner, mem); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Local(counter), a global: %v, want ErrNotFound", err)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // Locals: the parameters and variables of the function a frame is in,
@@ -59,13 +60,7 @@ func (m *module) local(name string, sc Scope, mem Mem) (Var, bool, error) {
 		return Var{}, false, nil
 	}
 	pc := sc.PC - m.bias
-	var fn *subprog
-	for i := range m.subprogs {
-		p := &m.subprogs[i]
-		if pc >= p.lo && pc < p.hi && (fn == nil || p.hi-p.lo < fn.hi-fn.lo) {
-			fn = p
-		}
-	}
+	fn := m.subprogAt(pc)
 	if fn == nil {
 		return Var{}, false, nil
 	}
@@ -307,15 +302,27 @@ func frameBaseOf(fb []byte, regs *regset, mem Mem, cfa uint64) (uint64, error) {
 // parameter called name in scope at pc, the innermost block first. It
 // also returns the subprogram's frame base.
 func (m *module) findLocal(die dwarf.Offset, name string, pc uint64) (*dwarf.Entry, []byte) {
+	var found *dwarf.Entry
+	foundDepth := -1
+	frameBase := m.walkLocals(die, pc, func(e *dwarf.Entry, n string, depth int) {
+		if n == name && depth > foundDepth {
+			found, foundDepth = e, depth
+		}
+	})
+	return found, frameBase
+}
+
+// walkLocals calls f for each variable and parameter of subprogram die in
+// scope at pc, with its name and block depth, and returns the
+// subprogram's frame base.
+func (m *module) walkLocals(die dwarf.Offset, pc uint64, f func(e *dwarf.Entry, name string, depth int)) []byte {
 	r := m.dw.Reader()
 	r.Seek(die)
 	fn, err := r.Next()
 	if err != nil || fn == nil || !fn.Children {
-		return nil, nil
+		return nil
 	}
 	frameBase, _ := fn.Val(dwarf.AttrFrameBase).([]byte)
-	var found *dwarf.Entry
-	foundDepth := -1
 	depth := 1
 	for n := 0; depth > 0 && n < maxDIEs; n++ {
 		e, err := r.Next()
@@ -328,8 +335,8 @@ func (m *module) findLocal(die dwarf.Offset, name string, pc uint64) (*dwarf.Ent
 		}
 		switch e.Tag {
 		case dwarf.TagVariable, dwarf.TagFormalParameter:
-			if n, _ := m.nameOf(e); n == name && depth > foundDepth {
-				found, foundDepth = e, depth
+			if name, _ := m.nameOf(e); name != "" {
+				f(e, name, depth)
 			}
 		case dwarf.TagLexDwarfBlock:
 			if !m.covers(e, pc) {
@@ -346,7 +353,69 @@ func (m *module) findLocal(die dwarf.Offset, name string, pc uint64) (*dwarf.Ent
 			depth++
 		}
 	}
-	return found, frameBase
+	return frameBase
+}
+
+// LocalNames lists the names of the locals of the function at sc.PC.
+func (s *Space) LocalNames(sc Scope, mem Mem) []string {
+	m, _, ok := s.moduleAt(sc.PC, mem)
+	if !ok {
+		return nil
+	}
+	m.init()
+	fn := m.subprogAt(sc.PC - m.bias)
+	if fn == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	_ = guard(func() {
+		m.walkLocals(fn.die, sc.PC-m.bias, func(_ *dwarf.Entry, name string, _ int) {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		})
+	})
+	sort.Strings(out)
+	return out
+}
+
+// subprogAt returns the innermost function holding pc (unbiased).
+func (m *module) subprogAt(pc uint64) *subprog {
+	var fn *subprog
+	for i := range m.subprogs {
+		p := &m.subprogs[i]
+		if pc >= p.lo && pc < p.hi && (fn == nil || p.hi-p.lo < fn.hi-fn.lo) {
+			fn = p
+		}
+	}
+	return fn
+}
+
+// VarNames lists the names of the global variables.
+func (s *Space) VarNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, mod := range s.modules() {
+		mod.init()
+		var names []string
+		for name, gs := range mod.globals {
+			if !gs[0].isFunc && !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+		for _, d := range mod.elfData {
+			if d.name != "" && !seen[d.name] {
+				seen[d.name] = true
+				names = append(names, d.name)
+			}
+		}
+		sort.Strings(names)
+		out = append(out, names...)
+	}
+	return out
 }
 
 // covers says whether the DIE's address ranges hold pc.
