@@ -40,7 +40,7 @@ func init() {
 		{name: "watch", aliases: []string{"w"}, args: "ADDR|SYMBOL [LEN]", help: "stop after a write to LEN bytes (1, 2, 4 or 8; default the symbol's size, else 8) in a debug register", run: (*REPL).cmdWatch, complete: (*REPL).completeSymbol},
 		{name: "delete", aliases: []string{"d"}, args: "[N] | checkpoint N", help: "delete breakpoint N, or all of them, or checkpoint N", run: (*REPL).cmdDelete},
 		{name: "info", aliases: []string{"i"}, args: "threads|regs|maps|fds|breakpoints|process|checkpoints", help: "show what the replay has at the stop", run: (*REPL).cmdInfo, complete: completeWords("threads", "regs", "maps", "fds", "breakpoints", "process", "checkpoints")},
-		{name: "x", args: "/FMT ADDR", help: "examine memory: FMT is count, format (x d u o t c a s i) and size (b h w g), as gdb's", run: (*REPL).cmdExamine},
+		{name: "x", args: "/FMT ADDR|EXPR", help: "examine memory at an address, or where a pointer points (an array, a function: where it is); FMT is count, format (x d u o t c a s i) and size (b h w g), as gdb's", run: (*REPL).cmdExamine},
 		{name: "disas", args: "[ADDR] [N]", help: "disassemble N instructions (default 10) at ADDR (default the pc)", run: (*REPL).cmdDisas, complete: (*REPL).completeSymbol},
 		{name: "bt", aliases: []string{"backtrace", "where"}, args: "[N]", help: "show the current thread's stack (N frames at most)", run: (*REPL).cmdBacktrace},
 		{name: "list", aliases: []string{"l"}, args: "[FILE:LINE|FUNC]", help: "show the source lines around the pc (or around FILE:LINE, FUNC)", run: (*REPL).cmdList, complete: (*REPL).completeSymbol},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hermitdbg/hermit/repl/debuginfo"
 )
 
 // Looking at the stop: threads, registers, memory, descriptors.
@@ -277,7 +279,7 @@ func (r *REPL) cmdExamine(args []string) error {
 	if err := wantArgs("x", args, 1, 1); err != nil {
 		return err
 	}
-	addr, err := r.evalAddr(args[0])
+	addr, err := r.examinedAddr(args[0])
 	if err != nil {
 		return fmt.Errorf("x: %w", err)
 	}
@@ -350,4 +352,29 @@ func (r *REPL) examineStrings(addr uint64, n int) error {
 		addr += uint64(len(s)) + 1
 	}
 	return nil
+}
+
+// examinedAddr is where x looks, as gdb's: a number or $REG as evalAddr
+// takes it, else a variable's value: the address an array or function
+// is at, a pointer's or an integer's value (a variable known only to the
+// symbol table, its address).
+func (r *REPL) examinedAddr(expr string) (uint64, error) {
+	if strings.HasPrefix(expr, "$") || expr[0] >= '0' && expr[0] <= '9' {
+		return r.evalAddr(expr)
+	}
+	th, sp, err := r.current()
+	if err != nil {
+		return 0, err
+	}
+	g, err := r.s.Regs(th.Tid)
+	if err != nil {
+		return 0, err
+	}
+	mem := r.mem(th.Tid)
+	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
+	v, err := debuginfo.Eval(expr, func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, &g, frames, mem) }, mem)
+	if err != nil {
+		return 0, err
+	}
+	return debuginfo.AddressValue(v, mem)
 }

@@ -277,7 +277,9 @@ func TestREPLStepBackFromACall(t *testing.T) {
 // TestREPLPrintLocals: print shows the locals and parameters of the
 // program's function that made the call the replay stopped at (below it,
 // the C library or Go's runtime), with fields, elements, pointers followed
-// and addresses taken; a global too. It knew only globals' names.
+// and addresses taken; a global too; and x examines what a pointer points
+// to. print knew only globals' names, and x looked at a pointer's own
+// address.
 func TestREPLPrintLocals(t *testing.T) {
 	t.Run("c", func(t *testing.T) {
 		requireDebugging(t, "cc")
@@ -288,7 +290,8 @@ func TestREPLPrintLocals(t *testing.T) {
 		}
 		out := string(runREPLScript(t, dir, []string{"break syscall write", "continue",
 			"print inner", "print total", "print scale", "print *corner", "print corner->label", "print origin.y",
-			"print sides", "print sides[2]", "print &sides[1]", "print counter", "print msg", "print sides[3]", "print nosuch", "quit"}).Stdout)
+			"print sides", "print sides[2]", "print &sides[1]", "print counter", "print msg", "print sides[3]", "print nosuch",
+			"x/3dw sides", "x/2dw corner", "x/s corner->label", "quit"}).Stdout)
 		for _, want := range []string{
 			`(?m)^inner = 94$`, `(?m)^total = 60$`, `(?m)^scale = 2$`,
 			`(?m)^\*corner = \{x = 5, y = 6, label = 0x[0-9a-f]+ "corner"\}$`,
@@ -296,6 +299,8 @@ func TestREPLPrintLocals(t *testing.T) {
 			`(?m)^sides = \{10, 20, 30\}$`, `(?m)^sides\[2\] = 30$`, `(?m)^&sides\[1\] = \(int \*\) 0x7ff[0-9a-f]+$`,
 			`(?m)^counter = 7$`, `(?m)^msg = "inner 94\\n"`,
 			`(?m)^print: index 3 is outside sides, of 3 elements$`, `(?m)^print: no symbol "nosuch"`,
+			// x examines where an array is, and where a pointer points.
+			`(?m)^0x7ff[0-9a-f]+:\t10\t20\t30$`, `(?m)^0x7ff[0-9a-f]+:\t5\t6$`, `(?m)^0x[0-9a-f]+:\t"corner"$`,
 		} {
 			if !regexp.MustCompile(want).MatchString(out) {
 				t.Errorf("the transcript lacks %s:\n%s", want, out)
@@ -311,10 +316,10 @@ func TestREPLPrintLocals(t *testing.T) {
 		}
 		// At area's entry its parameters are in registers; at its write
 		// they are on its frame (optimized code: location lists).
-		out := string(runREPLScript(t, dir, []string{"break func main.area", "continue", "print scale", "print p.Label",
+		out := string(runREPLScript(t, dir, []string{"break func main.area", "continue", "print scale", "print p.Label", "x/2dg p",
 			"break syscall write", "continue", "print total", "print nums[1]", "print *p", "print main.counter", "quit"}).Stdout)
 		for _, want := range []string{
-			`(?m)^scale = 2$`, `(?m)^p\.Label = "corner"$`, `(?m)^total = 60$`, `(?m)^nums\[1\] = 20$`,
+			`(?m)^scale = 2$`, `(?m)^p\.Label = "corner"$`, `(?m)^0x[0-9a-f]+:\t5\t6$`, `(?m)^total = 60$`, `(?m)^nums\[1\] = 20$`,
 			`(?m)^\*p = \{X = 5, Y = 6, Label = "corner"\}$`, `(?m)^main\.counter = 7$`,
 		} {
 			if !regexp.MustCompile(want).MatchString(out) {

@@ -333,3 +333,29 @@ func (p *parser) bits(v Var, f Field) (Var, error) {
 	}
 	return Var{Name: name, Type: f.Type, Size: uint64(f.Type.Size), Module: v.Module, Value: le.AppendUint64(nil, u)[:f.Type.Size]}, nil
 }
+
+// AddressValue is the address v stands for, as gdb's x takes it: where an
+// array or a function is (or a variable without type), a pointer's or an
+// integer's value.
+func AddressValue(v Var, mem Mem) (uint64, error) {
+	t := v.Type
+	switch {
+	case t == nil || t.Kind == KindFunc || t.Kind == KindArray:
+		if v.Value != nil {
+			return 0, fmt.Errorf("%s has no address", v.Name)
+		}
+		return v.Addr, nil
+	case t.Kind == KindStruct || t.Kind == KindFloat || t.Kind == KindUnknown:
+		return 0, fmt.Errorf("%s (%s) is not an address: x &%s shows its memory", v.Name, typeName(t), v.Name)
+	}
+	b := v.Value
+	if b == nil {
+		var err error
+		if b, err = readFull(mem, v.Addr, int(min(max(t.Size, 1), 8))); err != nil {
+			return 0, fmt.Errorf("cannot access memory at address %#x", v.Addr)
+		}
+	}
+	var a [8]byte
+	copy(a[:], b)
+	return le.Uint64(a[:]), nil
+}
