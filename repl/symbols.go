@@ -213,7 +213,8 @@ func (r *REPL) cmdBacktrace(args []string) error {
 }
 
 // sourceFrame returns the location of the current thread's innermost
-// frame that has a source line.
+// frame of the program's own code (libraryFrame), else the innermost
+// that has a source line.
 func (r *REPL) sourceFrame(sp *debuginfo.Space) (debuginfo.Location, error) {
 	th, err := r.thread()
 	if err != nil {
@@ -223,7 +224,13 @@ func (r *REPL) sourceFrame(sp *debuginfo.Space) (debuginfo.Location, error) {
 	if err != nil {
 		return debuginfo.Location{}, err
 	}
-	for _, f := range sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64) {
+	frames := sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64)
+	for _, f := range frames {
+		if !libraryFrame(f) {
+			return f.Location, nil
+		}
+	}
+	for _, f := range frames {
 		if f.Location.File != "" {
 			return f.Location, nil
 		}
@@ -276,9 +283,11 @@ func (r *REPL) cmdList(args []string) error {
 	if err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
+	// => marks the line the thread is at, if it is among them.
+	here, herr := r.sourceFrame(sp)
 	for _, l := range lines {
 		mark := "  "
-		if l.Line == line {
+		if herr == nil && l.Line == here.Line && (here.File == file || strings.HasSuffix(here.File, "/"+file)) {
 			mark = "=>"
 		}
 		r.printf("%s %-5d %s\n", mark, l.Line, l.Text)

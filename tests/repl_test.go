@@ -291,7 +291,7 @@ func TestREPLPrintLocals(t *testing.T) {
 		out := string(runREPLScript(t, dir, []string{"break syscall write", "continue",
 			"print inner", "print total", "print scale", "print *corner", "print corner->label", "print origin.y",
 			"print sides", "print sides[2]", "print &sides[1]", "print counter", "print msg", "print sides[3]", "print nosuch",
-			"x/3dw sides", "x/2dw corner", "x/s corner->label", "quit"}).Stdout)
+			"x/3dw sides", "x/2dw corner", "x/s corner->label", "list", "list main", "quit"}).Stdout)
 		for _, want := range []string{
 			`(?m)^inner = 94$`, `(?m)^total = 60$`, `(?m)^scale = 2$`,
 			`(?m)^\*corner = \{x = 5, y = 6, label = 0x[0-9a-f]+ "corner"\}$`,
@@ -305,6 +305,11 @@ func TestREPLPrintLocals(t *testing.T) {
 			if !regexp.MustCompile(want).MatchString(out) {
 				t.Errorf("the transcript lacks %s:\n%s", want, out)
 			}
+		}
+		// list marks the write's line; list main, whose lines do not
+		// hold it, marks none (it marked main's first).
+		if marks := regexp.MustCompile(`(?m)^=> .*$`).FindAllString(out, -1); len(marks) != 1 || !strings.Contains(marks[0], "write(1, msg") {
+			t.Errorf("list and list main mark %q, want only the write's line:\n%s", marks, out)
 		}
 	})
 	t.Run("go", func(t *testing.T) {
