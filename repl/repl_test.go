@@ -363,3 +363,16 @@ func TestHelpLines(t *testing.T) {
 		}
 	}
 }
+
+// TestEventSummaryEnd: events shows the recording's last event, which
+// repeats the root process's exit to end the trace, as the end, not as a
+// second exit of the process.
+func TestEventSummaryEnd(t *testing.T) {
+	exit := Event{Kind: EventExit, Group: true, Pid: 2, Status: 0x300}
+	if got, want := eventSummary(exit, false), "+++ process 2 exited, status 0x300 +++"; got != want {
+		t.Errorf("the process's exit: %q, want %q", got, want)
+	}
+	if got, want := eventSummary(exit, true), "the recording ends (process 2's status 0x300)"; got != want {
+		t.Errorf("the last event: %q, want %q", got, want)
+	}
+}

@@ -336,13 +336,15 @@ func (r *REPL) cmdEvents(args []string) error {
 		if ev.Tid == 0 {
 			who = "host    "
 		}
-		r.printf("#%-4d %s %s\n", i, who, eventSummary(ev))
+		r.printf("#%-4d %s %s\n", i, who, eventSummary(ev, i == r.s.Len()-1))
 	}
 	return nil
 }
 
-// eventSummary describes a recorded event in a few words.
-func eventSummary(ev Event) string {
+// eventSummary describes a recorded event in a few words; last says it
+// is the recording's last, which repeats the root process's exit to end
+// it.
+func eventSummary(ev Event, last bool) string {
 	switch ev.Kind {
 	case EventSyscall:
 		s := abi.SyscallName(ev.Nr)
@@ -355,7 +357,10 @@ func eventSummary(ev Event) string {
 	case EventClone:
 		return fmt.Sprintf("+++ thread %d created +++", ev.Child)
 	case EventExit:
-		if ev.Group {
+		switch {
+		case ev.Group && last:
+			return fmt.Sprintf("the recording ends (process %d's status %#x)", ev.Pid, ev.Status)
+		case ev.Group:
 			return fmt.Sprintf("+++ process %d exited, status %#x +++", ev.Pid, ev.Status)
 		}
 		return "+++ thread exited +++"
