@@ -126,6 +126,24 @@ func TestStepAndBack(t *testing.T) {
 	expectLines(t, out, want)
 }
 
+// TestBackFromTheEnd: at the recording's end, where no thread lives,
+// reverse-next goes back to the last event of the thread that ended it
+// (it said "no live thread").
+func TestBackFromTheEnd(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "goto end\nstep\nreverse-next\nwhen\nstep\nreverse-next 2\nwhen\n"))
+	want := []string{
+		`^#7 tid 2 `, // goto end: the last boundary, thread 2's exit_group
+		`^#8 the recording ends`,
+		`^#7 tid 2 `, // reverse-next: back to it
+		`^event 7 of 8, thread 2, `,
+		`^#8 the recording ends`,
+		`^#5 tid 2 `, // reverse-next 2: thread 2's event before it
+		`^event 5 of 8, thread 2, `,
+	}
+	expectLines(t, out, want)
+}
+
 func TestBreakSyscallForwardsAndBack(t *testing.T) {
 	f := newFakeSession()
 	out := outputOf(run(t, f, "break syscall write\ncontinue\ncontinue\ncontinue\nrc\nrc\nrc\n"))

@@ -46,12 +46,21 @@ func (r *REPL) cmdReverseStepi(args []string) error {
 	if !ok {
 		return errors.New("reverse-stepi: this replay cannot go back between events")
 	}
-	th, err := r.thread()
+	th, err := r.threadOrLast()
 	if err != nil {
 		return err
 	}
 	var st Stop
 	for i := 0; i < n; i++ {
+		if r.s.Where().Kind == StopExited {
+			// The step back from the end: the last call, which ended
+			// the thread's process.
+			to, _ := r.boundaryBefore(r.s.Len(), 1, nil)
+			if st, err = r.s.Goto(to); err != nil {
+				break
+			}
+			continue
+		}
 		if st, err = rw.ReverseStepi(th.Tid); err != nil {
 			break
 		}
@@ -74,7 +83,7 @@ func (r *REPL) cmdReverseNext(args []string) error {
 	if err != nil {
 		return err
 	}
-	th, err := r.thread()
+	th, err := r.threadOrLast()
 	if err != nil {
 		return err
 	}
@@ -186,4 +195,20 @@ func (r *REPL) deleteCheckpoint(arg string) error {
 		return fmt.Errorf("delete checkpoint: %q is not a checkpoint number", arg)
 	}
 	return rw.DeleteCheckpoint(id)
+}
+
+// threadOrLast is the current thread, or at the end of the recording,
+// where none is live, the one that made its last call (exit_group): the
+// one a step back from the end goes back into.
+func (r *REPL) threadOrLast() (Thread, error) {
+	th, err := r.thread()
+	if err == nil || r.s.Where().Kind != StopExited {
+		return th, err
+	}
+	if to, ok := r.boundaryBefore(r.s.Len(), 1, nil); ok {
+		if ev, eerr := r.s.Event(to); eerr == nil && ev.Tid != 0 {
+			return Thread{Tid: ev.Tid, Pid: ev.Pid}, nil
+		}
+	}
+	return th, err
 }
