@@ -27,7 +27,7 @@ const (
 	FlagPoints     = "chaos-points"     // PCT's change points (--chaos-points); absent unless pct
 	FlagStarve     = "pct-starve"       // PCT's starvation guard (detcore.PCTStarve); absent: none (recorded before it)
 	FlagFastIO     = "fast-io"          // "false" with --no-fast-io; absent: true
-	FlagFds        = "fds"              // the descriptors from 3 on the guest inherited, comma-separated
+	FlagFds        = "fds"              // the descriptors from 3 on the guest inherited, comma-separated (ptrace.StandIn)
 	FlagCPUs       = "num-cpus"         // --num-cpus; absent: legacyCPUs
 	FlagWatchdog   = "watchdog"         // --watchdog, a Go duration; absent: recorded before it (Settings.Watchdog -1)
 )

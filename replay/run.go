@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -286,14 +285,14 @@ func (rec *Recording) start(opts Options, h Hooks) (Runner, error) {
 		r.files = append(r.files, null)
 		return null
 	}
-	var keep *[]int
+	var keep *[]ptrace.StandIn
 	if fds, ok := rec.Header.Flags[recorder.FlagFds]; ok {
 		// The guest inherits the descriptors the recording's did, and
 		// no others (its next open's number depends on them).
-		var want []int
+		var want []ptrace.StandIn
 		for _, f := range strings.Split(fds, ",") {
-			if fd, err := strconv.Atoi(f); err == nil {
-				want = append(want, fd)
+			if s, ok := ptrace.ParseStandIn(f); ok {
+				want = append(want, s)
 			}
 		}
 		keep = &want

@@ -512,6 +512,19 @@ func TestInheritedFd3(t *testing.T) {
 		}
 		recordThrough(t, []string{`exec 4<"$1"; shift; exec "$@"`, "sh", file}, `head -c 5 <&4; echo; cat <&4`, "from \na file\n")
 	})
+	t.Run("access modes, replayed", func(t *testing.T) {
+		// A replay's stand-ins are opened as the recording's were:
+		// F_GETFL says the same (they were all /dev/null read-write).
+		python := testenv.Require(t, "python3")
+		file := filepath.Join(t.TempDir(), "modes")
+		setup := []string{`exec 5>>"$1" 4<"$1"; shift; echo | (exec 6<&0 </dev/null; exec "$@")`, "sh", file}
+		guest := python + ` -c 'import fcntl; print(*(fcntl.fcntl(fd, fcntl.F_GETFL) for fd in (4, 5, 6)))'`
+		native := testenv.RunWith(t, hermitOpts(t, nil), sh, append(append([]string{"-c"}, setup...), sh, "-c", guest)...)
+		if native.Exit != 0 || len(strings.Fields(string(native.Stdout))) != 3 {
+			t.Fatalf("natively: want three flags; %s", describe(native))
+		}
+		recordThrough(t, setup, guest, string(native.Stdout))
+	})
 	t.Run("make's jobserver", func(t *testing.T) {
 		mk := testenv.Require(t, "make")
 		top := t.TempDir()

@@ -171,8 +171,8 @@ func recordHeader(path string, argv []string, f *runFlags) (trace.Header, error)
 	}
 	hdr.Flags[recorder.FlagStdin] = ptrace.StdioKind(os.Stdin)
 	var fds []string
-	for _, fd := range ptrace.InheritedFds() {
-		fds = append(fds, strconv.Itoa(fd))
+	for _, s := range ptrace.InheritedStandIns() {
+		fds = append(fds, s.String())
 	}
 	hdr.Flags[recorder.FlagFds] = strings.Join(fds, ",")
 	if f.pin >= 0 {

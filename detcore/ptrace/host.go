@@ -378,3 +378,68 @@ func InheritedFds() []int {
 	sort.Ints(fds)
 	return fds
 }
+
+// StandIn is an inherited descriptor as a replay's guest gets it again: a
+// stand-in of the same kind, opened with the same status flags, so that
+// F_GETFL and the access it allows are the recording's (its calls are
+// answered from the trace).
+type StandIn struct {
+	Fd int
+	// Kind is 'p' (a pipe: a pipe's end), 's' (a socket: one of a
+	// socketpair), 'f' (anything else: /dev/null), or 0 (unknown: /dev/null
+	// read-write, as recordings before hermit kept the kind have it).
+	Kind byte
+	// Flags are what F_GETFL said.
+	Flags int
+}
+
+// String encodes s for the trace header: "3/p/0", or "3" with no kind.
+func (s StandIn) String() string {
+	if s.Kind == 0 {
+		return strconv.Itoa(s.Fd)
+	}
+	return fmt.Sprintf("%d/%c/%d", s.Fd, s.Kind, s.Flags)
+}
+
+// ParseStandIn decodes String's form.
+func ParseStandIn(text string) (StandIn, bool) {
+	parts := strings.Split(text, "/")
+	fd, err := strconv.Atoi(parts[0])
+	if err != nil || fd < 0 {
+		return StandIn{}, false
+	}
+	s := StandIn{Fd: fd}
+	if len(parts) == 1 {
+		return s, true
+	}
+	flags, err := strconv.Atoi(parts[len(parts)-1])
+	if len(parts) != 3 || len(parts[1]) != 1 || !strings.Contains("psf", parts[1]) || err != nil || flags < 0 {
+		return StandIn{}, false
+	}
+	s.Kind, s.Flags = parts[1][0], flags
+	return s, true
+}
+
+// InheritedStandIns describes InheritedFds for a replay.
+func InheritedStandIns() []StandIn {
+	var out []StandIn
+	for _, fd := range InheritedFds() {
+		s := StandIn{Fd: fd, Kind: 'f'}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil {
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFIFO:
+				s.Kind = 'p'
+			case unix.S_IFSOCK:
+				s.Kind = 's'
+			}
+		}
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil {
+			s.Kind = 0
+		}
+		s.Flags = fl
+		out = append(out, s)
+	}
+	return out
+}

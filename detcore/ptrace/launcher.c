@@ -73,17 +73,50 @@ static void fail(int errfd, int stage, int err, int code) {
 	_exit(code);
 }
 
+// stand_in opens a descriptor like one the recording's guest inherited:
+// kind 'p' a pipe's end, 's' one of a socketpair, else /dev/null, with
+// the access mode and O_APPEND and O_NONBLOCK of flags (F_GETFL's; -1:
+// unknown, read-write), close-on-exec.
+static int stand_in(char kind, long flags) {
+	int acc = flags < 0 ? O_RDWR : (int)(flags & O_ACCMODE);
+	int nonblock = flags < 0 ? 0 : (int)(flags & O_NONBLOCK);
+	int p[2];
+	if (kind == 'p' && acc != O_RDWR && pipe2(p, O_CLOEXEC | nonblock) == 0) {
+		close(acc == O_WRONLY ? p[0] : p[1]);
+		return acc == O_WRONLY ? p[1] : p[0];
+	}
+	if (kind == 's' && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0, p) == 0) {
+		close(p[1]);
+		return p[0];
+	}
+	return open("/dev/null", acc | O_CLOEXEC | (flags < 0 ? 0 : (int)(flags & (O_APPEND | O_NONBLOCK))));
+}
+
 // keep_fds leaves the guest the descriptors above 2 that list names ("-"
-// then a comma-separated list), each a stand-in on /dev/null, and closes
-// the others but errfd, which is above them all and closes at the exec (a
-// replay's guest inherits what the recording's did).
+// then a comma-separated list of FD or FD/KIND/FLAGS), each a stand-in
+// (stand_in), and closes the others but errfd, which is above them all
+// and closes at the exec (a replay's guest inherits what the recording's
+// did).
 static void keep_fds(const char *list, int errfd) {
 	if (!list) return;
 	int want[1024], n = 0;
+	char kinds[1024];
+	long flags[1024];
 	for (const char *p = list; *p && n < 1024;) {
 		char *end;
 		long fd = strtol(p, &end, 10);
-		if (end != p && fd >= 3 && fd != errfd) want[n++] = (int)fd;
+		char kind = 0;
+		long fl = -1;
+		if (end[0] == '/' && end[1] && end[2] == '/') {
+			kind = end[1];
+			fl = strtol(end + 3, &end, 10);
+		}
+		if (end != p && fd >= 3 && fd != errfd) {
+			want[n] = (int)fd;
+			kinds[n] = kind;
+			flags[n++] = fl;
+		}
+		while (*end && *end != ',') end++;
 		p = *end ? end + 1 : end;
 	}
 	DIR *d = opendir("/proc/self/fd");
@@ -101,10 +134,10 @@ static void keep_fds(const char *list, int errfd) {
 		if (!keep) close(open_fds[i]);
 	}
 	for (int j = 0; j < n; j++) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null < 0 || (null != want[j] && dup2(null, want[j]) < 0)) fail(errfd, STAGE_CONFIG, errno, 125);
-		if (null == want[j]) fcntl(null, F_SETFD, 0);
-		else close(null);
+		int fd = stand_in(kinds[j], flags[j]);
+		if (fd < 0 || (fd != want[j] && dup2(fd, want[j]) < 0)) fail(errfd, STAGE_CONFIG, errno, 125);
+		if (fd == want[j]) fcntl(fd, F_SETFD, 0);
+		else close(fd);
 	}
 }
 

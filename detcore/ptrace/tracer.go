@@ -48,9 +48,9 @@ type Options struct {
 	// CPU pins the tracer and the guest to one CPU; -1 leaves them free.
 	CPU int
 	// Fds, when set, are the descriptors from 3 on the guest inherits, each
-	// a stand-in (/dev/null: a replay answers its calls from the trace);
-	// it inherits no others. Nil: it inherits hermit's (InheritedFds).
-	Fds *[]int
+	// a stand-in (a replay answers its calls from the trace); it inherits
+	// no others. Nil: it inherits hermit's (InheritedFds).
+	Fds *[]StandIn
 	// TrapTSC makes rdtsc fault (PR_SET_TSC) so it can be emulated.
 	TrapTSC bool
 	// TrapCPUID makes CPUID fault (ARCH_SET_CPUID) after every exec, so it
@@ -236,7 +236,10 @@ func launcherPipe(o Options) (r, w *os.File, err error) {
 	above := 2
 	fds := InheritedFds()
 	if o.Fds != nil {
-		fds = *o.Fds
+		fds = fds[:0]
+		for _, s := range *o.Fds {
+			fds = append(fds, s.Fd)
+		}
 	}
 	for _, fd := range fds {
 		above = max(above, fd)
@@ -301,8 +304,8 @@ func launchEnv(o Options, filter []unix.SockFilter) []string {
 	if o.Fds != nil {
 		list := make([]string, 0, len(*o.Fds)+1)
 		list = append(list, "-") // none: an empty value would read as unset
-		for _, fd := range *o.Fds {
-			list = append(list, strconv.Itoa(fd))
+		for _, s := range *o.Fds {
+			list = append(list, s.String())
 		}
 		env = append(env, envFds+"="+strings.Join(list, ","))
 	}
