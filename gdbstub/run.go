@@ -179,7 +179,7 @@ func (s *session) vCont(r *request) []byte {
 	if r.args == "" || r.args[0] != ';' {
 		return errReply
 	}
-	step, stepTid, cont := false, 0, false
+	step, stepTid, cont, contAll := false, 0, false, false
 	for _, a := range strings.Split(r.args[1:], ";") {
 		act, id, hasID := strings.Cut(a, ":")
 		tid := 0
@@ -192,6 +192,7 @@ func (s *session) vCont(r *request) []byte {
 		switch {
 		case act == "c", len(act) == 3 && act[0] == 'C':
 			cont = true
+			contAll = contAll || tid <= 0
 		case act == "s", len(act) == 3 && act[0] == 'S':
 			if !step {
 				if tid <= 0 {
@@ -210,6 +211,13 @@ func (s *session) vCont(r *request) []byte {
 		return errReply // no thread to step
 	case step:
 		return s.resume(r, true, stepTid)
+	case cont && !contAll:
+		// Continue one thread, the others held (gdb's scheduler-locking):
+		// a replay runs them all as recorded, and gdb would keep showing
+		// the others' registers from before.
+		s.console("hermit: a replay runs every thread as recorded, so it cannot continue one thread alone; " +
+			"set scheduler-locking off (or replay) and continue\n")
+		return errReply
 	case cont:
 		return s.resume(r, false, 0)
 	}
@@ -295,7 +303,14 @@ func (s *session) vRun(r *request) []byte {
 		st, err = s.t.Restart()
 	}
 	if err == nil && goTo {
-		st, err = s.t.Goto(event)
+		gst, gerr := s.t.Goto(event)
+		if gerr == nil {
+			st = gst
+		} else if s.opts.Refused != nil {
+			// gdb takes no text with vRun's reply: the process is at
+			// its start, and hermit says why.
+			s.opts.Refused(fmt.Errorf("run %d: %w", event, gerr))
+		}
 	}
 	if err != nil {
 		s.logf("gdbstub: restart: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -226,4 +227,26 @@ func (s *session) handle(pkt []byte, seq uint64) (reply []byte) {
 		return errReply // the target is no longer this client's
 	}
 	return h(s, &request{pkt: string(pkt), seq: seq})
+}
+
+// Refuse turns a client away: it answers the client's first packet
+// (gdb's qSupported, lldb's QStartNoAckMode) with an error that carries
+// msg, which gdb shows ("Remote failure reply: E.msg"), waiting at most
+// wait for it, and returns; the caller closes conn.
+func Refuse(conn net.Conn, msg string, wait time.Duration) {
+	_ = conn.SetDeadline(time.Now().Add(wait))
+	sc := newScanner(packetSize)
+	buf := make([]byte, 512)
+	for {
+		n, err := conn.Read(buf)
+		for _, c := range buf[:n] {
+			if kind, _ := sc.feed(c); kind == evPacket || kind == evBad || kind == evOversize {
+				_, _ = conn.Write(appendFrame([]byte{'+'}, escapeBinary([]byte("E."), []byte(msg))))
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

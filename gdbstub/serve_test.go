@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -231,6 +232,13 @@ func TestGDBHandshake(t *testing.T) {
 		{Kind: StopSignal, Tid: 0x1240, Signal: 10}, // SIGUSR1 is gdb's 30
 		{Kind: StopWatch, Tid: 0x1240, Addr: 0x601000, Watch: WatchAccess},
 		{Kind: StopExited, ExitCode: 3},
+	}
+	// Continuing one thread alone (gdb's scheduler-locking) is refused
+	// with a line that says why: a replay runs every thread.
+	c.expect("vCont;c:p1234.1240", "O"+hexs("hermit: a replay runs every thread as recorded, so it cannot continue one thread alone; "+
+		"set scheduler-locking off (or replay) and continue\n"))
+	if got := c.recv(); got != "E01" {
+		t.Errorf("vCont;c of one thread: final reply %q, want E01", got)
 	}
 	c.expect("vCont;c:p1234.-1", "T05"+expedited(ft, 0x1234)+tid+"swbreak:;")
 	c.expect("vCont;s:p1234.1234", "T05"+expedited(ft, 0x1234)+tid)
@@ -537,5 +545,29 @@ func TestJSONClient(t *testing.T) {
 	r := c.end()
 	if r.end != EndDisconnected || !errors.Is(r.err, ErrJSONClient) {
 		t.Errorf("Serve: %v, %v; want EndDisconnected, ErrJSONClient", r.end, r.err)
+	}
+}
+
+// TestRefuse: a client turned away gets an error reply to its first
+// packet that says why, which gdb shows ("Remote failure reply").
+func TestRefuse(t *testing.T) {
+	server, client := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		Refuse(server, "busy: one #1 at a time", 5*time.Second)
+		server.Close()
+		close(done)
+	}()
+	if _, err := client.Write(appendFrame([]byte{'+'}, []byte("qSupported:multiprocess+"))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	want := string(appendFrame([]byte{'+'}, []byte("E.busy: one }\x031 at a time")))
+	if string(got) != want {
+		t.Errorf("reply %q, want %q", got, want)
 	}
 }

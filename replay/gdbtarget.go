@@ -365,8 +365,11 @@ func (t *GDBTarget) convert(st Stop) (gdbstub.Stop, bool) {
 		}
 		note := ""
 		if t.failure != nil {
-			// The end the debugger sees is not the recording's.
+			// The end the debugger sees is not the recording's: the
+			// replay was cut short (a damaged trace, a divergence), as
+			// a kill would have, not the exit the recording holds.
 			note = "hermit: " + t.failure.Error()
+			sig, code = 9, 0
 		}
 		if sig != 0 {
 			return gdbstub.Stop{Kind: gdbstub.StopKilled, Signal: sig, Note: note}, true
@@ -442,9 +445,18 @@ func (t *GDBTarget) Goto(n uint64) (gdbstub.Stop, error) {
 	if n < t.start {
 		return t.last, fmt.Errorf("process %d has not started its program at event %d (it does at event %d)", t.vpid, n, t.start)
 	}
-	st, err := t.tl.RunToEvent(n)
-	if err != nil && st.Reason != ReasonExited {
+	alive := func(st Stop) bool { return st.Reason != ReasonExited && len(t.threads()) > 0 }
+	reached, st, kept, err := t.tl.RunToEventWhile(n, alive)
+	switch {
+	case err != nil && st.Reason != ReasonExited:
 		return t.last, err
+	case !kept:
+		// Past its end, gdb would have a process without registers.
+		end := fmt.Sprintf("it has ended by event %d", reached.Event)
+		if reached.Reason == ReasonExited {
+			end = fmt.Sprintf("the recording ends at event %d", reached.Event)
+		}
+		return t.last, fmt.Errorf("process %d is not alive at event %d (%s): the replay stays at event %d", t.vpid, n, end, t.When())
 	}
 	t.ended(st, err)
 	g, _ := t.convert(st)

@@ -283,6 +283,25 @@ func (t *Timeline) RunToEvent(n uint64) (Stop, error) {
 	return t.pos.final, err
 }
 
+// RunToEventWhile is RunToEvent, unless the stop it reaches fails keep
+// (a debugged process has ended by then): the replay then comes back to
+// where it was, exactly. It returns the stop reached (kept or not), the
+// stop the replay is at, and whether it was kept.
+func (t *Timeline) RunToEventWhile(n uint64, keep func(Stop) bool) (reached, at Stop, kept bool, err error) {
+	t.mu.Lock()
+	here := t.pos
+	here.moves = slices.Clone(t.pos.moves)
+	t.mu.Unlock()
+	reached, err = t.RunToEvent(n)
+	if err != nil && reached.Reason != ReasonExited || keep(reached) {
+		return reached, reached, true, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	err = t.seek(here)
+	return reached, t.pos.final, false, err
+}
+
 // Restart goes back to the start of the replay.
 func (t *Timeline) Restart() (Stop, error) {
 	t.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
@@ -214,5 +215,55 @@ func TestDetachWarnsOfNothing(t *testing.T) {
 	mustMatch(t, regexp.MustCompile(`(?m)^Catchpoint 1 \(signal SIGALRM\), `), tr.out(t, "continue", 0), "continue to the first SIGALRM")
 	if strings.Contains(string(rep.Stderr), "warning") || rep.Exit != 0 {
 		t.Errorf("want exit 0 and no warning after the detach; %s", describe(rep))
+	}
+}
+
+// TestGDBGotoPastTheEnd: monitor goto to an event after the debugged
+// process has ended is refused, saying where it ends, and the replay stays
+// where it was: gdb goes on (it was left with a process without
+// registers, E01 to everything).
+func TestGDBGotoPastTheEnd(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break worker", "continue", "monitor when",
+		"monitor goto 999999", "monitor when", "info registers rip", "delete", "continue", "continue")
+	rep := s.wait(t)
+	if !regexp.MustCompile(`goto 999999: process \d+ is not alive at event 999999 \(the recording ends at event \d+\): the replay stays at event \d+`).MatchString(tr.out(t, "monitor goto 999999", 0)) {
+		t.Errorf("monitor goto past the end: want a refusal saying where the recording ends:\n%s", tr.text)
+	}
+	if n1, n2 := gdbWhen(t, tr, 0), gdbWhen(t, tr, 1); n1 != n2 {
+		t.Errorf("monitor when says event %d before the refused goto, %d after; want the replay to stay", n1, n2)
+	}
+	if !regexp.MustCompile(`(?m)^rip +0x[0-9a-f]+ `).MatchString(tr.out(t, "info registers rip", 0)) {
+		t.Errorf("info registers after the refused goto: want rip:\n%s", tr.text)
+	}
+	checkGDBExit(t, tr, 1, g.pid, rec.Exit)
+	checkServedRun(t, rec, rep)
+}
+
+// TestLLDBQuitKeepsListening: lldb kills the process as it quits; with
+// --keep-listening the replay is kept for the next debugger, as for a
+// detach (the kill ended it).
+func TestLLDBQuitKeepsListening(t *testing.T) {
+	requireDebugging(t, "lldb")
+	dir, rec := recordThreads(t)
+	s := startReplay(t, dir, "--keep-listening")
+	exe, root := lldbExe(t, s)
+	first := runLLDB(t, t.TempDir(), exe, "target modules search-paths add / "+root, "gdb-remote "+s.addr, "breakpoint set -n worker", "process continue")
+	if !strings.Contains(first.text, "stop reason = breakpoint") {
+		t.Fatalf("lldb did not stop at worker:\n%s", first.text)
+	}
+	select {
+	case <-s.done:
+		t.Fatalf("hermit replay --keep-listening exited %d when lldb quit", s.exit)
+	case <-time.After(time.Second):
+	}
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "continue")
+	rep := s.wait(t)
+	checkGDBExit(t, tr, 0, parseGuest(t, rec.Stdout).pid, rec.Exit)
+	if !strings.Contains(string(rep.Stderr), "hermit: the debugger quit (it asked to kill the process; the replay is kept)") || rep.Exit != rec.Exit {
+		t.Errorf("after lldb quit and gdb ran the replay to its end: want the recording's exit %d and a line saying lldb quit; %s", rec.Exit, describe(rep))
 	}
 }

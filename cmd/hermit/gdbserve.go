@@ -194,10 +194,15 @@ func serveGDB(cfg serveConfig) int {
 			fmt.Fprintf(os.Stderr, "hermit replay: the debugger's connection: %v\n", err)
 		}
 		free <- struct{}{} // the next connection may be served
-		if cfg.keepListening && (end == gdbstub.EndDetached || end == gdbstub.EndDisconnected && !ended(t)) {
+		if cfg.keepListening && (end == gdbstub.EndDetached || (end == gdbstub.EndDisconnected || end == gdbstub.EndKilled) && !ended(t)) {
 			how := "detached"
-			if end == gdbstub.EndDisconnected {
+			switch end {
+			case gdbstub.EndDisconnected:
 				how = "went away without detaching"
+			case gdbstub.EndKilled:
+				// lldb kills as it quits: the replay is kept for the
+				// next debugger, as --keep-listening promises.
+				how = "quit (it asked to kill the process; the replay is kept)"
 			}
 			fmt.Fprintf(os.Stderr, "hermit: the debugger %s at event %d; listening again on %s\n", how, t.When(), addr)
 			continue
@@ -274,7 +279,10 @@ func acceptOneAtATime(ln net.Listener) (<-chan net.Conn, chan<- struct{}, *error
 			}
 			if busy {
 				fmt.Fprintf(os.Stderr, "hermit: refused a debugger from %s: one is attached already\n", c.RemoteAddr())
-				c.Close()
+				go func() {
+					gdbstub.Refuse(c, "hermit: another debugger is attached to this replay; one at a time", 5*time.Second)
+					c.Close()
+				}()
 				continue
 			}
 			busy = true

@@ -76,7 +76,7 @@ Flags:
 	fs.IntVar(&gdbPort, "gdb-port", 0, "serve the GDB remote protocol on port `N` (0: any free port)")
 	fs.StringVar(&host, "gdb-host", "127.0.0.1", "the address to listen on with --gdb-port; whoever reaches it controls the replay")
 	fs.BoolVar(&gdb, "gdb", false, "start gdb attached to the replay")
-	fs.BoolVar(&keep, "keep-listening", false, "with --gdb-port: after a debugger detaches or goes away, wait for the next one, continuing from where the replay stopped")
+	fs.BoolVar(&keep, "keep-listening", false, "with --gdb-port: after a debugger detaches, goes away or quits (lldb kills as it quits), wait for the next one, continuing from where the replay stopped")
 	fs.StringVar(&onProcess, "onprocess", "", "debug the process with guest pid `PID` or command NAME (after its exec), not the first one; see 'hermit trace ps'")
 	fs.Uint64Var(&gotoEvent, "goto", 0, "replay to event `N` before the debugger attaches (see 'hermit trace dump')")
 	var exs stringList
