@@ -3,6 +3,7 @@ package gdbstub
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -180,6 +181,7 @@ func (s *session) vCont(r *request) []byte {
 		return errReply
 	}
 	step, stepTid, cont, contAll := false, 0, false, false
+	var contTids []int
 	for _, a := range strings.Split(r.args[1:], ";") {
 		act, id, hasID := strings.Cut(a, ":")
 		tid := 0
@@ -193,6 +195,7 @@ func (s *session) vCont(r *request) []byte {
 		case act == "c", len(act) == 3 && act[0] == 'C':
 			cont = true
 			contAll = contAll || tid <= 0
+			contTids = append(contTids, s.resolve(tid))
 		case act == "s", len(act) == 3 && act[0] == 'S':
 			if !step {
 				if tid <= 0 {
@@ -211,7 +214,7 @@ func (s *session) vCont(r *request) []byte {
 		return errReply // no thread to step
 	case step:
 		return s.resume(r, true, stepTid)
-	case cont && !contAll:
+	case cont && !contAll && !s.allThreads(contTids):
 		// Continue one thread, the others held (gdb's scheduler-locking):
 		// a replay runs them all as recorded, and gdb would keep showing
 		// the others' registers from before.
@@ -344,4 +347,19 @@ func (s *session) vKill(*request) []byte {
 	s.killed = true
 	s.dead = &Stop{Kind: StopKilled, Signal: 9}
 	return []byte("OK")
+}
+
+// allThreads says whether tids name every live thread (lldb continues
+// each by name).
+func (s *session) allThreads(tids []int) bool {
+	ths, err := s.t.Threads()
+	if err != nil {
+		return false
+	}
+	for _, th := range ths {
+		if !slices.Contains(tids, th.ID) {
+			return false
+		}
+	}
+	return true
 }

@@ -240,7 +240,8 @@ func TestGDBHandshake(t *testing.T) {
 	if got := c.recv(); got != "E01" {
 		t.Errorf("vCont;c of one thread: final reply %q, want E01", got)
 	}
-	c.expect("vCont;c:p1234.-1", "T05"+expedited(ft, 0x1234)+tid+"swbreak:;")
+	// Each thread named, as lldb continues: all of them run.
+	c.expect("vCont;c:p1234.1234;c:p1234.1240", "T05"+expedited(ft, 0x1234)+tid+"swbreak:;")
 	c.expect("vCont;s:p1234.1234", "T05"+expedited(ft, 0x1234)+tid)
 	c.expect("vCont;C0e:p1234.1240;c", "T1e"+expedited(ft, 0x1240)+"thread:p1234.1240;")
 	c.expect("qXfer:siginfo:read::0,ff", "l\x0a"+strings.Repeat("\x00", 127))

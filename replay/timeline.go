@@ -331,6 +331,14 @@ func (t *Timeline) goTo(q position) error {
 			return err
 		}
 	}
+	if q.end || q.at > t.pos.at {
+		// A run to a boundary stops at no breakpoint: none is armed on
+		// the way (one in a loop cost a trap per round; seek gives the
+		// user's back).
+		if err := t.s.setPoints(points{}); err != nil {
+			return err
+		}
+	}
 	if q.end {
 		st, err := t.s.RunToEvent(math.MaxUint64)
 		t.pos = position{end: true, final: st}
