@@ -187,7 +187,7 @@ func (l *layer) armedAt(tid int, addr uint64) bool {
 	return err == nil && b == int3
 }
 
-// errNotExecutable: a breakpoint's page is mapped, but not to run
+// errNotExecutable: a pending breakpoint's page is mapped, but not to run
 // code yet.
 var errNotExecutable = errors.New("not mapped to run code yet")
 
@@ -216,7 +216,7 @@ func (l *layer) insert(addr uint64) error {
 				later = tid
 			}
 			continue
-		case !executable(tid, addr):
+		case l.pending[addr] && !executable(tid, addr):
 			// Not code yet: a library's first mapping is read-only, and
 			// the loader maps its code over it, int3 and all. It waits
 			// in pending until the page is code.

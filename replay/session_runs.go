@@ -105,8 +105,13 @@ func (s *Session) syncPoints() error {
 			}
 		}
 		for a := range s.bps {
-			if _, ok := l.bps[a]; !ok && l.insert(a) != nil {
+			if _, ok := l.bps[a]; !ok {
+				// Pending until it is in, so that insert waits for its
+				// page to be code: a run brought back to a point where
+				// a library is mapped but not yet as code (points are
+				// set again after every seek) lost it to the loader.
 				l.pending[a] = true
+				_ = l.insert(a)
 			}
 		}
 		for i, w := range s.wps {
