@@ -25,7 +25,7 @@ func init() {
 		{"help", "", "list the monitor commands", (*session).monHelp},
 		{"when", "", "show the current event number", (*session).monWhen},
 		{"when-tid", "", "show the current thread", (*session).monWhenTid},
-		{"goto", "N", "replay to event N (gdb: \"run N\" does the same and refreshes what gdb shows; after goto, \"maint flush register-cache\" and \"maint flush dcache\")", (*session).monGoto},
+		{"goto", "N", "replay to event N (after goto, \"maint flush register-cache\" and \"maint flush dcache\"; gdb's \"run N\" replays to event N too, refreshing what gdb shows, then continues to the next breakpoint)", (*session).monGoto},
 	}
 }
 

@@ -143,7 +143,7 @@ func serveGDB(cfg serveConfig) int {
 		// The client shows only an error code: say why here, once.
 		why := err.Error()
 		if errors.Is(err, ptrace.ErrDebugRegsDead) {
-			why += "; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping instead"
+			why += "; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping the current thread instead (writes by other threads go unseen)"
 		}
 		if !refused[why] {
 			refused[why] = true
@@ -305,7 +305,7 @@ func announceGDB(addr, exe, root string, here bool) {
 	}
 	fmt.Fprintf(os.Stderr, "  lldb %s%s -o 'gdb-remote %s'\n", shellQuote(exe), paths, addr)
 	if !ptrace.DebugRegsTrigger() {
-		fmt.Fprintln(os.Stderr, "hermit: this machine's debug registers never trigger, so hardware watchpoints and breakpoints cannot be set here; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping instead")
+		fmt.Fprintln(os.Stderr, "hermit: this machine's debug registers never trigger, so hardware watchpoints and breakpoints cannot be set here; in gdb, `set can-use-hw-watchpoints 0` watches by single-stepping the current thread instead (writes by other threads go unseen)")
 	}
 }
 
