@@ -238,7 +238,8 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	sm := procStatmPath().MatchString(path)
 	h := procHostPath().FindStringSubmatch(path)
 	ipc := procSysvipcPath().MatchString(path)
-	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm && h == nil && !ipc {
+	fi := procFdinfoPath().FindStringSubmatch(path)
+	if m == nil && g == nil && !mi && sc == nil && mp == nil && !sm && h == nil && !ipc && fi == nil {
 		return false
 	}
 	content, off, err := pt.ReadFd(t.tid, fd)
@@ -246,6 +247,9 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 		return false
 	}
 	switch {
+	case fi != nil:
+		n, _ := strconv.Atoi(fi[3])
+		content = e.normalizeFdinfo(t, fi[1], n, content)
 	case ipc:
 		content = normalizeSysvipc(content, e.epoch())
 	case h != nil:

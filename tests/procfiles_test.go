@@ -194,20 +194,21 @@ func TestLinkIntoProc(t *testing.T) {
 
 // TestProcLinksToPipes: procfs's links to a pipe or a namespace
 // (readlink /proc/self/fd/0 is "pipe:[N]", /proc/self/ns/pid "pid:[N]")
-// name the virtual inode that stat gives, the same on every run and in
-// replay. They named the host's inode, another on every run; and a stat
+// and /proc/self/fdinfo/0's ino name the virtual inode that stat gives,
+// and fdinfo's mnt_id is 0, the same on every run and in replay. They
+// named the host's inode and mount, another on every run; and a stat
 // through such a link, which runs natively, told another number in replay.
 func TestProcLinksToPipes(t *testing.T) {
 	t.Parallel()
-	argv := tool("sh", "-c", `echo | { readlink /proc/self/fd/0; stat -L -c %i /proc/self/fd/0; }; `+
+	argv := tool("sh", "-c", `echo | { readlink /proc/self/fd/0; stat -L -c %i /proc/self/fd/0; grep -E '^(ino|mnt_id):' /proc/self/fdinfo/0; }; `+
 		`readlink /proc/self/ns/pid; stat -L -c %i /proc/self/ns/pid`)(t)
 	first := hermitRun(t, nil, argv)
-	m := regexp.MustCompile(`\Apipe:\[(\d+)\]\n(\d+)\npid:\[(\d+)\]\n(\d+)\n\z`).FindStringSubmatch(string(first.Stdout))
+	m := regexp.MustCompile(`\Apipe:\[(\d+)\]\n(\d+)\nmnt_id:\t0\nino:\t(\d+)\npid:\[(\d+)\]\n(\d+)\n\z`).FindStringSubmatch(string(first.Stdout))
 	if first.Exit != 0 || m == nil {
-		t.Fatalf("hermit run: want a pipe's link and inode, then the pid namespace's; %s", describe(first))
+		t.Fatalf("hermit run: want a pipe's link, inode and fdinfo, then the pid namespace's link and inode; %s", describe(first))
 	}
-	if m[1] != m[2] || m[3] != m[4] {
-		t.Errorf("the links name inodes %s and %s; stat says %s and %s", m[1], m[3], m[2], m[4])
+	if m[1] != m[2] || m[3] != m[2] || m[4] != m[5] {
+		t.Errorf("the pipe's link names inode %s, its fdinfo %s, stat %s; the namespace's link %s, stat %s", m[1], m[3], m[2], m[4], m[5])
 	}
 	rerunAndReplay(t, argv, string(first.Stdout))
 }
