@@ -372,7 +372,7 @@ func (r *REPL) examinedAddr(expr string) (uint64, error) {
 	}
 	mem := r.mem(th.Tid)
 	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
-	v, err := debuginfo.Eval(expr, func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, &g, frames, mem) }, mem)
+	v, err := debuginfo.Eval(expr, func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, th.Tid, &g, frames, mem) }, mem)
 	if err != nil {
 		return 0, err
 	}

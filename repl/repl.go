@@ -40,6 +40,8 @@ type REPL struct {
 	// lastLine is the last command typed at the terminal, which an empty
 	// line repeats (term.go).
 	lastLine string
+	// frameSel is the frame chosen with frame, up or down (frames.go).
+	frameSel *frameChoice
 }
 
 // New returns a REPL over s that writes to out.

@@ -133,7 +133,7 @@ func (r *REPL) completeVariable(args []string) []string {
 	var names []string
 	if g, err := r.s.Regs(th.Tid); err == nil {
 		mem := r.mem(th.Tid)
-		if sc, ok := r.userScope(sp, &g, sp.Backtrace(debuginfoRegs(&g), mem, 64)); ok {
+		if sc, ok := r.userScope(th.Tid, &g, sp.Backtrace(debuginfoRegs(&g), mem, 64)); ok {
 			names = sp.LocalNames(sc, mem)
 		}
 	}
@@ -212,9 +212,9 @@ func (r *REPL) cmdBacktrace(args []string) error {
 	return nil
 }
 
-// sourceFrame returns the location of the current thread's innermost
-// frame of the program's own code (libraryFrame), else the innermost
-// that has a source line.
+// sourceFrame returns the location of the frame the commands look at
+// (selectedFrame), if it has a source line, else of the innermost that
+// has one.
 func (r *REPL) sourceFrame(sp *debuginfo.Space) (debuginfo.Location, error) {
 	th, err := r.thread()
 	if err != nil {
@@ -225,8 +225,8 @@ func (r *REPL) sourceFrame(sp *debuginfo.Space) (debuginfo.Location, error) {
 		return debuginfo.Location{}, err
 	}
 	frames := sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64)
-	for _, f := range frames {
-		if !libraryFrame(f) {
+	if len(frames) > 0 {
+		if f := frames[r.selectedFrame(th.Tid, frames)]; f.Location.File != "" {
 			return f.Location, nil
 		}
 	}
@@ -318,7 +318,7 @@ func (r *REPL) cmdPrint(args []string) error {
 	}
 	mem := r.mem(th.Tid)
 	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
-	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, &g, frames, mem) }
+	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, th.Tid, &g, frames, mem) }
 	v, err := debuginfo.Eval(expr, lookup, mem)
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
@@ -330,8 +330,8 @@ func (r *REPL) cmdPrint(args []string) error {
 // lookupLocal finds name among the locals of the current thread's
 // innermost frame of the program's own code (userScope), then among the
 // globals.
-func (r *REPL) lookupLocal(sp *debuginfo.Space, name string, g *Regs, frames []debuginfo.Frame, mem debuginfo.Mem) (debuginfo.Var, error) {
-	if sc, ok := r.userScope(sp, g, frames); ok {
+func (r *REPL) lookupLocal(sp *debuginfo.Space, name string, tid int, g *Regs, frames []debuginfo.Frame, mem debuginfo.Mem) (debuginfo.Var, error) {
+	if sc, ok := r.userScope(tid, g, frames); ok {
 		v, err := sp.Local(name, sc, mem)
 		if err == nil || !errors.Is(err, debuginfo.ErrNotFound) {
 			return v, err
@@ -340,26 +340,13 @@ func (r *REPL) lookupLocal(sp *debuginfo.Space, name string, g *Regs, frames []d
 	return sp.Lookup(name)
 }
 
-// userScope is the innermost frame of the program's own code: one
-// stopped in the C library or Go's runtime is looked at where its code
-// called them.
-func (r *REPL) userScope(sp *debuginfo.Space, g *Regs, frames []debuginfo.Frame) (debuginfo.Scope, bool) {
-	all := debuginfoRegs(g).All
-	for i, f := range frames {
-		if libraryFrame(f) && i < len(frames)-1 {
-			continue
-		}
-		sc := debuginfo.Scope{PC: f.PC, CFA: f.CFA, Regs: all}
-		if i > 0 {
-			// A return address: the call is the byte before. Only the
-			// frame's CFA is known: a frame pointer frame has its rbp
-			// 16 bytes below, as clang's locals need.
-			sc.PC--
-			sc.Regs[6], sc.Regs[7], sc.Outer = f.CFA-16, f.CFA, true
-		}
-		return sc, true
+// userScope is the scope of the frame the commands look at
+// (selectedFrame).
+func (r *REPL) userScope(tid int, g *Regs, frames []debuginfo.Frame) (debuginfo.Scope, bool) {
+	if len(frames) == 0 {
+		return debuginfo.Scope{}, false
 	}
-	return debuginfo.Scope{}, false
+	return frameScope(g, frames, r.selectedFrame(tid, frames)), true
 }
 
 // libraryFrame says whether f is in code of a library rather than the

@@ -278,8 +278,8 @@ func TestREPLStepBackFromACall(t *testing.T) {
 // program's function that made the call the replay stopped at (below it,
 // the C library or Go's runtime), with fields, elements, pointers followed
 // and addresses taken; a global too; and x examines what a pointer points
-// to. print knew only globals' names, and x looked at a pointer's own
-// address.
+// to; up and frame choose another frame to look at. print knew only
+// globals' names, and x looked at a pointer's own address.
 func TestREPLPrintLocals(t *testing.T) {
 	t.Run("c", func(t *testing.T) {
 		requireDebugging(t, "cc")
@@ -291,7 +291,8 @@ func TestREPLPrintLocals(t *testing.T) {
 		out := string(runREPLScript(t, dir, []string{"break syscall write", "continue",
 			"print inner", "print total", "print scale", "print *corner", "print corner->label", "print origin.y",
 			"print sides", "print sides[2]", "print &sides[1]", "print counter", "print msg", "print sides[3]", "print nosuch",
-			"x/3dw sides", "x/2dw corner", "x/s corner->label", "list", "list main", "quit"}).Stdout)
+			"x/3dw sides", "x/2dw corner", "x/s corner->label", "list", "list main",
+			"up", "print p", "frame 0", "print scale", "quit"}).Stdout)
 		for _, want := range []string{
 			`(?m)^inner = 94$`, `(?m)^total = 60$`, `(?m)^scale = 2$`,
 			`(?m)^\*corner = \{x = 5, y = 6, label = 0x[0-9a-f]+ "corner"\}$`,
@@ -301,6 +302,10 @@ func TestREPLPrintLocals(t *testing.T) {
 			`(?m)^print: index 3 is outside sides, of 3 elements$`, `(?m)^print: no symbol "nosuch"`,
 			// x examines where an array is, and where a pointer points.
 			`(?m)^0x7ff[0-9a-f]+:\t10\t20\t30$`, `(?m)^0x7ff[0-9a-f]+:\t5\t6$`, `(?m)^0x[0-9a-f]+:\t"corner"$`,
+			// up: main's frame, with its own p; frame 0: the C library's
+			// write, which has no scale.
+			`(?m)^#2  0x[0-9a-f]+ main at \S+locals\.c:\d+$`, `(?m)^p = \{x = 5, y = 6, label = 0x[0-9a-f]+ "corner"\}$`,
+			`(?m)^#0  0x[0-9a-f]+ write\+0x[0-9a-f]+ in \S+libc\.so\.6$`, `(?m)^print: no symbol "scale"`,
 		} {
 			if !regexp.MustCompile(want).MatchString(out) {
 				t.Errorf("the transcript lacks %s:\n%s", want, out)
