@@ -380,3 +380,13 @@ func hermitClient(t *testing.T, args ...string) testenv.Result {
 	t.Helper()
 	return testenv.RunWith(t, testenv.Opts{Timeout: clientTimeout, Env: []string{"DEBUGINFOD_URLS="}}, testenv.Hermit(t), args...)
 }
+
+// servedThreads records the multi-threaded guest, and serves a replay of
+// it with hermit's replay flags: the trace, the recording's result, what
+// the guest printed, and the stub.
+func servedThreads(t *testing.T, flags ...string) (string, testenv.Result, guestRun, *stub) {
+	t.Helper()
+	dir, rec := recordThreads(t)
+	g := parseGuest(t, rec.Stdout)
+	return dir, rec, g, startReplay(t, dir, flags...)
+}

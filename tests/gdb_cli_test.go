@@ -359,9 +359,7 @@ func processesRunning(t *testing.T, prog string) []int {
 func TestGDBHardwareBreakpoints(t *testing.T) {
 	requireDebugging(t, "gdb")
 	testenv.RequireDebugRegs(t)
-	dir, rec := recordThreads(t)
-	g := parseGuest(t, rec.Stdout)
-	s := startReplay(t, dir)
+	_, _, g, s := servedThreads(t)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr,
 		"hbreak worker", "continue", "delete", "awatch global", "continue", "print global", "delete", "continue", "continue")
 	res := s.wait(t)
@@ -480,9 +478,7 @@ func TestGDBStepsOverPushfPopf(t *testing.T) {
 // status. lldb and Delve are told of the exit at once (their tests).
 func TestGDBReverseFromEnd(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir, rec := recordThreads(t)
-	g := parseGuest(t, rec.Stdout)
-	s := startReplay(t, dir)
+	_, rec, g, s := servedThreads(t)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "break worker", "reverse-continue",
 		"continue", "reverse-continue", "continue", "continue")
 	rep := s.wait(t)

@@ -72,10 +72,7 @@ func listenSecondCmds(addr string, k uint64) []string {
 // --goto starts the served replay at an event.
 func TestGDBKeepListening(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir, rec := recordThreads(t)
-	g := parseGuest(t, rec.Stdout)
-
-	s := startReplay(t, dir, "--keep-listening")
+	dir, rec, g, s := servedThreads(t, "--keep-listening")
 	first := runGDB(t, t.TempDir(), listenFirstCmds(s.addr)...)
 	noClientErrors(t, first, nil)
 	mustMatch(t, gdbBreakWorkerRE, first.out(t, "continue", 0), "continue to worker")
@@ -138,9 +135,7 @@ func TestGDBKeepListening(t *testing.T) {
 // so, and the next gdb runs it to the end.
 func TestKeepListeningAfterDisconnect(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir, rec := recordThreads(t)
-	g := parseGuest(t, rec.Stdout)
-	s := startReplay(t, dir, "--keep-listening")
+	_, rec, g, s := servedThreads(t, "--keep-listening")
 	halfPacketAndGo(t, s.addr)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "continue")
 	rep := s.wait(t)
@@ -180,9 +175,7 @@ func guestEventBefore(t *testing.T, dir string, n uint64) uint64 {
 // 14 and 19 alike.)
 func TestKeepListeningForgetsTheDeadDebugger(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir, rec := recordThreads(t)
-	g := parseGuest(t, rec.Stdout)
-	s := startReplay(t, dir, "--keep-listening")
+	_, rec, g, s := servedThreads(t, "--keep-listening")
 	first := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break thread_main", "catch syscall write", "continue",
 		"shell kill -9 $PPID")
 	if !strings.Contains(first.text, "Breakpoint 1, thread_main") && !strings.Contains(first.text, "Catchpoint 2") {
@@ -224,9 +217,7 @@ func TestDetachWarnsOfNothing(t *testing.T) {
 // registers, E01 to everything).
 func TestGDBGotoPastTheEnd(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir, rec := recordThreads(t)
-	g := parseGuest(t, rec.Stdout)
-	s := startReplay(t, dir)
+	_, rec, g, s := servedThreads(t)
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "break worker", "continue", "monitor when",
 		"monitor goto 999999", "monitor when", "info registers rip", "delete", "continue", "continue")
 	rep := s.wait(t)

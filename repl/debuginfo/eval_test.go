@@ -89,9 +89,7 @@ func TestSplitPieces(t *testing.T) {
 func TestLocalsC(t *testing.T) {
 	for _, variant := range []string{"O0-nopie", "O0-pie", "O2-nopie"} {
 		t.Run(variant, func(t *testing.T) {
-			bin := cFixture(t, variant)
-			d := runCDump(t, bin, "plain")
-			s := NewSpace(ParseMaps(d.maps), hostOpen)
+			_, d, s := dumpSpace(t, variant, "plain")
 			mem := regionsMem(d.stack)
 			frames := s.Backtrace(d.regs, mem, 8)
 			if len(frames) < 3 || frames[0].Func != "c" || frames[1].Func != "b" {

@@ -204,6 +204,15 @@ type cDump struct {
 	maps  string
 }
 
+// dumpSpace builds the C fixture variant, runs it in mode, and returns
+// the fixture, its dump and the address space the dump's maps describe.
+func dumpSpace(t *testing.T, variant, mode string) (string, cDump, *Space) {
+	t.Helper()
+	bin := cFixture(t, variant)
+	d := runCDump(t, bin, mode)
+	return bin, d, NewSpace(ParseMaps(d.maps), hostOpen)
+}
+
 // runCDump runs a C fixture in mode and parses its dump.
 func runCDump(t *testing.T, bin, mode string) cDump {
 	t.Helper()

@@ -40,9 +40,7 @@ func TestParseMaps(t *testing.T) {
 func TestBias(t *testing.T) {
 	for _, variant := range []string{"O2-pie", "O2-nopie"} {
 		t.Run(variant, func(t *testing.T) {
-			bin := cFixture(t, variant)
-			d := runCDump(t, bin, "plain")
-			s := NewSpace(ParseMaps(d.maps), hostOpen)
+			bin, d, s := dumpSpace(t, variant, "plain")
 			mod, _, _ := s.moduleAt(d.regs.All[regRA], nil)
 			if mod == nil {
 				t.Fatalf("no module at rip %#x", d.regs.All[regRA])

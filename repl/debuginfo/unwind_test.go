@@ -42,9 +42,7 @@ func hasSubsequence(got, want []string) bool {
 func TestBacktraceC(t *testing.T) {
 	for _, variant := range []string{"O0-pie", "O2-pie", "O0-nopie", "O2-nopie", "static", "debugframe", "nocfi"} {
 		t.Run(variant, func(t *testing.T) {
-			bin := cFixture(t, variant)
-			d := runCDump(t, bin, "plain")
-			s := NewSpace(ParseMaps(d.maps), hostOpen)
+			bin, d, s := dumpSpace(t, variant, "plain")
 			frames := s.Backtrace(d.regs, regionsMem(d.stack), 64)
 			names := frameNames(frames)
 			if len(names) < 4 || !slices.Equal(names[:4], []string{"c", "b", "a", "main"}) {
@@ -126,9 +124,7 @@ func checkLines(t *testing.T, s *Space, bin string, frames []Frame) {
 func TestBacktraceSignal(t *testing.T) {
 	for _, variant := range []string{"O0-pie", "O2-nopie", "static"} {
 		t.Run(variant, func(t *testing.T) {
-			bin := cFixture(t, variant)
-			d := runCDump(t, bin, "signal")
-			s := NewSpace(ParseMaps(d.maps), hostOpen)
+			_, d, s := dumpSpace(t, variant, "signal")
 			frames := s.Backtrace(d.regs, regionsMem(d.stack), 64)
 			names := frameNames(frames)
 			if !hasSubsequence(names, []string{"handler", "c", "b", "a", "main"}) {
