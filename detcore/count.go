@@ -66,7 +66,7 @@ func (e *Engine) schedPoint(t *thread) {
 		// The waiter is looked at when the next pick goes round.
 		e.streak = max(e.streak, e.cfg.Timeslice)
 	}
-	t.counting = wakes || e.nearWaiting(t) > 0 || timed && (deadline <= e.clock || e.signalTimerArmed()) || e.cpuTimerOn(t)
+	t.counting = wakes || e.nearWaiting(t) > 0 || timed && (deadline <= e.clock || e.signalTimerArmed() || e.timedFutexNear(t)) || e.cpuTimerOn(t)
 	t.clockLimit = e.clockLimit(others, deadline, timed)
 }
 
@@ -83,6 +83,26 @@ func (e *Engine) schedPoint(t *thread) {
 func (e *Engine) signalTimerArmed() bool {
 	for _, tm := range e.timers {
 		if tm.deadline >= 0 && tm.signals() {
+			return true
+		}
+	}
+	return false
+}
+
+// timedFutexNear reports whether a thread that may share memory with t
+// waits on a futex with a timeout: a lock or condition variable whose
+// waiter gives up, and then acts, when its time comes (CPython's GIL asks
+// the thread that holds it to drop it after 5 ms). A loop of t's on calls
+// the filter lets through, until the waiter acts, is no spin the watchdog
+// can stop deterministically (its counter changes every round), so t
+// counts its calls for the clock to reach the deadline. A plain sleep does
+// not count (signalTimerArmed).
+func (e *Engine) timedFutexNear(t *thread) bool {
+	if e.cfg.OldTimedFutexCount {
+		return false
+	}
+	for _, u := range e.threads {
+		if u != t && u.state == tsBlocked && u.block.kind == bkFutex && u.block.deadline >= 0 && sharesMemory(t, u) {
 			return true
 		}
 	}

@@ -253,6 +253,11 @@ type Config struct {
 	// before, which did not keep what a stat that ran natively wrote
 	// (OutputTracer).
 	OldCallOutput bool
+	// OldTimedFutexCount replays a recording of journal version 22 or
+	// before, made when a thread did not count its calls while another
+	// that may share its memory waited on a futex with a timeout
+	// (timedFutexNear).
+	OldTimedFutexCount bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

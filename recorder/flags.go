@@ -126,7 +126,10 @@ const StdinPath = "/.hermit-stdin"
 // keeps the host's answer as ResultForce, which replay reads again and
 // the engine rewrites with the virtual inode, and the engine asks the
 // devices of those filesystems (QueryPseudoDev); a version-22 trace has
-// none, and replays as before.
+// none, and replays as before. Also, what a stat that runs natively wrote
+// is kept (QueryCallOutput, detcore.Config.OldCallOutput), and a thread
+// counts its calls while another that may share its memory waits on a
+// futex with a timeout (detcore.Config.OldTimedFutexCount).
 const JournalVersion = "23"
 
 // replayable are the journal versions this hermit replays.
@@ -288,5 +291,5 @@ func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
-		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs}
+		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs}
 }

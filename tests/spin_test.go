@@ -391,3 +391,24 @@ func TestWatchdogCountsCPUTime(t *testing.T) {
 		t.Errorf("%v of CPU time took %v on a loaded CPU: want no preemption and no nondeterministic point; %s", cal.CPU*time.Duration(rounds)/20000000, r.Duration, describe(r))
 	}
 }
+
+// TestTimedWaitBeside: while one thread waits 5 ms on a condition
+// variable, as CPython's GIL does before it asks the holder to drop it,
+// the other loops on sigaction (a call hermit lets through) until asked:
+// its calls move virtual time, so the wait times out after 5 ms of it,
+// with the same number of calls on every run and in replay. The clock
+// stood still, the watchdog ended the wait after 2 s at an arbitrary
+// call, and the replay diverged.
+func TestTimedWaitBeside(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("timed_wait_busy.c")(t)
+	first := hermitRun(t, []string{"--watchdog", "0"}, argv)
+	m := regexp.MustCompile(`\Atimed out: yes; (\d+) calls; (\d+) us\n\z`).FindSubmatch(first.Stdout)
+	if first.Exit != 0 || m == nil {
+		t.Fatalf("hermit run --watchdog 0: want the wait timed out; %s", describe(first))
+	}
+	if us, _ := strconv.Atoi(string(m[2])); us < 5000 || us > 50000 {
+		t.Errorf("the wait took %d us of virtual time, want a little over 5000", us)
+	}
+	rerunAndReplay(t, argv, string(first.Stdout))
+}
