@@ -223,7 +223,7 @@ func (e *Engine) newProcess(pid int, parent *process, mm *addrSpace) *process {
 		e.mmSeq++
 		mm = &addrSpace{id: e.mmSeq}
 	}
-	p := &process{pid: pid, mm: mm, parent: parent}
+	p := &process{pid: pid, mm: mm, parent: parent, born: e.clock}
 	e.procs[pid] = p
 	e.result.Stats.Processes++
 	return p

@@ -16,7 +16,7 @@ var procFdinfoPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/fdinf
 // names (as t's path named it).
 func (e *Engine) normalizeFdinfo(t *thread, pid string, fd int, b []byte) []byte {
 	ino := []byte(nil)
-	if owner := e.fdinfoOwner(t, pid); owner != nil {
+	if owner := e.procOwner(t, pid); owner != nil {
 		if ft, ok := fileTracer(e); ok {
 			if st, _, err := ft.Statx(owner.tid, StatReq{Dirfd: fd, Flags: atEmptyPath, Mask: statxType | statxIno}); err == nil {
 				ino = strconv.AppendUint(nil, e.files().vino(st.id(true)), 10)
@@ -42,9 +42,9 @@ func (e *Engine) normalizeFdinfo(t *thread, pid string, fd int, b []byte) []byte
 	return bytes.Join(lines, nil)
 }
 
-// fdinfoOwner returns a thread of the process pid names (self, or a
+// procOwner returns a thread of the process pid names (self, or a
 // guest pid), or nil.
-func (e *Engine) fdinfoOwner(t *thread, pid string) *thread {
+func (e *Engine) procOwner(t *thread, pid string) *thread {
 	if isSelf(pid, t) {
 		return t
 	}

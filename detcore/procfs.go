@@ -181,7 +181,9 @@ func (e *Engine) procGlobal(name string, host []byte) []byte {
 			}
 			b = fmt.Appendf(b, "%s %d 0 0 %d 0 0 0 0 0 0\n", name, 0, cs*mult)
 		}
-		boot := (e.epoch() - up) / 1e9
+		// The virtual machine booted MonotonicStart before the run's
+		// epoch (the uptime then): the same second at every read.
+		boot := (e.epoch() - MonotonicStart) / 1e9
 		return fmt.Appendf(b, "intr 0\nctxt 0\nbtime %d\nprocesses %d\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n", boot, len(e.procs))
 	case "meminfo":
 		return virtualMeminfo(host)
@@ -267,7 +269,7 @@ func (e *Engine) readProc(t *thread, fd int) bool {
 	case m[3] == "stat":
 		// Every other thread is stopped by hermit; natively the reader
 		// runs and the others would most likely be asleep.
-		content = e.normalizeStat(content, isSelf(m[1], t))
+		content = e.normalizeStat(content, isSelf(m[1], t), e.statTimes(t, m[1], m[2]))
 	default:
 		content = normalizeStatus(content, isSelf(m[1], t), e.cpus())
 	}
@@ -301,9 +303,33 @@ var statFixed = map[int]bool{
 	42: true, 43: true, 44: true, // delayacct_blkio_ticks, guest_time, cguest_time
 }
 
+// statTimes are the times a /proc stat file tells of its process or
+// thread, in virtual ns: its CPU time, and when the process was made.
+type statTimes struct{ cpu, born int64 }
+
+// statTimes returns the times of the process pid names (self, or a guest
+// pid), or of its thread task (/task/TID), as t's path named them: those
+// of the run, if the engine has no such process.
+func (e *Engine) statTimes(t *thread, pid, task string) statTimes {
+	owner := e.procOwner(t, pid)
+	if owner == nil {
+		return statTimes{cpu: e.clock}
+	}
+	p := owner.proc
+	tm := statTimes{cpu: p.cpuTime(), born: p.born}
+	if tid, err := strconv.Atoi(strings.TrimPrefix(task, "/task/")); err == nil {
+		for _, th := range p.threads {
+			if th.vtid == tid {
+				tm.cpu = th.cpu
+			}
+		}
+	}
+	return tm
+}
+
 // normalizeStat rewrites /proc/PID/stat: user time and start time in
 // virtual time, the other fields above 0.
-func (e *Engine) normalizeStat(b []byte, self bool) []byte {
+func (e *Engine) normalizeStat(b []byte, self bool, tm statTimes) []byte {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return b
@@ -315,10 +341,10 @@ func (e *Engine) normalizeStat(b []byte, self bool) []byte {
 		switch {
 		case n == 3 && string(f) == "t": // tracing stop
 			f = []byte(runState(self)[:1])
-		case n == 14: // utime, in clock ticks
-			f = []byte(strconv.FormatInt(e.clock*clockTicks/1e9, 10))
-		case n == 22: // starttime: the start of the run
-			f = []byte(strconv.FormatInt(MonotonicStart*clockTicks/1e9, 10))
+		case n == 14: // utime, in clock ticks: the virtual CPU time
+			f = []byte(strconv.FormatInt(tm.cpu*clockTicks/1e9, 10))
+		case n == 22: // starttime: when the process was made, since boot
+			f = []byte(strconv.FormatInt((MonotonicStart+tm.born)*clockTicks/1e9, 10))
 		case statFixed[n]:
 			f = []byte("0")
 		}

@@ -201,6 +201,9 @@ type process struct {
 	vpid int
 	// cpuGone is the CPU time of its threads that exited (cputime.go).
 	cpuGone int64
+	// born is the virtual time it was made at (its /proc stat's
+	// starttime).
+	born int64
 	// sent are the signals hermit sent the whole process
 	// (outsidesig.go).
 	sent uint64

@@ -235,3 +235,30 @@ func TestSysvIPCTimes(t *testing.T) {
 	}
 	rerunAndReplay(t, argv, out)
 }
+
+// TestProcStatTimes: /proc/PID/stat tells when each process started, in
+// virtual time since boot (btime is the epoch less the uptime at the
+// run's start), and the CPU time it used: a process made after a 2 s
+// sleep started 200 ticks later, and neither used a second of CPU. (All
+// had the run's start as starttime and the run's length as utime: ps
+// showed every process 99% busy since the start.)
+func TestProcStatTimes(t *testing.T) {
+	t.Parallel()
+	argv := tool("sh", "-c", `grep btime /proc/stat; cut -d' ' -f14,22 /proc/self/stat; sleep 2; cut -d' ' -f14,22 /proc/self/stat`)(t)
+	first := hermitRun(t, nil, argv)
+	m := regexp.MustCompile(`\Abtime (\d+)\n(\d+) (\d+)\n(\d+) (\d+)\n\z`).FindStringSubmatch(string(first.Stdout))
+	if first.Exit != 0 || m == nil {
+		t.Fatalf("hermit run: want btime, then two processes' utime and starttime; %s", describe(first))
+	}
+	btime, u1, s1, u2, s2 := atoi(t, []byte(m[1])), atoi(t, []byte(m[2])), atoi(t, []byte(m[3])), atoi(t, []byte(m[4])), atoi(t, []byte(m[5]))
+	if start := btime + s1/100; start != int(detcore.DefaultEpoch.Unix()) {
+		t.Errorf("the first process started at %d (btime %d + %d ticks), want the epoch %d", start, btime, s1, detcore.DefaultEpoch.Unix())
+	}
+	if s2-s1 != 200 {
+		t.Errorf("the process made after a 2 s sleep started %d ticks after the first, want 200", s2-s1)
+	}
+	if u1 >= 100 || u2 >= 100 {
+		t.Errorf("utime %d and %d ticks, want under a second each: they did little", u1, u2)
+	}
+	rerunAndReplay(t, argv, string(first.Stdout))
+}
