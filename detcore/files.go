@@ -151,8 +151,18 @@ const (
 )
 
 // fileTimes are the times the guest gave a file, in ns since 1970; nil
-// means the epoch.
-type fileTimes struct{ atime, mtime, ctime *int64 }
+// means the epoch. btime is set for a file the guest made.
+type fileTimes struct{ atime, mtime, ctime, btime *int64 }
+
+// born gives virtual inode v, a file the guest has just made, the current
+// virtual time as its birth time.
+func (e *Engine) born(v uint64) {
+	fs := e.files()
+	tm := fs.times[v]
+	now := e.realNow()
+	tm.btime = &now
+	fs.times[v] = tm
+}
 
 // timeKept, as a time passed to fileTimes.set, leaves that time as it is.
 const timeKept = math.MinInt64
@@ -316,9 +326,12 @@ func (e *Engine) openTimes(t *thread, flags uint64) {
 	if there && !trunc {
 		return // O_CREAT changes nothing of a file that is there
 	}
+	made := flags&abi.O_CREAT != 0 && !there
 	t.atExit(func(e *Engine, t *thread) {
 		if fd := int(int64(t.regs.Rax)); fd >= 0 {
-			e.noteWrite(t, fd)
+			if v, ok := e.noteWrite(t, fd); ok && made {
+				e.born(v)
+			}
 		}
 	})
 }

@@ -108,7 +108,9 @@ func (e *Engine) timeMade(t *thread, dirfd int, p string, ty uint16, parent bool
 		if parent {
 			e.touchParent(t, dirfd, p)
 		}
-		e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, ty)
+		if v, ok := e.touchEntry(t, StatReq{Dirfd: dirfd, Path: p, Flags: atSymlinkNofollow, Mask: statxType | statxIno}, ty); ok {
+			e.born(v)
+		}
 	}
 }
 

@@ -229,7 +229,7 @@ func (fs *fileState) virtualize(e *Engine, st *StatxBuf, guestMask uint32, btime
 		putLE32(st[stxMask:], mask)
 	}
 	if mask&statxBtime != 0 {
-		putTimestamp(st[stxBtime:], epoch)
+		putTimestamp(st[stxBtime:], orEpoch(tm.btime))
 	} else {
 		putTimestamp(st[stxBtime:], 0)
 	}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
@@ -359,4 +361,23 @@ func TestGuestMadeTrees(t *testing.T) {
 		{"48 levels of 100 bytes", cGuest("deep_cwd.c"), "getcwd: ERANGE\nlevels found: 48 of 48\n"},
 		{"mkdir through a symlink", cGuest("symlink_parent.c"), "open of the link: Not a directory\ntarget/sub is a directory\n"},
 	})
+}
+
+// TestFilesBirthTime: a file or directory the guest makes is born at the
+// virtual time it makes it (statx's birth time); one from the host, at
+// the epoch. (Every birth time was the epoch: a file made a second in was
+// born before it was made.)
+func TestFilesBirthTime(t *testing.T) {
+	t.Parallel()
+	argv := tool("sh", "-c", `sleep 1; f=$(mktemp); mkdir "$f.d"; echo x > "$f"; stat -c %W "$f" "$f.d" /etc/hostname`)(t)
+	first := hermitRun(t, nil, argv)
+	epoch := detcore.DefaultEpoch.Unix()
+	want := fmt.Sprintf("%d\n%d\n%d\n", epoch+1, epoch+1, epoch)
+	if first.Exit != 0 || string(first.Stdout) != want {
+		if strings.HasPrefix(string(first.Stdout), "0\n") {
+			testenv.Skip(t, "this machine's /tmp keeps no birth times")
+		}
+		t.Fatalf("hermit run: want birth times %q (made 1 s in; the host's file at the epoch); %s", want, describe(first))
+	}
+	rerunAndReplay(t, argv, string(first.Stdout))
 }
