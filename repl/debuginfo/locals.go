@@ -395,27 +395,16 @@ func (m *module) subprogAt(pc uint64) *subprog {
 
 // VarNames lists the names of the global variables.
 func (s *Space) VarNames() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, mod := range s.modules() {
-		mod.init()
-		var names []string
+	return s.eachName(func(mod *module, add func(string)) {
 		for name, gs := range mod.globals {
-			if !gs[0].isFunc && !seen[name] {
-				seen[name] = true
-				names = append(names, name)
+			if !gs[0].isFunc {
+				add(name)
 			}
 		}
 		for _, d := range mod.elfData {
-			if d.name != "" && !seen[d.name] {
-				seen[d.name] = true
-				names = append(names, d.name)
-			}
+			add(d.name)
 		}
-		sort.Strings(names)
-		out = append(out, names...)
-	}
-	return out
+	})
 }
 
 // covers says whether the DIE's address ranges hold pc.

@@ -48,21 +48,31 @@ func (s *Space) AfterPrologue(pc uint64) uint64 {
 // Names lists the functions of the loaded modules, the executable's
 // first, each name once, for completion.
 func (s *Space) Names() []string {
+	return s.eachName(func(mod *module, add func(string)) {
+		for _, list := range [][]sym{mod.funcs, mod.elfFuncs} {
+			for _, f := range list {
+				add(f.name)
+			}
+		}
+	})
+}
+
+// eachName lists the names names gives for each loaded module, the
+// executable's first, each module's sorted, each name once.
+func (s *Space) eachName(names func(mod *module, add func(string))) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, mod := range s.modules() {
 		mod.init()
-		var names []string
-		for _, list := range [][]sym{mod.funcs, mod.elfFuncs} {
-			for _, f := range list {
-				if f.name != "" && !seen[f.name] {
-					seen[f.name] = true
-					names = append(names, f.name)
-				}
+		var own []string
+		names(mod, func(name string) {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				own = append(own, name)
 			}
-		}
-		sort.Strings(names)
-		out = append(out, names...)
+		})
+		sort.Strings(own)
+		out = append(out, own...)
 	}
 	return out
 }
