@@ -40,9 +40,9 @@ func init() {
 }
 
 // noTurn are the policy's calls that are no scheduling point even when
-// the engine stops at their exit, as the journal's own calls are not: a
-// readlink, which a run did not stop at and a recording did only for its
-// journal, keeps the schedule it had.
+// the engine stops at their exit, as the journal's own calls are not:
+// calls a run did not stop at before the engine looked at them (readlink
+// here, System V IPC's STAT commands), which keep the schedule they had.
 var noTurn = map[int]bool{abi.SYS_READLINK: true, abi.SYS_READLINKAT: true}
 
 // pseudoLink matches a link's target that names an object by its inode.
@@ -54,26 +54,26 @@ var pseudoLink = lazyRegexp(`^([a-z_]+):\[(\d+)\]$`)
 func sysReadlink(e *Engine, t *thread) {
 	t.policy = false
 	r := &t.regs
-	dirfd, pathAddr, buf, size := atFdcwd, r.Rdi, r.Rsi, r.Rdx
+	pathAddr, buf, size := r.Rdi, r.Rsi, r.Rdx
 	if t.nr == abi.SYS_READLINKAT {
-		dirfd, pathAddr, buf, size = int(int32(r.Rdi)), r.Rsi, r.Rdx, r.R10
+		pathAddr, buf, size = r.Rsi, r.Rdx, r.R10
 	}
 	if int32(size) <= 0 || pathAddr == 0 {
 		return // EINVAL or EFAULT, the kernel's
 	}
 	path, en := e.readPath(t, pathAddr)
-	if en != 0 || !mayLeadIntoProc(dirfd, path) {
+	if en != 0 || !mayLeadIntoProc(path) {
 		return
 	}
 	t.act = actExitStop
 	t.afterJournal = func(e *Engine, t *thread) { e.virtualLink(t, buf, uint64(uint32(size))) }
 }
 
-// mayLeadIntoProc says whether readlinkat(dirfd, path) may read one of
-// procfs's links: its path is relative (to a directory that may be in
+// mayLeadIntoProc says whether a readlink of path may read one of
+// procfs's links: path is relative (to a directory that may be in
 // procfs), or names procfs or a descriptor (/dev/fd/N leads to
 // /proc/self/fd/N).
-func mayLeadIntoProc(dirfd int, path string) bool {
+func mayLeadIntoProc(path string) bool {
 	return !strings.HasPrefix(path, "/") || strings.Contains(path, "proc") || strings.Contains(path, "fd")
 }
 
