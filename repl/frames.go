@@ -32,12 +32,19 @@ func (r *REPL) selectedFrame(tid int, frames []debuginfo.Frame) int {
 			return i
 		}
 	}
+	i, _ := withSource(frames)
+	return i
+}
+
+// withSource returns the innermost of frames that has a source line (0,
+// false if none has).
+func withSource(frames []debuginfo.Frame) (int, bool) {
 	for i, f := range frames {
 		if f.Location.File != "" {
-			return i
+			return i, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // frameScope is where frame i of frames looks names up.
@@ -121,4 +128,18 @@ func (r *REPL) selectFrame(tid int, frames []debuginfo.Frame, n int) error {
 	f := frames[n]
 	r.printf("#%-2d %#x %s\n", n, f.PC, f.Location.String())
 	return nil
+}
+
+// evalVar evaluates expr (debuginfo.Eval) in the frame the commands look
+// at: its locals, then the globals. It returns the value, the process's
+// symbols and its memory.
+func (r *REPL) evalVar(expr string) (debuginfo.Var, *debuginfo.Space, debuginfo.Mem, error) {
+	th, g, sp, frames, err := r.currentFrames()
+	if err != nil {
+		return debuginfo.Var{}, nil, nil, err
+	}
+	mem := r.mem(th.Tid)
+	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, th.Tid, &g, frames, mem) }
+	v, err := debuginfo.Eval(expr, lookup, mem)
+	return v, sp, mem, err
 }

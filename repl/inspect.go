@@ -362,17 +362,7 @@ func (r *REPL) examinedAddr(expr string) (uint64, error) {
 	if strings.HasPrefix(expr, "$") || expr[0] >= '0' && expr[0] <= '9' {
 		return r.evalAddr(expr)
 	}
-	th, sp, err := r.current()
-	if err != nil {
-		return 0, err
-	}
-	g, err := r.s.Regs(th.Tid)
-	if err != nil {
-		return 0, err
-	}
-	mem := r.mem(th.Tid)
-	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
-	v, err := debuginfo.Eval(expr, func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, th.Tid, &g, frames, mem) }, mem)
+	v, _, mem, err := r.evalVar(expr)
 	if err != nil {
 		return 0, err
 	}

@@ -126,16 +126,13 @@ func (r *REPL) completeVariable(args []string) []string {
 	if len(args) > 0 {
 		return nil
 	}
-	th, sp, err := r.current()
-	if err != nil {
+	th, g, sp, frames, err := r.currentFrames()
+	if sp == nil {
 		return nil
 	}
 	var names []string
-	if g, err := r.s.Regs(th.Tid); err == nil {
-		mem := r.mem(th.Tid)
-		if sc, ok := r.userScope(th.Tid, &g, sp.Backtrace(debuginfoRegs(&g), mem, 64)); ok {
-			names = sp.LocalNames(sc, mem)
-		}
+	if sc, ok := r.userScope(th.Tid, &g, frames); ok && err == nil {
+		names = sp.LocalNames(sc, r.mem(th.Tid))
 	}
 	return append(append(names, sp.VarNames()...), sp.Names()...)
 }
@@ -215,25 +212,18 @@ func (r *REPL) cmdBacktrace(args []string) error {
 // sourceFrame returns the location of the frame the commands look at
 // (selectedFrame), if it has a source line, else of the innermost that
 // has one.
-func (r *REPL) sourceFrame(sp *debuginfo.Space) (debuginfo.Location, error) {
-	th, err := r.thread()
+func (r *REPL) sourceFrame() (debuginfo.Location, error) {
+	th, _, _, frames, err := r.currentFrames()
 	if err != nil {
 		return debuginfo.Location{}, err
 	}
-	g, err := r.s.Regs(th.Tid)
-	if err != nil {
-		return debuginfo.Location{}, err
-	}
-	frames := sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64)
 	if len(frames) > 0 {
 		if f := frames[r.selectedFrame(th.Tid, frames)]; f.Location.File != "" {
 			return f.Location, nil
 		}
 	}
-	for _, f := range frames {
-		if f.Location.File != "" {
-			return f.Location, nil
-		}
+	if i, ok := withSource(frames); ok {
+		return frames[i].Location, nil
 	}
 	return debuginfo.Location{}, fmt.Errorf("no frame of thread %d has a source line (no debug information?)", th.Tid)
 }
@@ -273,7 +263,7 @@ func (r *REPL) cmdList(args []string) error {
 	} else {
 		// The innermost frame with a source line: at a syscall the pc is
 		// in libc, which has none; the caller that made it has.
-		loc, err := r.sourceFrame(sp)
+		loc, err := r.sourceFrame()
 		if err != nil {
 			return fmt.Errorf("list: %w", err)
 		}
@@ -284,7 +274,7 @@ func (r *REPL) cmdList(args []string) error {
 		return fmt.Errorf("list: %w", err)
 	}
 	// => marks the line the thread is at, if it is among them.
-	here, herr := r.sourceFrame(sp)
+	here, herr := r.sourceFrame()
 	for _, l := range lines {
 		mark := "  "
 		if herr == nil && l.Line == here.Line && (here.File == file || strings.HasSuffix(here.File, "/"+file)) {
@@ -308,18 +298,7 @@ func (r *REPL) cmdPrint(args []string) error {
 		r.printf("%s = %#x (%d)\n", expr, v, int64(v))
 		return nil
 	}
-	th, sp, err := r.current()
-	if err != nil {
-		return err
-	}
-	g, err := r.s.Regs(th.Tid)
-	if err != nil {
-		return err
-	}
-	mem := r.mem(th.Tid)
-	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
-	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, th.Tid, &g, frames, mem) }
-	v, err := debuginfo.Eval(expr, lookup, mem)
+	v, sp, mem, err := r.evalVar(expr)
 	if err != nil {
 		return fmt.Errorf("print: %w", err)
 	}
