@@ -180,11 +180,13 @@ func (p *pool) close() {
 func (t *Timeline) Checkpoint() (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.settle()
 	switch {
 	case t.pos.end:
 		return 0, ErrExited
 	case t.pos.inexact:
-		return 0, fmt.Errorf("the replay was interrupted between two stops, where no checkpoint can return: step or continue first")
+		return 0, fmt.Errorf("no checkpoint can be made here: an interrupt stopped the replay between two of the recording's stops, " +
+			"a place hermit cannot find again (it counts no instructions); continue to a breakpoint or to the next event first")
 	}
 	here := t.pos
 	here.moves = slices.Clone(t.pos.moves)

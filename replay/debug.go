@@ -68,8 +68,13 @@ type layer struct {
 	clock func() int64
 	// stop pauses the run: it returns when the Session resumes it.
 	stop func(Stop)
-	// intr is set by Session.Interrupt.
-	intr *atomic.Bool
+	// intr is set by Session.Interrupt; waiting, when set, holds the
+	// layer while it waits for the tracer's next stop (Interrupt kicks
+	// it, debug_kick.go); running is the thread it last set running.
+	intr    *atomic.Bool
+	waiting *atomic.Pointer[layer]
+	running atomic.Int64
+	k       kicks
 
 	ths map[int]*lthread
 	// queue holds stops collected while the layer waited for one thread
@@ -209,7 +214,8 @@ const (
 )
 
 func newLayer(intr, signals *atomic.Bool) *layer {
-	return &layer{intr: intr, signals: signals, ths: map[int]*lthread{}, bps: map[uint64]byte{}, pending: map[uint64]bool{}}
+	return &layer{intr: intr, signals: signals, ths: map[int]*lthread{}, bps: map[uint64]byte{}, pending: map[uint64]bool{},
+		k: kicks{ours: map[int]bool{}, engine: map[int]bool{}}}
 }
 
 // Forwarding types: the engine finds the optional tracer interfaces by
@@ -331,6 +337,12 @@ func (l *layer) Wait() (detcore.Stop, error) {
 		if l.swallow(st) {
 			continue
 		}
+		if l.takeKick(st) {
+			if err := l.kicked(st); err != nil && !errors.Is(err, detcore.ErrGone) {
+				return detcore.Stop{}, err
+			}
+			continue
+		}
 		if st.Kind != detcore.StopExited && st.Kind != detcore.StopKilled {
 			l.last = st.Tid
 			if l.intr.Load() {
@@ -348,9 +360,16 @@ func (l *layer) next() (detcore.Stop, error) {
 		l.queue = l.queue[1:]
 		return st, nil
 	}
+	if l.waiting != nil {
+		l.waiting.Store(l)
+		defer l.waiting.CompareAndSwap(l, nil)
+	}
 	st, err := l.inner.Wait()
-	if err == nil && !l.killed {
-		l.note(st)
+	if err == nil {
+		l.running.CompareAndSwap(int64(st.Tid), 0)
+		if !l.killed {
+			l.note(st)
+		}
 	}
 	return st, err
 }
@@ -460,7 +479,12 @@ func (l *layer) swallow(st detcore.Stop) bool {
 		th.needOver = regs.Rip
 	}
 	done := c.step && l.count(th)
+	counts := c.watch >= 0 && c.watch == l.goal.countSlot || c.brk && l.goal.countAt != 0 && regs.Rip == l.goal.countAt
 	switch {
+	case counts && l.goal.countTid != 0 && l.intr.Load():
+		// A count of arrivals (a trap each, millions in a long loop)
+		// ends at an Interrupt too.
+		l.pauseStep(th, Stop{Reason: ReasonInterrupt, Tid: th.tid})
 	case c.watch >= 0 && l.goal.countTid != 0 && c.watch == l.goal.countSlot:
 		// An arrival the Session counts (Session.countHits).
 		if th.tid == l.goal.countTid {
@@ -620,6 +644,9 @@ func (l *layer) resume(th *lthread, sig int) error {
 			return err
 		}
 	}
+	if mode == detcore.ResumeCont || mode == detcore.ResumeCount {
+		l.running.Store(int64(th.tid))
+	}
 	return l.inner.Resume(th.tid, mode, sig)
 }
 
@@ -678,7 +705,7 @@ func (l *layer) Preempt(tid int) error {
 	if l.paused.Load() || l.stepping.Load() || l.seen.Swap(a) != a {
 		return errDebugging
 	}
-	return l.inner.Preempt(tid)
+	return l.enginePreempt(tid)
 }
 
 var errDebugging = errors.New("the debugger is using the thread")
@@ -703,7 +730,8 @@ func (l *layer) Signals(tid int) (thread, shared, blocked uint64, err error) {
 	if l.killed {
 		return 1 << (abi.SIGKILL - 1), 0, 0, nil
 	}
-	return l.inner.Signals(tid)
+	thread, shared, blocked, err = l.inner.Signals(tid)
+	return thread &^ l.kickOnItsWay(tid), shared, blocked, err
 }
 
 // WaitSignals implements detcore.WaitSignalsTracer, as Signals does.
@@ -711,6 +739,7 @@ func (l *layer) WaitSignals(tid int, drop uint64) (thread, shared, blocked uint6
 	if l.killed {
 		return 1 << (abi.SIGKILL - 1), 0, 0, nil
 	}
+	drop |= l.kickOnItsWay(tid)
 	if wt, ok := l.inner.(detcore.WaitSignalsTracer); ok {
 		return wt.WaitSignals(tid, drop)
 	}

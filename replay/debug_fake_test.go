@@ -35,6 +35,12 @@ type fakeCPU struct {
 	// log records each Resume ("1:cont", "1:step", "1:syscall") and each
 	// write of one byte ("w 0x1002=cc").
 	log []string
+	// state is what ProcStat says of every thread ('S' if unset);
+	// pending, the signals Signals says are pending at each; preempts
+	// counts Preempt's SIGSTOPs.
+	state    byte
+	pending  uint64
+	preempts int
 }
 
 type fthread struct {
@@ -244,13 +250,18 @@ func (f *fakeCPU) PipeSpace(tid, fd int) int         { return -1 }
 func (f *fakeCPU) Poll(ws []detcore.FdWait, timeout time.Duration) ([]bool, error) {
 	return make([]bool, len(ws)), nil
 }
-func (f *fakeCPU) Signals(tid int) (uint64, uint64, uint64, error) { return 0, 0, 0, nil }
+func (f *fakeCPU) Signals(tid int) (uint64, uint64, uint64, error) { return f.pending, 0, 0, nil }
 func (f *fakeCPU) Caught(tid int) (uint64, uint64, error)          { return 0, 0, nil }
-func (f *fakeCPU) Preempt(tid int) error                           { return nil }
+func (f *fakeCPU) Preempt(tid int) error                           { f.preempts++; return nil }
 func (f *fakeCPU) SharedMapping(tid int, addr uint64) (uint64, uint64, uint64, bool) {
 	return 0, 0, 0, false
 }
-func (f *fakeCPU) ProcStat(pid int) (byte, int, error)              { return 'S', pid, nil }
+func (f *fakeCPU) ProcStat(pid int) (byte, int, error) {
+	if f.state == 0 {
+		return 'S', pid, nil
+	}
+	return f.state, pid, nil
+}
 func (f *fakeCPU) Signal(pid, tid, sig int, info []byte) error      { return nil }
 func (f *fakeCPU) AddTimerfdTicks(tid, fd int, n uint64) error      { return nil }
 func (f *fakeCPU) GuestTid(tid int) (int, error)                    { return tid, nil }

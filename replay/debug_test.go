@@ -609,3 +609,67 @@ func TestWatchDR7(t *testing.T) {
 		t.Errorf("an instruction breakpoint at an odd address: %v", err)
 	}
 }
+
+// TestKick: an Interrupt that waits for a computing thread sends it a
+// SIGSTOP of the layer's own (a kick) only while it runs; the engine
+// never sees that stop, nor the signal pending; and one SIGSTOP on its
+// way serves both the kick and the engine's watchdog, whose stop the
+// engine then gets.
+func TestKick(t *testing.T) {
+	// syscall (intercepted), exit
+	f := newFakeCPU(0x1000, 0x0f, 0x05, 0xf4)
+	f.setIntercepted(0x1000)
+	h := newHarness(t, f)
+	h.l.kick()
+	if f.preempts != 0 {
+		t.Fatal("kicked with no thread running")
+	}
+	h.l.running.Store(1)
+	h.l.kick()
+	if f.preempts != 0 {
+		t.Fatal("kicked a thread that sleeps in the kernel (state S)")
+	}
+	f.state = 'R'
+	h.l.kick()
+	h.l.kick()
+	if f.preempts != 1 || !h.l.k.ours[1] {
+		t.Fatalf("two kicks of a running thread sent %d SIGSTOPs (ours %v); want 1", f.preempts, h.l.k.ours)
+	}
+	f.pending = 1<<(abi.SIGSTOP-1) | 1<<(abi.SIGUSR1-1)
+	if own, _, _, _ := h.tr.Signals(1); own != 1<<(abi.SIGUSR1-1) {
+		t.Errorf("Signals with a kick on its way: %#x; want SIGUSR1 alone", own)
+	}
+	f.pending = 0
+	// The kick lands as the thread runs: the Interrupt is served there,
+	// and the thread goes on to its syscall, which is all the engine sees.
+	h.intr.Store(true)
+	f.threads[1].stopNext = true
+	mark := f.logLen()
+	if st := h.resume(1, detcore.ResumeCont); st.Kind != detcore.StopSeccomp {
+		t.Fatalf("engine saw %+v, want the syscall", st)
+	}
+	if want := []Stop{{Reason: ReasonInterrupt, Tid: 1}}; !reflect.DeepEqual(h.stops, want) {
+		t.Errorf("pauses %+v, want %+v", h.stops, want)
+	}
+	if got := f.logSince(mark); got != "1:cont 1:cont" {
+		t.Errorf("tracer calls %q, want the engine's resume and the layer's", got)
+	}
+	// The watchdog asks while a kick is on its way: no second SIGSTOP,
+	// and the one stop goes to the engine.
+	h.l.running.Store(1)
+	h.l.kick()
+	h.l.seen.Store(h.l.activity.Load()) // the debugger has been quiet since
+	if err := h.tr.Preempt(1); err != nil {
+		t.Fatalf("Preempt with a kick on its way: %v", err)
+	}
+	if f.preempts != 2 {
+		t.Errorf("%d SIGSTOPs sent; want 2 (one kick each time, none for the watchdog)", f.preempts)
+	}
+	f.threads[1].stopNext = true
+	if st := h.resume(1, detcore.ResumeSyscall); st.Kind != detcore.StopSignal || st.Sig != abi.SIGSTOP {
+		t.Errorf("engine saw %+v, want its SIGSTOP", st)
+	}
+	if len(h.l.k.ours)+len(h.l.k.engine) != 0 {
+		t.Errorf("SIGSTOPs still on their way after the stop: ours %v, engine's %v", h.l.k.ours, h.l.k.engine)
+	}
+}

@@ -30,6 +30,9 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 		// recorded schedule, into its future.
 		return t.pos.final, ErrThreadStart
 	}
+	if t.settle(); t.pos.inexact {
+		return t.pos.final, errInexact
+	}
 	// Counting runs under other points: the user's are back at the end.
 	defer t.restorePoints(t.s.getPoints())
 	from := t.pos
@@ -307,14 +310,14 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	defer t.autoCheckpoint()
+	if t.settle(); t.pos.inexact {
+		return t.pos.final, errInexact
+	}
 	user := t.s.getPoints()
 	// The search runs under other points: the user's are back at the end.
 	defer t.restorePoints(user)
 	t0 := t.pos
 	p := t.pos
-	if p.inexact {
-		p = position{at: p.at}
-	}
 	if !p.end && p.at == 0 && len(p.moves) == 0 {
 		return t.pos.final, ErrHistoryStart
 	}

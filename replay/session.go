@@ -34,8 +34,10 @@ import (
 // executes while paused. Close must be called to end the run.
 type Session struct {
 	start Starter
-	// intr asks the running run to stop (Interrupt).
-	intr atomic.Bool
+	// intr asks the running run to stop (Interrupt); waiting is the
+	// layer of the run while it waits for a stop (debug_kick.go).
+	intr    atomic.Bool
+	waiting atomic.Pointer[layer]
 	// signals makes Continue and Step stop at signals (StopAtSignals).
 	signals atomic.Bool
 	// focus is the process Focus names, which every run gets. Protected
@@ -135,7 +137,7 @@ func (s *Session) launch() error {
 		defer h.Stdout.Close()
 		defer h.Stderr.Close()
 	}
-	go r.main(s.start, h, &s.intr, &s.signals, s.focus, s.results, bps, s.wps)
+	go r.main(s.start, h, s, bps)
 	rep := <-r.reports
 	if rep.failed {
 		<-r.done
@@ -146,13 +148,15 @@ func (s *Session) launch() error {
 }
 
 // main is the run's goroutine.
-func (r *dbgRun) main(start Starter, h Hooks, intr, signals *atomic.Bool, focus int, results map[uint64]int64, bps []uint64, wps [4]watch) {
+// It takes what it needs of s before launch returns.
+func (r *dbgRun) main(start Starter, h Hooks, s *Session, bps []uint64) {
 	defer close(r.done)
 	// ptrace binds the guest to this thread, which exits with the
 	// goroutine (never unlocked).
 	runtime.LockOSThread()
-	l := newLayer(intr, signals)
-	l.focus, l.results = focus, results
+	l := newLayer(&s.intr, &s.signals)
+	l.focus, l.results, l.waiting = s.focus, s.results, &s.waiting
+	wps := s.wps
 	l.stop = r.pause
 	r.l = l
 	h.Wrap, h.OnEvent = l.wrap, l.onEvent
@@ -555,9 +559,14 @@ func (s *Session) Focus(vpid int) {
 func (s *Session) StopAtSignals(on bool) { s.signals.Store(on) }
 
 // Interrupt stops the running run at its next stop or event boundary,
-// with ReasonInterrupt. A thread that spins without a syscall reaches
-// neither. It does not wait, and may be called while another method runs.
-func (s *Session) Interrupt() { s.intr.Store(true) }
+// with ReasonInterrupt; a thread that computes without a syscall is
+// stopped where it is (debug_kick.go). It does not wait, and may be
+// called while another method runs.
+func (s *Session) Interrupt() {
+	if !s.intr.Swap(true) {
+		go kickWhileWaiting(&s.intr, &s.waiting)
+	}
+}
 
 // Restart kills the run and starts a fresh, identical one, paused before
 // its first instruction. Breakpoints and watchpoints carry over. If the new

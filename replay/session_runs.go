@@ -65,7 +65,7 @@ func (s *Session) attachRun(p *parked) error {
 	// A run made by another Session (an automatic checkpoint's helper)
 	// takes this one's interrupts, signal stops, focus and results.
 	if err := s.do(func(l *layer) error {
-		l.intr, l.signals, l.focus, l.results = &s.intr, &s.signals, s.focus, s.results
+		l.intr, l.signals, l.focus, l.results, l.waiting = &s.intr, &s.signals, s.focus, s.results, &s.waiting
 		return nil
 	}); err != nil {
 		return err

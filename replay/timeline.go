@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // A Timeline runs a Session forwards and backwards. It knows where the
@@ -94,8 +96,15 @@ type position struct {
 	// it, when it is a step.
 	done int
 	// inexact: an Interrupt stopped the run between two stops, where no
-	// move can return; the position stands for the boundary before it.
+	// move can return, or the run went on from such a place; the
+	// position stands for the boundary before it.
 	inexact bool
+	// For an inexact position: from is the exact one where the move the
+	// Interrupt cut short began; guess, when set, is what would be this
+	// position if the moves from there made no stop before those the run
+	// made (settle finds out), and regs are its thread's registers here.
+	from, guess *position
+	regs        abi.Regs
 }
 
 // event is the number of events consumed at p.
@@ -201,8 +210,24 @@ func (t *Timeline) advance(m move, st Stop, err error) {
 		t.pos = position{at: st.Event + 1, final: st}
 		return
 	case st.Reason == ReasonInterrupt:
-		t.pos = position{at: st.Event, final: st, inexact: true}
+		t.pos = position{at: st.Event, final: st, inexact: true, from: t.pos.exactFrom()}
 		return
+	case t.pos.inexact && (m.step || m.hitAt != 0 || st.Event == t.pos.final.Event):
+		// It began where no move returns to, and stopped before the
+		// next boundary, or counted from there: no move is known to
+		// return here, but one may (guessFrom).
+		p := position{at: st.Event, final: st, vtid: t.vtidOf(st.Tid), inexact: true, from: t.pos.from, guess: t.pos.guessFrom(m)}
+		if p.guess != nil {
+			p.regs, _ = t.s.Regs(st.Tid)
+		}
+		t.pos = p
+		return
+	case t.pos.inexact:
+		// A continue that passed a boundary stopped at the first of its
+		// points after the last one it passed: the move from there
+		// returns here.
+		t.pos = position{at: st.Event}
+		m.ev = max(st.Event, 1) - 1
 	}
 	m.ended, m.end = true, watch{}
 	if st.Reason == ReasonWatchpoint && st.Watch >= 0 && st.Watch < len(m.pts.wps) {

@@ -258,3 +258,101 @@ func TestTimelineBackFromSyscall(t *testing.T) {
 		t.Errorf("a step forwards from there: %v, %v, rip %#x; want past the write (event %d), at %#x", st2, err, r.Rip, st.Event, at.Rip)
 	}
 }
+
+// TestTimelineInterruptComputing: an Interrupt while the only thread
+// computes without a syscall stops it inside the computation (a kick),
+// not at its next call. Going back from that place is refused, as it is
+// from a breakpoint in the loop reached from it (the first arrival there
+// is not that one); from a breakpoint past the loop, reached in the same
+// stretch, a reverse continue finds the earlier breakpoint exactly.
+func TestTimelineInterruptComputing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (ptrace, pid and mount namespaces)")
+	}
+	bin := buildGuest(t, "crunch.c", "-O1")
+	syms, _ := symbols(t, bin, "crunch", "report")
+	_, _, s := guestSession(t, bin)
+	tl := NewTimeline(s, TimelineOptions{NoAuto: true})
+	t.Cleanup(func() { tl.Close() })
+	crunch, report := syms["crunch"], syms["report"]
+	setBreak := func(addr uint64) {
+		t.Helper()
+		if err := s.SetBreakpoint(addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clearBreak := func(addr uint64) {
+		t.Helper()
+		if err := s.ClearBreakpoint(addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setBreak(crunch.Value)
+	st, err := tl.Continue()
+	st = mustStop(t, "Continue to crunch", st, err, ReasonBreakpoint)
+	atCrunch, _ := s.Regs(st.Tid)
+	clearBreak(crunch.Value)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		s.Interrupt()
+	}()
+	st, err = tl.Continue()
+	st = mustStop(t, "Continue interrupted", st, err, ReasonInterrupt)
+	here, _ := s.Regs(st.Tid)
+	if here.Rip < crunch.Value || here.Rip >= crunch.Value+crunch.Size {
+		t.Fatalf("interrupted at %#x, want inside crunch [%#x, %#x)", here.Rip, crunch.Value, crunch.Value+crunch.Size)
+	}
+	refused := func(what string, st Stop, err error, want abi.Regs) {
+		t.Helper()
+		if !errors.Is(err, errInexact) {
+			t.Errorf("%s: %v, %v; want it refused (%v)", what, st, err, errInexact)
+		}
+		if r, _ := s.Regs(tl.Where().Tid); r != want {
+			t.Errorf("after the refused %s: rip %#x, want the replay where it was, rip %#x", what, r.Rip, want.Rip)
+		}
+	}
+	st, err = tl.ReverseStep(st.Tid)
+	refused("ReverseStep from the interrupt", st, err, here)
+	// A breakpoint in the loop: the continue from the interrupt's place
+	// stops at the next round, not the first.
+	setBreak(here.Rip)
+	st, err = tl.Continue()
+	st = mustStop(t, "Continue to the loop's breakpoint", st, err, ReasonBreakpoint)
+	round, _ := s.Regs(st.Tid)
+	st, err = tl.ReverseContinue()
+	refused("ReverseContinue from the next round", st, err, round)
+	clearBreak(here.Rip)
+	// Past the loop, in the same stretch.
+	setBreak(crunch.Value)
+	setBreak(report.Value)
+	st, err = tl.Continue()
+	st = mustStop(t, "Continue to report", st, err, ReasonBreakpoint)
+	atReport, _ := s.Regs(st.Tid)
+	if atReport.Rip != report.Value {
+		t.Fatalf("stopped at %#x, want report at %#x", atReport.Rip, report.Value)
+	}
+	st, err = tl.ReverseContinue()
+	st = mustStop(t, "ReverseContinue from report", st, err, ReasonBreakpoint)
+	if r, _ := s.Regs(st.Tid); r != atCrunch {
+		t.Errorf("back from report: rip %#x rsp %#x; want crunch's entry as first reached, rip %#x rsp %#x", r.Rip, r.Rsp, atCrunch.Rip, atCrunch.Rsp)
+	}
+	st, err = tl.Continue()
+	st = mustStop(t, "Continue to report again", st, err, ReasonBreakpoint)
+	if r, _ := s.Regs(st.Tid); r != atReport {
+		t.Errorf("forwards again: rip %#x, want report's stop as before, rip %#x", r.Rip, atReport.Rip)
+	}
+	// One instruction back from report counts the loop's rounds from
+	// crunch's entry, a trap each (for many minutes): an Interrupt ends
+	// the count, and the replay is back at report.
+	go func() {
+		time.Sleep(time.Second)
+		s.Interrupt()
+	}()
+	st, err = tl.ReverseStep(st.Tid)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("ReverseStep over the loop, interrupted: %v, %v; want ErrInterrupted", st, err)
+	}
+	if r, _ := s.Regs(tl.Where().Tid); r != atReport {
+		t.Errorf("after the interrupted step back: rip %#x, want report's stop, rip %#x", r.Rip, atReport.Rip)
+	}
+}

@@ -501,3 +501,37 @@ func TestGDBCatchSyscallNotCaught(t *testing.T) {
 		t.Errorf("want the note once and a stop at a write:\n%s", describe(r))
 	}
 }
+
+// TestGDBInterruptComputing: ^C in gdb while the replay computes without
+// a system call stops it inside the computation, as it would live (it
+// stopped at the next system call, after it). Going back from there is
+// refused with the reason; a breakpoint reached from there is a place
+// reverse-continue goes back from, to the earlier breakpoint.
+func TestGDBInterruptComputing(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "crunch.c", "-O0"), "1000000000"}); rec.Exit != 0 {
+		t.Fatalf("hermit record crunch.c: %s", describe(rec))
+	}
+	// gdb turns the SIGINT its shell sends it into an interrupt.
+	s := startReplay(t, dir)
+	defer s.kill()
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr,
+		"break crunch", "continue", "delete", "shell (sleep 0.3; kill -INT $PPID) &", "continue", "bt 1",
+		"reverse-stepi", "break crunch", "break report", "continue", "reverse-continue", "bt 1")
+	if out := tr.out(t, "continue", 1); !strings.Contains(out, "SIGINT") {
+		t.Errorf("continue, then ^C: want a SIGINT stop; gdb printed:\n%s", out)
+	}
+	if out := tr.out(t, "bt 1", 0); !regexp.MustCompile(`#0 .*crunch \(`).MatchString(out) {
+		t.Errorf("bt after ^C: want the thread in crunch; gdb printed:\n%s", out)
+	}
+	if out := tr.out(t, "reverse-stepi", 0); !strings.Contains(out, "cannot go back from here: an interrupt stopped the replay") {
+		t.Errorf("reverse-stepi from the interrupt: want hermit's reason; gdb printed:\n%s", out)
+	}
+	if out := tr.out(t, "continue", 2); !regexp.MustCompile(`Breakpoint \d+, report \(`).MatchString(out) {
+		t.Errorf("continue to report: gdb printed:\n%s", out)
+	}
+	if out := tr.out(t, "reverse-continue", 0); !regexp.MustCompile(`Breakpoint \d+, crunch \(`).MatchString(out) {
+		t.Errorf("reverse-continue from report: want crunch's breakpoint; gdb printed:\n%s", out)
+	}
+}
