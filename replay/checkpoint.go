@@ -180,7 +180,9 @@ func (p *pool) close() {
 func (t *Timeline) Checkpoint() (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.settle()
+	if err := t.settle(); err != nil {
+		return 0, err
+	}
 	switch {
 	case t.pos.end:
 		return 0, ErrExited

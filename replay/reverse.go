@@ -30,8 +30,8 @@ func (t *Timeline) ReverseStep(tid int) (Stop, error) {
 		// recorded schedule, into its future.
 		return t.pos.final, ErrThreadStart
 	}
-	if t.settle(); t.pos.inexact {
-		return t.pos.final, errInexact
+	if err := t.exactHere(); err != nil {
+		return t.pos.final, err
 	}
 	// Counting runs under other points: the user's are back at the end.
 	defer t.restorePoints(t.s.getPoints())
@@ -310,8 +310,8 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	defer t.autoCheckpoint()
-	if t.settle(); t.pos.inexact {
-		return t.pos.final, errInexact
+	if err := t.exactHere(); err != nil {
+		return t.pos.final, err
 	}
 	user := t.s.getPoints()
 	// The search runs under other points: the user's are back at the end.

@@ -55,29 +55,47 @@ func (p *position) guessFrom(m move) *position {
 // run goes to the guess, and the replay is there when it stops as this
 // one did, with the same registers. Meanwhile the run at the place is set
 // aside; it comes back if the guess fails, and the place stays inexact.
-func (t *Timeline) settle() {
+// An Interrupt on the way returns ErrInterrupted, the guess kept.
+func (t *Timeline) settle() error {
 	p := t.pos
 	if !p.inexact || p.guess == nil || t.noRun {
-		return
+		return nil
 	}
 	cur := t.s.detachRun()
 	if cur == nil {
-		return
+		return nil
 	}
 	t.noRun = true
-	if t.seek(*p.guess) == nil && t.samePlace(p) {
+	err := t.seek(*p.guess)
+	if err == nil && t.samePlace(p) {
 		_ = killParked(cur)
-		return
+		return nil
 	}
+	interrupted := errors.Is(err, ErrInterrupted) || t.pos.final.Reason == ReasonInterrupt
 	if fresh := t.s.detachRun(); fresh != nil {
 		_ = killParked(fresh)
 	}
-	if t.s.attachRun(cur) != nil {
-		return // t.noRun: the next command starts a run
+	if err := t.s.attachRun(cur); err != nil {
+		return err // t.noRun: the next command starts a run
 	}
 	t.noRun = false
 	t.pos = p
+	if interrupted {
+		return ErrInterrupted
+	}
 	t.pos.guess = nil
+	return nil
+}
+
+// exactHere settles the position, and refuses an inexact one.
+func (t *Timeline) exactHere() error {
+	if err := t.settle(); err != nil {
+		return err
+	}
+	if t.pos.inexact {
+		return errInexact
+	}
+	return nil
 }
 
 // samePlace says whether the run stopped at p's place: an exact position

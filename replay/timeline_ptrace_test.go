@@ -331,6 +331,16 @@ func TestTimelineInterruptComputing(t *testing.T) {
 	if atReport.Rip != report.Value {
 		t.Fatalf("stopped at %#x, want report at %#x", atReport.Rip, report.Value)
 	}
+	// Trying the guess replays the loop: an Interrupt ends that, and the
+	// replay is back at report, the guess kept.
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		s.Interrupt()
+	}()
+	st, err = tl.ReverseContinue()
+	if r, _ := s.Regs(tl.Where().Tid); !errors.Is(err, ErrInterrupted) || r != atReport {
+		t.Errorf("ReverseContinue from report, interrupted: %v, %v at rip %#x; want ErrInterrupted at report, rip %#x", st, err, r.Rip, atReport.Rip)
+	}
 	st, err = tl.ReverseContinue()
 	st = mustStop(t, "ReverseContinue from report", st, err, ReasonBreakpoint)
 	if r, _ := s.Regs(st.Tid); r != atCrunch {
