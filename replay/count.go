@@ -183,6 +183,14 @@ func (t *Timeline) countByHits(q position, cn counted, vtid, tid int, l uint64, 
 // in a debug register when one is free (and the machine's trigger), else
 // with a breakpoint.
 func (t *Timeline) hits(tid int, addr uint64, n int, toEvent bool, event uint64) (st Stop, got int, err error) {
+	if toEvent && t.s.Event() >= event {
+		// The run stands at or past the boundary to count to (a seek
+		// to the engine's own events, host answers, lands at the next
+		// boundary): no arrival is before it. Counting on would count
+		// those of the next rounds.
+		st, err = t.s.ContinueTo(event)
+		return st, 0, err
+	}
 	st, err = t.s.countHits(tid, addr, n, toEvent, event)
 	if !errors.Is(err, errNoFreeSlot) && !errors.Is(err, ptrace.ErrDebugRegsDead) {
 		return st, st.Steps, err
@@ -197,10 +205,6 @@ func (t *Timeline) hits(tid int, addr uint64, n int, toEvent bool, event uint64)
 			return Stop{}, 0, err
 		}
 		defer t.restorePoints(user)
-	}
-	if toEvent && t.s.Event() >= event {
-		st, err = t.s.ContinueTo(event)
-		return st, 0, err
 	}
 	st, err = t.s.countBreakHits(tid, addr, n, toEvent, event)
 	if err == nil && st.Reason == ReasonWatchpoint && st.Watch == -1 && user.hasBreak(addr) {

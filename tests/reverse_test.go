@@ -333,6 +333,31 @@ func TestGDBCatchSyscall(t *testing.T) {
 	}
 }
 
+// TestGDBReverseStepiFromSyscall: reverse-stepi from a write's entry
+// lands on its syscall instruction, in the same round of the loop (the
+// recording holds host answers before each write; going back counted the
+// next round's arrival there, and the write ran forwards).
+func TestGDBReverseStepiFromSyscall(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "lines.c", "-O0"), "4"})
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record lines: %s", describe(rec))
+	}
+	s := startReplay(t, dir)
+	line := "print ((char *)$rsi)[5]" // the digit of "line N\n"
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "catch syscall write", "continue", "continue", "continue",
+		line, "reverse-stepi", "x/i $pc", line, "stepi", line)
+	s.wait(t)
+	mustMatch(t, regexp.MustCompile(`(?m)^\$1 = 49 '1'$`), tr.out(t, line, 0), "the second write's line")
+	mustMatch(t, regexp.MustCompile(`\bsyscall\b`), tr.out(t, "x/i $pc", 0), "reverse-stepi from its entry: the syscall instruction")
+	mustMatch(t, regexp.MustCompile(`(?m)^\$2 = 49 '1'$`), tr.out(t, line, 1), "the same write's line after reverse-stepi")
+	mustMatch(t, regexp.MustCompile(`(?m)^\$3 = 49 '1'$`), tr.out(t, line, 2), "the same write's line after stepi")
+	if t.Failed() {
+		t.Logf("gdb:\n%s", tr.text)
+	}
+}
+
 // TestGDBReverseToThreadStart: going back instruction by instruction in a
 // thread stops at its first instruction, where its clone returned 0 in
 // it, with "No more reverse-execution history." in that thread; and the
