@@ -167,17 +167,22 @@ func (s *session) threadExists(tid int) bool {
 	return false
 }
 
-// resolve makes a thread choice (0 or -1: any) a thread: the one that
-// stopped last, else the first one; 0 when there is none.
+// resolve makes a thread choice (0 or -1: any) a thread: the one the
+// last stop reply named, while it lives, else the one that stopped
+// last, else the first one; 0 when there is none.
 func (s *session) resolve(tid int) int {
 	if tid > 0 {
 		return tid
 	}
-	if st := s.t.LastStop(); st.Tid > 0 && s.dead == nil {
-		return st.Tid
-	}
 	if s.dead != nil {
 		return 0
+	}
+	st := s.t.LastStop()
+	if s.shown > 0 && s.shown != st.Tid && s.threadExists(s.shown) {
+		return s.shown
+	}
+	if st.Tid > 0 {
+		return st.Tid
 	}
 	if ths, err := s.t.Threads(); err == nil && len(ths) > 0 {
 		return ths[0].ID

@@ -161,7 +161,11 @@ func (s *session) monRestart(args []string) (string, error) {
 		return fmt.Sprintf("restart %d: %v\n", id, err), err
 	}
 	s.dead, s.killed = nil, false
-	s.stopped(st)
+	// No stop reply tells the client of the checkpoint's thread: the
+	// one it has selected stays the current one (resolve).
+	if st.Note != "" {
+		s.console(st.Note + "\n")
+	}
 	return fmt.Sprintf("At checkpoint %d, event %d.\n", id, s.t.When()), nil
 }
 

@@ -133,7 +133,9 @@ func (s *session) haltReason(*request) []byte {
 	if s.dead != nil {
 		return s.stopReply(*s.dead)
 	}
-	return s.stopReply(s.t.LastStop())
+	st := s.t.LastStop()
+	s.shown = st.Tid
+	return s.stopReply(st)
 }
 
 // resume continues (tid 0) or steps thread tid and replies with the stop.
@@ -165,7 +167,7 @@ func (s *session) resume(r *request, step bool, tid int) []byte {
 // the current one for registers (Hg), as gdb assumes after a stop reply.
 func (s *session) stopped(st Stop) []byte {
 	if st.Tid > 0 {
-		s.gThread = st.Tid
+		s.gThread, s.shown = st.Tid, st.Tid
 	}
 	if st.Note != "" {
 		s.console(st.Note + "\n")
@@ -214,10 +216,13 @@ func (s *session) vCont(r *request) []byte {
 		return errReply // no thread to step
 	case step:
 		return s.resume(r, true, stepTid)
-	case cont && !contAll && !s.allThreads(contTids):
+	case cont && !contAll && s.gdb && !s.allThreads(contTids):
 		// Continue one thread, the others held (gdb's scheduler-locking):
 		// a replay runs them all as recorded, and gdb would keep showing
-		// the others' registers from before.
+		// the others' registers from before. lldb continues the current
+		// thread alone to step over a call, and ends the session on an
+		// error: it gets them all run, and reads the others' registers
+		// again at the stop.
 		s.console("hermit: a replay runs every thread as recorded, so it cannot continue one thread alone; " +
 			"set scheduler-locking off (or replay) and continue\n")
 		return errReply

@@ -83,6 +83,11 @@ type session struct {
 	avx          bool // target.xml described the ymm halves (regCount)
 
 	gThread, cThread int // Hg and Hc choices; 0 is any
+	// shown is the thread of the last stop reply: the one the client
+	// thinks current, which "any" (Hg0) stands for, as in gdbserver,
+	// even after a monitor command moved the replay to another
+	// thread's event.
+	shown int
 
 	tls *tlsLayout // the C library's TLS layout, once found (qGetTLSAddr)
 

@@ -138,7 +138,10 @@ func TestLLDBHandshake(t *testing.T) {
 		{Kind: StopSignal, Tid: 0x1240, Signal: 10}, // SIGUSR1: gdb's 30, lldb's SIGPWR
 		{Kind: StopSignal, Tid: 0x1240, Signal: 11},
 	}
-	c.expect("c", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;name:main;swbreak:;"+tl)
+	// lldb steps over a call continuing the current thread alone: a
+	// replay runs every thread, and lldb gets the stop (an error ended
+	// its session).
+	c.expect("vCont;c:p1234.1234", "T05"+expedited(ft, 0x1234)+"thread:p1234.1234;name:main;swbreak:;"+tl)
 	// A signal a process sent (si_code 0) has no description.
 	c.expect("vCont;C13:p1234.1234;c", "T0a"+expedited(ft, 0x1240)+"thread:p1234.1240;name:wor<k>er;"+tl)
 	ft.threads[1].Name = "w:1"
@@ -326,6 +329,27 @@ func TestReadOnlyAndUnknown(t *testing.T) {
 	if strings.Join(refused, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Options.Refused heard:\n%s\nwant:\n%s", strings.Join(refused, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestAnyThreadAfterGoto: "any thread" (no Hg, or Hg0) is the thread the
+// last stop reply named, also after a monitor goto took the replay to
+// another thread's event: the client keeps that one selected, and files
+// what g answers under it (it showed another thread's registers).
+func TestAnyThreadAfterGoto(t *testing.T) {
+	ft := newFakeTarget()
+	c := startServe(t, ft, Options{})
+	ft.stops = []Stop{{Kind: StopSignal, Tid: 0x1240, Signal: 10}}
+	c.expect("c", "T1e"+expedited(ft, 0x1240)+"thread:1240;")
+	worker := string(appendAllRegsHex(nil, ft.regs[0x1240], numRegs))
+	c.expect("qRcmd,"+hexs("goto 9"), "O"+hexs("At event 9, thread 4660, pc 0x401000.\n"))
+	if got := c.recv(); got != "OK" {
+		t.Fatalf("goto: final reply %q", got)
+	}
+	c.expect("g", worker)
+	c.expect("Hg0", "OK")
+	c.expect("g", worker)
+	c.expect("Hg1234", "OK")
+	c.expect("g", string(appendAllRegsHex(nil, ft.regs[0x1234], numRegs)))
 }
 
 func TestMonitor(t *testing.T) {
