@@ -305,6 +305,20 @@ func TestHostnameResolves(t *testing.T) {
 	if r := hermitRun(t, nil, []string{cat, "/etc/hosts"}); !bytes.HasPrefix(r.Stdout, host) || !bytes.HasSuffix(r.Stdout, []byte("127.0.1.1\thermit\n")) {
 		t.Errorf("the guest's /etc/hosts: want the host's and a line for hermit; %s", describe(r))
 	}
+	// Its times are the host file's, the same in every run (they were
+	// when hermit started).
+	stat := testenv.Require(t, "stat")
+	fi, err := os.Stat("/etc/hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("%d\n", fi.ModTime().Unix())
+	for run := 0; run < 2; run++ {
+		if r := hermitRun(t, nil, []string{stat, "-c", "%Y", "/etc/hosts"}); string(r.Stdout) != want {
+			t.Errorf("run %d: the guest's /etc/hosts modified at %q, want the host file's %q; %s", run, r.Stdout, want, describe(r))
+		}
+		time.Sleep(1100 * time.Millisecond)
+	}
 }
 
 // TestNumCPUs: the guest is told it has one CPU unless --num-cpus says

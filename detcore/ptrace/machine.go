@@ -58,10 +58,16 @@ func machineFiles(ncpu int, hosts string, hideRandom bool) (string, error) {
 		}
 	}
 	for path, content := range files {
-		name := strings.ReplaceAll(path, "/", "%")
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o444); err != nil {
+		name := filepath.Join(dir, strings.ReplaceAll(path, "/", "%"))
+		if err := os.WriteFile(name, []byte(content), 0o444); err != nil {
 			os.RemoveAll(dir)
 			return "", err
+		}
+		// The host file's times, not the moment hermit started: stat of
+		// /etc/hosts (whose times pass through, --real-mtimes) is the
+		// same in every run.
+		if fi, err := os.Stat(path); err == nil {
+			_ = os.Chtimes(name, fi.ModTime(), fi.ModTime())
 		}
 	}
 	return dir, nil
