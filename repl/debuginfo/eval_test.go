@@ -80,6 +80,15 @@ func TestSplitPieces(t *testing.T) {
 	if r, ok := regOp([]byte{opRegx, 0x11}); !ok || r != 17 {
 		t.Errorf("regx 17: %d %v", r, ok)
 	}
+	// A parameter gcc knows only as what the caller passed in rdx
+	// (DW_OP_entry_value(DW_OP_reg1), DW_OP_stack_value): optimized out,
+	// as gdb says, not a bad expression.
+	var l locator
+	for _, op := range []byte{opEntryValue, opGNUEntryValue} {
+		if _, _, err := l.locate([]byte{op, 0x01, 0x51, 0x9f}, 8); err == nil || !strings.Contains(err.Error(), "(optimized out)") || errors.Is(err, errExpr) {
+			t.Errorf("entry value %#x: %v, want optimized out", op, err)
+		}
+	}
 }
 
 // TestLocalsC reads the locals of the C fixture's frames from its dump:

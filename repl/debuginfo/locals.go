@@ -118,13 +118,20 @@ type locator struct {
 
 // DWARF operations of location descriptions.
 const (
-	opRegx  = 0x90
-	opPiece = 0x93
+	opRegx          = 0x90
+	opPiece         = 0x93
+	opEntryValue    = 0xa3
+	opGNUEntryValue = 0xf3
 )
 
 // locate evaluates loc: the variable's address, or its value (size
 // bytes) where it is in registers or in pieces.
 func (l *locator) locate(loc []byte, size int) (uint64, []byte, error) {
+	if len(loc) > 0 && (loc[0] == opEntryValue || loc[0] == opGNUEntryValue) {
+		// The value a register had at the function's entry, which
+		// only the caller's call site tells (gdb's "v@entry").
+		return 0, nil, errors.New("its value is what its caller passed, which hermit does not look up (optimized out)")
+	}
 	pieces := splitPieces(loc)
 	if pieces == nil {
 		return 0, nil, errExpr

@@ -308,14 +308,18 @@ func (s *Space) symbol(pc uint64, mem Mem, caller bool) (Location, bool) {
 		return loc, true
 	}
 	addr := pc - mod.bias
-	if name, start, ok := mod.funcAt(addr); ok {
+	// A return address: the call is the byte before, which is in the
+	// caller even when the call is its last instruction (a noreturn
+	// call: abort, __cxa_throw's terminate), and the return address is
+	// past its end.
+	at := addr
+	if caller && at > 0 {
+		at--
+	}
+	if name, start, ok := mod.funcAt(at); ok {
 		loc.Func, loc.Off = name, addr-start
 	}
-	lineAddr := addr
-	if caller && lineAddr > 0 {
-		lineAddr--
-	}
-	loc.File, loc.Line = mod.lineAt(lineAddr)
+	loc.File, loc.Line = mod.lineAt(at)
 	return loc, true
 }
 

@@ -81,6 +81,25 @@ func TestSymbolAndLines(t *testing.T) {
 	}
 }
 
+// TestSymbolCaller: a return address is named for the call before it,
+// also when it lies past the end of the calling function (a noreturn
+// call is the function's last instruction, and the return address is
+// the next function's first byte: bt named that one).
+func TestSymbolCaller(t *testing.T) {
+	s, bin, bias := spaceFor(t, "O0-nopie")
+	syms, sizes := nmSized(t, bin)
+	for _, fn := range []string{"a", "b", "c", "main"} {
+		end := syms[fn] + sizes[fn]
+		loc, ok := s.symbol(end+bias, nil, true)
+		if !ok || loc.Func != fn || loc.Off != sizes[fn] {
+			t.Errorf("a return address at the end of %s (%#x): %+v, %v; want %s+%d", fn, end, loc, ok, fn, sizes[fn])
+		}
+		if loc, _ := s.symbol(syms[fn]+bias, nil, false); loc.Func != fn || loc.Off != 0 {
+			t.Errorf("%s's first instruction: %+v", fn, loc)
+		}
+	}
+}
+
 // TestSymbolGo checks Go function names and lines in a Go binary.
 func TestSymbolGo(t *testing.T) {
 	bin := goFixture(t)
