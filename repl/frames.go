@@ -52,11 +52,16 @@ func frameScope(g *Regs, frames []debuginfo.Frame, i int) debuginfo.Scope {
 	f := frames[i]
 	sc := debuginfo.Scope{PC: f.PC, CFA: f.CFA, Regs: debuginfoRegs(g).All}
 	if i > 0 {
-		// A return address: the call is the byte before. Only the
-		// frame's CFA is known: a frame pointer frame has its rbp 16
-		// bytes below, as clang's locals need.
+		// A return address: the call is the byte before. Its registers
+		// are those the unwinder restored (the callee-saved ones), and
+		// the CFA; without a restored rbp, a frame pointer frame has it
+		// 16 bytes below, as clang's locals need.
 		sc.PC--
-		sc.Regs[6], sc.Regs[7], sc.Outer = f.CFA-16, f.CFA, true
+		sc.Regs, sc.Known, sc.Outer = f.Regs, f.Known, true
+		if f.Known&(1<<6) == 0 {
+			sc.Regs[6] = f.CFA - 16
+		}
+		sc.Regs[7] = f.CFA
 	}
 	return sc
 }

@@ -231,6 +231,17 @@ type regset struct {
 
 func (rs *regset) set(i int, v uint64) { rs.val[i], rs.known[i] = v, true }
 
+// mask is known as bits (Frame.Known).
+func (rs *regset) mask() uint32 {
+	var m uint32
+	for i, k := range rs.known {
+		if k {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
 // calleeSaved reports whether the SysV x86-64 ABI preserves DWARF register
 // i across calls (rbx, rbp, r12–r15), so a missing rule means "same value".
 func calleeSaved(i int) bool {

@@ -20,8 +20,10 @@ type Scope struct {
 	PC, CFA uint64
 	Regs    [17]uint64
 	// Outer says the frame is a caller's: of its registers only rbp,
-	// rsp and the callee-saved ones are its own.
+	// rsp and the callee-saved ones are its own, those in Known (bit i
+	// for Regs[i]; 0: rbp and rsp).
 	Outer bool
+	Known uint32
 }
 
 // ErrOptimized says a variable's location is a location list, which this
@@ -80,8 +82,8 @@ func (m *module) local(name string, sc Scope, mem Mem) (Var, bool, error) {
 	}
 	regs := &regset{}
 	for i, r := range sc.Regs {
-		if sc.Outer && i != regRBP && i != regRSP && i != regRA {
-			continue // the unwinder does not restore them: unknown
+		if sc.Outer && i != regRBP && i != regRSP && i != regRA && sc.Known&(1<<i) == 0 {
+			continue // the unwinder did not restore it: unknown
 		}
 		regs.set(i, r)
 	}

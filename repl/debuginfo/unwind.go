@@ -19,6 +19,12 @@ type Regs struct {
 type Frame struct {
 	PC, CFA uint64
 	Location
+	// Regs are the frame's registers in DWARF numbering, where Known
+	// (bit i for Regs[i]) says the unwinder found them: all of the
+	// innermost frame's; of a caller's, those the calls below it saved
+	// or left alone (the callee-saved ones).
+	Regs  [numRegs]uint64
+	Known uint32
 
 	via string // "cfi" or "fp": how the caller of this frame was found (tests)
 }
@@ -83,7 +89,7 @@ func (s *Space) Backtrace(regs Regs, mem Mem, max int) []Frame {
 			break
 		}
 		loc, _ := s.symbol(pc, mem, !exact)
-		frames = append(frames, Frame{PC: pc, Location: loc})
+		frames = append(frames, Frame{PC: pc, Location: loc, Regs: cur.val, Known: cur.mask()})
 		f := &frames[len(frames)-1]
 		next, cfa, signal, via, ok := s.step(&cur, mem, exact)
 		f.CFA, f.via = cfa, via
