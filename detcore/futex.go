@@ -126,10 +126,13 @@ func sysFutex(e *Engine, t *thread) {
 		woken := e.futexWakeOp(t, key, key2, r.R8, int(val), int(int32(r.R10)), uint32(r.R9))
 		e.wokeWaiters(t, int(max(woken, 0)))
 		t.emulate(woken)
-	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI:
-		// Never block: let the kernel run them.
-	case abi.FUTEX_LOCK_PI, abi.FUTEX_LOCK_PI2, abi.FUTEX_WAIT_REQUEUE_PI, abi.FUTEX_CMP_REQUEUE_PI:
-		e.warnOnce("futexop", "futex operation "+strconv.Itoa(cmd)+" (priority inheritance) is not supported; the guest gets ENOSYS")
+	case abi.FUTEX_TRYLOCK_PI, abi.FUTEX_UNLOCK_PI, abi.FUTEX_LOCK_PI, abi.FUTEX_LOCK_PI2, abi.FUTEX_WAIT_REQUEUE_PI, abi.FUTEX_CMP_REQUEUE_PI:
+		// Priority inheritance is not emulated. All of them fail, as on
+		// a kernel without it: glibc asks FUTEX_UNLOCK_PI once, and
+		// then refuses PI mutexes (ENOTSUP) rather than taking a
+		// failed FUTEX_LOCK_PI for the lock acquired (the kernel ran
+		// the unlock, and two threads held the mutex at once).
+		e.warnOnce("futexop", "futex operation "+strconv.Itoa(cmd)+" (priority inheritance) is not supported; the guest gets ENOSYS, and glibc refuses priority-inheritance mutexes (ENOTSUP)")
 		t.emulate(-abi.ENOSYS)
 	default:
 		// No such operation (FUTEX_FD is gone since Linux 2.6.26): the
