@@ -47,6 +47,10 @@ type blocker struct {
 	// onSignal, when set, prepares the thread when a signal ends its wait
 	// (instead of letting its syscall run natively).
 	onSignal func(e *Engine, t *thread)
+	// onInterrupt, when set, is called as a signal ends the wait and
+	// the call runs natively, for the kernel to interrupt it (the
+	// virtual time left of a select, timeLeft).
+	onInterrupt func(e *Engine, t *thread)
 }
 
 // emulate makes t skip its syscall and return ret.
@@ -199,6 +203,9 @@ func (e *Engine) signalWake(t *thread, b *blocker, pending uint64) bool {
 	// process may take it first: sigTaken looks again before it runs.
 	e.unblock(t)
 	t.act = actCont
+	if b.onInterrupt != nil {
+		b.onInterrupt(e, t)
+	}
 	if b.onSignal != nil {
 		b.onSignal(e, t)
 		return true

@@ -258,6 +258,10 @@ type Config struct {
 	// that may share its memory waited on a futex with a timeout
 	// (timedFutexNear).
 	OldTimedFutexCount bool
+	// OldInterruptedTimeLeft replays a recording of journal version 23
+	// or before, where a select, pselect6 or ppoll a signal interrupted
+	// returned the host's time left (timeLeft).
+	OldInterruptedTimeLeft bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

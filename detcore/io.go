@@ -249,6 +249,13 @@ func (e *Engine) timeLeft(t *thread, tv uint64, deadline int64, usec bool) {
 	switch {
 	case t.state == tsBlocked:
 		t.block.onReady = left
+		if !e.cfg.OldInterruptedTimeLeft {
+			// Interrupted by a signal, the call returns the time left
+			// too (EINTR): the virtual one, not the host's few
+			// microseconds, or a loop that selects again after EINTR
+			// with what is left never ends.
+			t.block.onInterrupt = left
+		}
 	case t.act == actCont:
 		left(e, t)
 	}

@@ -130,10 +130,14 @@ const StdinPath = "/.hermit-stdin"
 // is kept (QueryCallOutput, detcore.Config.OldCallOutput), and a thread
 // counts its calls while another that may share its memory waits on a
 // futex with a timeout (detcore.Config.OldTimedFutexCount).
-const JournalVersion = "23"
+// Version 24: a select, pselect6 or ppoll that a signal interrupts
+// returns the virtual time left, not the host's
+// (detcore.Config.OldInterruptedTimeLeft); a version-23 trace replays as
+// before.
+const JournalVersion = "24"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -174,6 +178,9 @@ type Settings struct {
 	// and procfs's links to pipes, sockets and namespaces (journal
 	// version 23).
 	CallOutputs bool
+	// InterruptedTimeLeft: a select, pselect6 or ppoll a signal
+	// interrupted returned the virtual time left (journal version 24).
+	InterruptedTimeLeft bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -223,6 +230,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.SignalTaken = s.FastWriteDigests && f[FlagJournal] != "20"
 	s.SigWokenFutex = s.SignalTaken && f[FlagJournal] != "21"
 	s.CallOutputs = s.SigWokenFutex && f[FlagJournal] != "22"
+	s.InterruptedTimeLeft = s.CallOutputs && f[FlagJournal] != "23"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -291,5 +299,6 @@ func (s Settings) Config() detcore.Config {
 	return detcore.Config{Seed: s.Seed, Timeslice: s.Timeslice, Epoch: s.Epoch, RealMtimes: s.Mtimes, TrapTSC: s.TrapTSC,
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
-		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs}
+		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs,
+		OldInterruptedTimeLeft: !s.InterruptedTimeLeft}
 }

@@ -201,7 +201,7 @@ func TestPrctlHidesHermit(t *testing.T) {
 }
 
 // TestSelectTimeLeft: select, pselect6 and ppoll write the time left into their
-// timeout; under hermit it is the virtual time left (natively the host's
+// timeout, also when a signal interrupts them; under hermit it is the virtual time left (natively the host's
 // clock decides it), so it is the same on every run, and less than the
 // timeout.
 func TestSelectTimeLeft(t *testing.T) {
@@ -210,6 +210,13 @@ func TestSelectTimeLeft(t *testing.T) {
 	re := regexp.MustCompile(`(?m)^(select|pselect6|ppoll): 1 ready, 1\.9[0-9]{8} s left of 2$`)
 	if n := len(re.FindAll(r.Stdout, -1)); n != 3 {
 		t.Errorf("want both calls ready with between 1.9 and 2 s left; %s", describe(r))
+	}
+	// Interrupted 20 ms in by SIGALRM: some 1.98 s left (it was the host's
+	// time spent, a few microseconds: a loop that selected again with it
+	// never ended).
+	re = regexp.MustCompile(`(?m)^(select|pselect6|ppoll): interrupted, 1\.9[5-8][0-9]{7} s left of 2$`)
+	if n := len(re.FindAll(r.Stdout, -1)); n != 3 {
+		t.Errorf("want each call interrupted with about 1.98 s left; %s", describe(r))
 	}
 }
 

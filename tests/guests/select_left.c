@@ -2,9 +2,13 @@
  * time left into their timeout when a descriptor turns ready: a child
  * writes to a pipe 1 ms after its parent starts waiting for 2 s. The
  * kernel reckons the time left from the host's clock; under hermit it is
- * the virtual time left, the same on every run. */
+ * the virtual time left, the same on every run. Then each is interrupted
+ * by a timer's SIGALRM 20 ms in, and writes the time left too (a loop
+ * that selects again with it after EINTR ends). */
 #include "guest.h"
 #include <poll.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -45,9 +49,47 @@ static void one(int kind) {
 	close(p[1]);
 }
 
+static void on_alarm(int sig) { (void)sig; }
+
+static void interrupted(int kind) {
+	int p[2];
+	CHECK(pipe(p) == 0);
+	struct itimerval it = {{0, 0}, {0, 20000}};
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	fd_set fds;
+	FD_ZERO(&fds);
+	FD_SET(p[0], &fds);
+	long r, sec, sub;
+	if (kind == 2) {
+		struct pollfd pfd = {p[0], POLLIN, 0};
+		struct timespec ts = {2, 0};
+		r = syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 8);
+		sec = ts.tv_sec, sub = ts.tv_nsec;
+	} else if (kind == 1) {
+		struct timespec ts = {2, 0};
+		r = syscall(SYS_pselect6, p[0] + 1, &fds, NULL, NULL, &ts, NULL);
+		sec = ts.tv_sec, sub = ts.tv_nsec;
+	} else {
+		struct timeval tv = {2, 0};
+		r = syscall(SYS_select, p[0] + 1, &fds, NULL, NULL, &tv);
+		sec = tv.tv_sec, sub = tv.tv_usec;
+	}
+	CHECK(r == -1 && errno == EINTR);
+	const char *name[] = {"select", "pselect6", "ppoll"};
+	say("%s: interrupted, %ld.%09ld s left of 2\n", name[kind], sec, kind ? sub : sub * 1000);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void) {
 	one(0);
 	one(1);
 	one(2);
+	struct sigaction sa = {0};
+	sa.sa_handler = on_alarm;
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	interrupted(0);
+	interrupted(1);
+	interrupted(2);
 	return 0;
 }
