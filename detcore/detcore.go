@@ -176,7 +176,8 @@ type Tracer interface {
 	// is not 0, with siginfo info (nil: as kill(2) does).
 	Signal(pid, tid, sig int, info []byte) error
 	// AddTimerfdTicks adds n expirations to timerfd fd of tid's process,
-	// making it readable.
+	// making it readable; n 0 takes those it has away, as the kernel's
+	// timerfd_settime does.
 	AddTimerfdTicks(tid, fd int, n uint64) error
 	// GuestTid returns the id of host thread tid in the guest's pid namespace.
 	GuestTid(tid int) (int, error)
@@ -262,6 +263,9 @@ type Config struct {
 	// or before, where a select, pselect6 or ppoll a signal interrupted
 	// returned the host's time left (timeLeft).
 	OldInterruptedTimeLeft bool
+	// OldTimerfdSettime replays a recording of journal version 23 or
+	// before, where timerfd_settime left the expirations not read yet.
+	OldTimerfdSettime bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

@@ -132,8 +132,9 @@ const StdinPath = "/.hermit-stdin"
 // futex with a timeout (detcore.Config.OldTimedFutexCount).
 // Version 24: a select, pselect6 or ppoll that a signal interrupts
 // returns the virtual time left, not the host's
-// (detcore.Config.OldInterruptedTimeLeft); a version-23 trace replays as
-// before.
+// (detcore.Config.OldInterruptedTimeLeft), and timerfd_settime drops the
+// expirations not read (detcore.Config.OldTimerfdSettime); a version-23
+// trace replays as before.
 const JournalVersion = "24"
 
 // replayable are the journal versions this hermit replays.
@@ -300,5 +301,5 @@ func (s Settings) Config() detcore.Config {
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
 		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs,
-		OldInterruptedTimeLeft: !s.InterruptedTimeLeft}
+		OldInterruptedTimeLeft: !s.InterruptedTimeLeft, OldTimerfdSettime: !s.InterruptedTimeLeft}
 }

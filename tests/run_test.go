@@ -220,6 +220,24 @@ func TestSelectTimeLeft(t *testing.T) {
 	}
 }
 
+// TestTimerfdRearm: timerfd_settime drops the expirations not read, as
+// the kernel's does: a timerfd set again without a read (BEAM's way) is
+// not readable until its new deadline (epoll_wait returned at once, and
+// Erlang's scheduler spun for ever); in every run, and in a replay.
+func TestTimerfdRearm(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("timerfd_rearm.c")(t)
+	want := "round 0: 1 ready at 10 ms; disarmed, 0 ready\n" +
+		"round 1: 1 ready at 20 ms; disarmed, 0 ready\n" +
+		"round 2: 1 ready at 30 ms; disarmed, 0 ready\n"
+	if r := hermitRepeat(t, 2, nil, argv); string(r.Stdout) != want {
+		t.Errorf("hermit run: want\n%s%s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
+		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
+	}
+}
+
 // TestLoopbackWarning: a run whose TCP between the guest's own sockets
 // waited for the host's TCP timers says it may not repeat, and what
 // would: a reply the server writes in two pieces, the second held by

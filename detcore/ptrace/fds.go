@@ -305,9 +305,12 @@ func (t *Tracer) AddTimerfdTicks(tid, fd int, n uint64) error {
 	pfd := []unix.PollFd{{Fd: int32(c), Events: unix.POLLIN}}
 	if k, _ := unix.Poll(pfd, 0); k > 0 {
 		var b [8]byte
-		if m, err := unix.Read(c, b[:]); err == nil && m == 8 {
+		if m, err := unix.Read(c, b[:]); err == nil && m == 8 && n > 0 {
 			n += binary.LittleEndian.Uint64(b[:])
 		}
+	}
+	if n == 0 {
+		return nil // read away: none left
 	}
 	return setTicks(c, n)
 }
