@@ -67,3 +67,32 @@ func (l *layer) InKernelWait(tid int) (int, bool) {
 	}
 	return 0, false
 }
+
+// PseudoDev forwards detcore.PseudoDevTracer: the replay's oracle
+// answers from the trace, which holds the recording's question (hidden,
+// a procfs link to a pipe kept the host's inode, and the replay met the
+// question it did not ask).
+func (l *layer) PseudoDev(kind string) (uint64, bool) {
+	if pt, ok := l.inner.(detcore.PseudoDevTracer); ok {
+		return pt.PseudoDev(kind)
+	}
+	return 0, false
+}
+
+// CallOutput forwards detcore.OutputTracer: what a natively run call
+// wrote comes from the trace, as without a debugger.
+func (l *layer) CallOutput(tid int, addr uint64, b []byte) error {
+	if ot, ok := l.inner.(detcore.OutputTracer); ok {
+		return ot.CallOutput(tid, addr, b)
+	}
+	return l.inner.ReadMem(tid, addr, b)
+}
+
+// FileCode forwards detcore.SpinTrapTracer: spin traps go where they
+// went in the recording.
+func (l *layer) FileCode(tid int, addr uint64) bool {
+	if st, ok := l.inner.(detcore.SpinTrapTracer); ok {
+		return st.FileCode(tid, addr)
+	}
+	return false
+}
