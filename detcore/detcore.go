@@ -266,6 +266,10 @@ type Config struct {
 	// OldTimerfdSettime replays a recording of journal version 23 or
 	// before, where timerfd_settime left the expirations not read yet.
 	OldTimerfdSettime bool
+	// OldSockTimeout replays a recording of journal version 23 or
+	// before, whose calls on sockets waited without their SO_RCVTIMEO
+	// or SO_SNDTIMEO (sockDeadline).
+	OldSockTimeout bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

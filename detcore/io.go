@@ -111,7 +111,11 @@ func (e *Engine) ioWaitKind(t *thread, fd int, events int16, kind FdKind) {
 			return
 		}
 	}
-	e.blockOn(t, &blocker{kind: bkFd, fds: w, deadline: -1})
+	b := &blocker{kind: bkFd, fds: w, deadline: e.sockDeadline(t, fd, events)}
+	if b.deadline >= 0 {
+		b.onTimeout = emulateResult(-abi.EAGAIN)
+	}
+	e.blockOn(t, b)
 }
 
 // AccessModeTracer is implemented by tracers that tell how a descriptor

@@ -132,9 +132,11 @@ const StdinPath = "/.hermit-stdin"
 // futex with a timeout (detcore.Config.OldTimedFutexCount).
 // Version 24: a select, pselect6 or ppoll that a signal interrupts
 // returns the virtual time left, not the host's
-// (detcore.Config.OldInterruptedTimeLeft), and timerfd_settime drops the
-// expirations not read (detcore.Config.OldTimerfdSettime); a version-23
-// trace replays as before.
+// (detcore.Config.OldInterruptedTimeLeft), timerfd_settime drops the
+// expirations not read (detcore.Config.OldTimerfdSettime), and a call on
+// a socket that waits asks its SO_RCVTIMEO or SO_SNDTIMEO
+// (QuerySockTimeout, detcore.Config.OldSockTimeout); a version-23 trace
+// replays as before.
 const JournalVersion = "24"
 
 // replayable are the journal versions this hermit replays.
@@ -301,5 +303,5 @@ func (s Settings) Config() detcore.Config {
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
 		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs,
-		OldInterruptedTimeLeft: !s.InterruptedTimeLeft, OldTimerfdSettime: !s.InterruptedTimeLeft}
+		OldInterruptedTimeLeft: !s.InterruptedTimeLeft, OldTimerfdSettime: !s.InterruptedTimeLeft, OldSockTimeout: !s.InterruptedTimeLeft}
 }

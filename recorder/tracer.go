@@ -30,6 +30,8 @@ type HostTracer interface {
 	detcore.CPUTimeTracer
 	// What procfs's links to pipes, sockets and namespaces name.
 	detcore.PseudoDevTracer
+	// The timeouts of sockets.
+	detcore.SockTimeoutTracer
 }
 
 // tracer logs every answer the host gives the engine. The engine asks in
@@ -247,6 +249,27 @@ func (t *tracer) PseudoDev(kind string) (uint64, bool) {
 	}
 	t.answer(QueryPseudoDev, StringKey(kind, 0), res, nil)
 	return dev, ok
+}
+
+// SockTimeout forwards detcore.SockTimeoutTracer, and keeps the answer:
+// a replay's socket may be a stand-in.
+func (t *tracer) SockTimeout(tid, fd int, send bool) (time.Duration, bool) {
+	d, ok := t.HostTracer.SockTimeout(tid, fd, send)
+	res := int64(d)
+	if !ok {
+		res = -1
+	}
+	t.answer(QuerySockTimeout, SockTimeoutKey(fd, send), res, nil)
+	return d, ok
+}
+
+// SockTimeoutKey is a QuerySockTimeout's digest.
+func SockTimeoutKey(fd int, send bool) uint64 {
+	k := uint64(fd) * 2
+	if send {
+		k++
+	}
+	return k
 }
 
 // CallOutput implements detcore.OutputTracer: it reads the guest's memory,

@@ -22,31 +22,32 @@ import (
 // Query codes: the negated Sysno of an answer event. The numbers are part
 // of the trace format.
 const (
-	QueryFdKind     = 1  // Result: the detcore.FdKind
-	QueryPipeSpace  = 2  // Result: the space
-	QueryPoll       = 3  // Result: ready bitmask, or Mem[0]: one byte per descriptor
-	QueryStatx      = 4  // Result: 0 or error; Mem[0]: the struct statx
-	QueryOpenDir    = 5  // Result: 0 or error; Mem[0]: the directory's FileID
-	QueryReadDir    = 6  // Result: entries or error; Mem[0]: the entries
-	QueryFdPath     = 7  // Result: 0 or error; Mem[0]: the path
-	QueryReadFd     = 8  // Result: offset or error; Mem[0]: the content
-	QueryOutside    = 9  // Result: 1 if the wait depends on the outside world
-	QueryCPUID      = 10 // Digest: leaf<<32 | subleaf; Mem[0]: eax, ebx, ecx, edx
-	QueryFifo       = 11 // Result: 1 if the path names a FIFO; Mem[0]: its FileID
-	QueryFifoRead   = 12 // Result: 1 if the FIFO has a reader
-	QueryFifoWrite  = 13 // Result: 1 if a writer came to the FIFO (detcore.FifoReader)
-	QueryBackground = 14 // Result: 1 if the thread's process is in its terminal's background
-	QueryPipe       = 15 // Result: 1 if the descriptor is a pipe the guest holds alone (detcore.FastPipeTracer)
-	QueryAccessMode = 16 // Result: the descriptor's O_ACCMODE, or -1 (detcore.AccessModeTracer)
-	QueryStdioPipe  = 17 // (journal version 11 only)
-	QueryWriteEnd   = 18 // Result: the detcore.WriteEnd of the descriptor (detcore.PartWriteTracer)
-	QuerySignals    = 19 // Result: 0 or error; Mem[0]: the thread's pending, the process's pending and the blocked signals (EncodeSignals)
-	QueryFastWrites = 20 // Result: the digest of what the process wrote without a stop (detcore.FastWriteJournal); not the host's answer, the guest's
-	QueryPseudoDev  = 21 // Digest: StringKey of the kind; Result: the device of pipefs, sockfs or nsfs, or -1 (detcore.PseudoDevTracer)
-	QueryCallOutput = 22 // Digest: the size; Result: 0 or error; Mem[0]: what a call that ran natively wrote (detcore.OutputTracer)
+	QueryFdKind      = 1  // Result: the detcore.FdKind
+	QueryPipeSpace   = 2  // Result: the space
+	QueryPoll        = 3  // Result: ready bitmask, or Mem[0]: one byte per descriptor
+	QueryStatx       = 4  // Result: 0 or error; Mem[0]: the struct statx
+	QueryOpenDir     = 5  // Result: 0 or error; Mem[0]: the directory's FileID
+	QueryReadDir     = 6  // Result: entries or error; Mem[0]: the entries
+	QueryFdPath      = 7  // Result: 0 or error; Mem[0]: the path
+	QueryReadFd      = 8  // Result: offset or error; Mem[0]: the content
+	QueryOutside     = 9  // Result: 1 if the wait depends on the outside world
+	QueryCPUID       = 10 // Digest: leaf<<32 | subleaf; Mem[0]: eax, ebx, ecx, edx
+	QueryFifo        = 11 // Result: 1 if the path names a FIFO; Mem[0]: its FileID
+	QueryFifoRead    = 12 // Result: 1 if the FIFO has a reader
+	QueryFifoWrite   = 13 // Result: 1 if a writer came to the FIFO (detcore.FifoReader)
+	QueryBackground  = 14 // Result: 1 if the thread's process is in its terminal's background
+	QueryPipe        = 15 // Result: 1 if the descriptor is a pipe the guest holds alone (detcore.FastPipeTracer)
+	QueryAccessMode  = 16 // Result: the descriptor's O_ACCMODE, or -1 (detcore.AccessModeTracer)
+	QueryStdioPipe   = 17 // (journal version 11 only)
+	QueryWriteEnd    = 18 // Result: the detcore.WriteEnd of the descriptor (detcore.PartWriteTracer)
+	QuerySignals     = 19 // Result: 0 or error; Mem[0]: the thread's pending, the process's pending and the blocked signals (EncodeSignals)
+	QueryFastWrites  = 20 // Result: the digest of what the process wrote without a stop (detcore.FastWriteJournal); not the host's answer, the guest's
+	QueryPseudoDev   = 21 // Digest: StringKey of the kind; Result: the device of pipefs, sockfs or nsfs, or -1 (detcore.PseudoDevTracer)
+	QueryCallOutput  = 22 // Digest: the size; Result: 0 or error; Mem[0]: what a call that ran natively wrote (detcore.OutputTracer)
+	QuerySockTimeout = 23 // Digest: the descriptor, times 2, plus 1 for the send timeout; Result: the timeout in ns, or -1: no socket (detcore.SockTimeoutTracer)
 )
 
-var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals", "fast-writes", "pseudo-dev", "call-output"}
+var queryNames = [...]string{"", "fd-kind", "pipe-space", "poll", "statx", "open-dir", "read-dir", "fd-path", "read-fd", "outside", "cpuid", "fifo", "fifo-reader", "fifo-writer", "background", "internal-pipe", "access-mode", "stdio-pipe", "write-end", "signals", "fast-writes", "pseudo-dev", "call-output", "sock-timeout"}
 
 // QueryName names an answer event's question from its Sysno (negative).
 func QueryName(sysno int32) string {

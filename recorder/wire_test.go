@@ -189,7 +189,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 		if ok && (got.SigWokenFutex != (v == "22" || v == "23" || v == JournalVersion) || got.Config().OldSigWokenFutex == got.SigWokenFutex) {
 			t.Errorf("journal version %q: SigWokenFutex %v, OldSigWokenFutex in its Config %v", v, got.SigWokenFutex, got.Config().OldSigWokenFutex)
 		}
-		if ok && (got.InterruptedTimeLeft != (v == JournalVersion) || got.Config().OldInterruptedTimeLeft == got.InterruptedTimeLeft || got.Config().OldTimerfdSettime == got.InterruptedTimeLeft) {
+		if ok && (got.InterruptedTimeLeft != (v == JournalVersion) || got.Config().OldInterruptedTimeLeft == got.InterruptedTimeLeft || got.Config().OldTimerfdSettime == got.InterruptedTimeLeft || got.Config().OldSockTimeout == got.InterruptedTimeLeft) {
 			t.Errorf("journal version %q: InterruptedTimeLeft %v, OldInterruptedTimeLeft in its Config %v", v, got.InterruptedTimeLeft, got.Config().OldInterruptedTimeLeft)
 		}
 		if ok && (got.CallOutputs != (v == "23" || v == JournalVersion) || got.Config().OldCallOutput == got.CallOutputs || got.Config().OldTimedFutexCount == got.CallOutputs) {

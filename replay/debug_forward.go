@@ -96,3 +96,12 @@ func (l *layer) FileCode(tid int, addr uint64) bool {
 	}
 	return false
 }
+
+// SockTimeout forwards detcore.SockTimeoutTracer: a socket's wait ends
+// when the recording's did.
+func (l *layer) SockTimeout(tid, fd int, send bool) (time.Duration, bool) {
+	if st, ok := l.inner.(detcore.SockTimeoutTracer); ok {
+		return st.SockTimeout(tid, fd, send)
+	}
+	return 0, false
+}

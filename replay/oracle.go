@@ -294,6 +294,14 @@ func (o *oracle) PseudoDev(kind string) (uint64, bool) {
 	return uint64(ev.Result), true
 }
 
+func (o *oracle) SockTimeout(tid, fd int, send bool) (time.Duration, bool) {
+	ev, ok := o.p.answer(recorder.QuerySockTimeout, recorder.SockTimeoutKey(fd, send))
+	if !ok || ev.Result < 0 {
+		return 0, false
+	}
+	return time.Duration(ev.Result), true
+}
+
 func (o *oracle) CallOutput(tid int, addr uint64, b []byte) error {
 	data, _, err := o.data(recorder.QueryCallOutput, uint64(len(b)))
 	if err != nil {

@@ -238,6 +238,29 @@ func TestTimerfdRearm(t *testing.T) {
 	}
 }
 
+// TestSockTimeout: a recv, an accept and a send that wait on a socket
+// with SO_RCVTIMEO or SO_SNDTIMEO fail with EAGAIN once it has passed, in
+// virtual time (the kernel keeps it in jiffies: a little more), the same
+// in every run and in a replay. The waits had no end, and hermit ended
+// the run as deadlocked.
+func TestSockTimeout(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("sock_timeout.c")(t)
+	r := hermitRepeat(t, 2, nil, argv)
+	m := regexp.MustCompile(`\Arecv: -1 \(EAGAIN\) after (\d+) ms\naccept: -1 \(EAGAIN\) after (\d+) ms\nsend: -1 \(EAGAIN\) after (\d+) ms\n\z`).FindStringSubmatch(string(r.Stdout))
+	if r.Exit != 0 || m == nil {
+		t.Fatalf("want recv, accept and send to fail with EAGAIN; %s", describe(r))
+	}
+	for i, want := range []int{50, 30, 20} {
+		if got := atoi(t, []byte(m[i+1])); got < want || got > want+10 {
+			t.Errorf("call %d waited %d ms, want its timeout, %d ms (a jiffy more at most)", i, got, want)
+		}
+	}
+	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != string(r.Stdout) {
+		t.Errorf("hermit record: want %q; %s", r.Stdout, describe(rec))
+	}
+}
+
 // TestLoopbackWarning: a run whose TCP between the guest's own sockets
 // waited for the host's TCP timers says it may not repeat, and what
 // would: a reply the server writes in two pieces, the second held by

@@ -28,6 +28,7 @@ func OptionalTracers() []reflect.Type {
 		reflect.TypeFor[detcore.PseudoDevTracer](),
 		reflect.TypeFor[detcore.PtyTracer](),
 		reflect.TypeFor[detcore.SiginfoTracer](),
+		reflect.TypeFor[detcore.SockTimeoutTracer](),
 		reflect.TypeFor[detcore.SocketTracer](),
 		reflect.TypeFor[detcore.SpinTracer](),
 		reflect.TypeFor[detcore.SpinTrapTracer](),

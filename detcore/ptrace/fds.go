@@ -357,3 +357,22 @@ func (t *Tracer) SeekFd(tid, fd int, off int64) error {
 	_, err = unix.Seek(c, off, io.SeekStart)
 	return err
 }
+
+// SockTimeout implements detcore.SockTimeoutTracer: the socket's
+// SO_RCVTIMEO, or SO_SNDTIMEO when send.
+func (t *Tracer) SockTimeout(tid, fd int, send bool) (time.Duration, bool) {
+	c, err := t.dupFd(tid, fd)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(c)
+	opt := unix.SO_RCVTIMEO
+	if send {
+		opt = unix.SO_SNDTIMEO
+	}
+	tv, err := unix.GetsockoptTimeval(c, unix.SOL_SOCKET, opt)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(tv.Sec)*time.Second + time.Duration(tv.Usec)*time.Microsecond, true
+}
