@@ -543,12 +543,31 @@ func (p *player) answer(q int, key uint64) (*trace.Event, bool) {
 		}
 		return nil, false
 	}
-	if ev.Kind != trace.KindSyscall || !ev.External || ev.Sysno != int32(-q) || ev.Digest != key {
+	if ev.Kind == trace.KindSyscall && ev.External && ev.Sysno == int32(-q) && ev.Digest != key {
+		// The same question about something else: the program went
+		// another way before this, on an input hermit did not see.
+		p.diverge(0, "the replay asked the host's answer to a %s question about %s, where the recording asked about %s: "+
+			"the program went another way before this point, on an input the recording did not keep "+
+			"(a random number from the CPU's RDRAND, which only --virtualize-cpuid hides, say)",
+			recorder.QueryName(int32(-q)), queryAbout(q, key), queryAbout(q, ev.Digest))
+		return nil, false
+	}
+	if ev.Kind != trace.KindSyscall || !ev.External || ev.Sysno != int32(-q) {
 		p.diverge(0, "expected %s got the host's answer to a %s question", p.describe(ev, 0), recorder.QueryName(int32(-q)))
 		return nil, false
 	}
 	p.take()
 	return ev, true
+}
+
+// queryAbout says what a question with key asks about: a descriptor, or
+// the digest of its path or arguments.
+func queryAbout(q int, key uint64) string {
+	switch q {
+	case recorder.QueryFdKind, recorder.QueryPipeSpace, recorder.QueryAccessMode, recorder.QueryReadFd, recorder.QueryWriteEnd:
+		return fmt.Sprintf("descriptor %d", key)
+	}
+	return fmt.Sprintf("the path or arguments with digest %#x", key)
 }
 
 // ErrKilled ends a replay whose recording ended with the guest killed by

@@ -148,6 +148,15 @@ func TestPlayerDivergence(t *testing.T) {
 		!strings.Contains(err.Error(), "expected write(0x1, 0x1000, 0x5) got write(0x1, 0x1000, 0x6)") {
 		t.Errorf("other arguments: %v", err)
 	}
+
+	// The same question of the host's about another descriptor: said so,
+	// with both (it said "expected the host's answer to a fd-kind
+	// question got the host's answer to a fd-kind question").
+	p = newPlayer(writeTrace(t, []trace.Event{{Kind: trace.KindSyscall, External: true, Sysno: -recorder.QueryFdKind, Digest: 4}}, true), nil)
+	if _, ok := p.answer(recorder.QueryFdKind, 5); ok || p.err == nil ||
+		!strings.Contains(p.err.Error(), "a fd-kind question about descriptor 5, where the recording asked about descriptor 4") {
+		t.Errorf("another descriptor's question: %v", p.err)
+	}
 }
 
 func TestPlayerTruncated(t *testing.T) {
