@@ -169,7 +169,7 @@ func (r *REPL) lineBreak(spec, file, line string) error {
 	if err != nil || n < 1 {
 		return fmt.Errorf("break %s: %q is not a line number", spec, line)
 	}
-	_, sp, err := r.current()
+	sp, err := r.symbols()
 	if err != nil {
 		return fmt.Errorf("break %s: %w", spec, err)
 	}

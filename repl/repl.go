@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/hermitdbg/hermit/repl/debuginfo"
 	"io"
 	"strings"
 )
@@ -27,8 +28,10 @@ type REPL struct {
 	bps []*breakpoint
 	// nextBp numbers breakpoints from 1, as gdb does.
 	nextBp int
-	// syms caches each process's symbols (symbols.go).
-	syms map[int]*procSymbols
+	// syms caches each process's symbols (symbols.go); lastSpace is the
+	// one last read, which names code once the recording has ended.
+	syms      map[int]*procSymbols
+	lastSpace *debuginfo.Space
 	// pos is where the replay is among the stops of a forward run, so
 	// that reverse-continue can find the stop before it (breaks.go).
 	pos position

@@ -53,10 +53,7 @@ func (r *REPL) cmdReverseStepi(args []string) error {
 	var st Stop
 	for i := 0; i < n; i++ {
 		if r.s.Where().Kind == StopExited {
-			// The step back from the end: the last call, which ended
-			// the thread's process.
-			to, _ := r.boundaryBefore(r.s.Len(), 1, nil)
-			if st, err = r.s.Goto(to); err != nil {
+			if st, err = r.backFromEnd(); err != nil {
 				break
 			}
 			continue
@@ -195,6 +192,30 @@ func (r *REPL) deleteCheckpoint(arg string) error {
 		return fmt.Errorf("delete checkpoint: %q is not a checkpoint number", arg)
 	}
 	return rw.DeleteCheckpoint(id)
+}
+
+// backFromEnd goes one step back from the end of the recording: to the
+// last call, which ended the thread's process, or, when a signal killed
+// the program after it (a crash), to that signal's stop, which a continue
+// from the call meets: the place to look at, which a step back passed.
+func (r *REPL) backFromEnd() (Stop, error) {
+	end := r.s.Where()
+	to, _ := r.boundaryBefore(r.s.Len(), 1, nil)
+	st, err := r.s.Goto(to)
+	if err != nil || end.ExitCode <= 128 {
+		return st, err
+	}
+	for {
+		st, err := r.s.Continue(r.s.Len())
+		switch {
+		case err != nil:
+			return st, err
+		case st.Kind == StopSignal && st.Signal == end.ExitCode-128:
+			return st, nil
+		case st.Kind == StopExited:
+			return r.s.Goto(to)
+		}
+	}
 }
 
 // threadOrLast is the current thread, or at the end of the recording,

@@ -151,6 +151,14 @@ func (r *REPL) cmdReverseStep(args []string) error {
 	if err != nil {
 		return err
 	}
+	if st := r.s.Where(); st.Kind == StopExited && st.ExitCode > 128 {
+		// From the end of a program a signal killed: to its stop.
+		st, err := r.backFromEnd()
+		if err := r.report(st, err); err != nil || n == 1 {
+			return err
+		}
+		n--
+	}
 	if !r.hasCodeBreaks() {
 		// Only event boundaries: straight there.
 		st := r.s.Where()

@@ -27,11 +27,26 @@ func (r *REPL) space(pid int) *debuginfo.Space {
 		return nil
 	}
 	if ps := r.syms[pid]; ps != nil && ps.maps == maps {
+		r.lastSpace = ps.space
 		return ps.space
 	}
 	sp := debuginfo.NewSpace(debuginfo.ParseMaps(maps), func(path string) (io.ReaderAt, int64, error) { return r.s.Open(path) })
 	r.syms[pid] = &procSymbols{maps: maps, space: sp}
+	r.lastSpace = sp
 	return sp
+}
+
+// symbols returns the current process's symbols, for naming code and
+// globals. Once the recording has ended no process is left: those of
+// the one last looked at still name them, so that a breakpoint or a
+// watchpoint set at the end (a Go panic's, an exit's) is there to go
+// back to, as in rr.
+func (r *REPL) symbols() (*debuginfo.Space, error) {
+	_, sp, err := r.current()
+	if err != nil && r.lastSpace != nil && len(r.s.Threads()) == 0 {
+		return r.lastSpace, nil
+	}
+	return sp, err
 }
 
 // current returns the current thread and its process's symbols.
@@ -61,7 +76,7 @@ type symbol struct {
 
 // lookupSymbol finds a function or variable of the current process.
 func (r *REPL) lookupSymbol(name string) (symbol, error) {
-	_, sp, err := r.current()
+	sp, err := r.symbols()
 	if err != nil {
 		return symbol{}, err
 	}
@@ -75,7 +90,7 @@ func (r *REPL) lookupSymbol(name string) (symbol, error) {
 // afterPrologue is where a function breakpoint goes: its first line
 // after the one of its entry, when the line table says, as gdb's break.
 func (r *REPL) afterPrologue(addr uint64) uint64 {
-	_, sp, err := r.current()
+	sp, err := r.symbols()
 	if err != nil {
 		return addr
 	}

@@ -338,3 +338,25 @@ func TestREPLPrintLocals(t *testing.T) {
 		}
 	})
 }
+
+// TestREPLAtTheEnd: at the end of a recording, a breakpoint set there is
+// one reverse-continue goes back to (it said "no live thread"), and a
+// step back from the end of a program a signal killed lands on the
+// signal's stop, the crash (it landed on the call before it).
+func TestREPLAtTheEnd(t *testing.T) {
+	requireDebugging(t, "cc")
+	dir := recordC(t, "locals.c")
+	out := string(runREPLScript(t, dir, []string{"continue", "break area", "reverse-continue", "bt 1"}).Stdout)
+	mustMatch(t, regexp.MustCompile(`(?m)^breakpoint 1: function area at 0x[0-9a-f]+`), out, "break area at the end")
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ breakpoint 1 at 0x[0-9a-f]+ +area at .*locals\.c:\d+$`), out, "reverse-continue from the end to it")
+	crash := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, crash, nil, cGuest("named_fault.c")(t)); rec.Exit != 139 {
+		t.Fatalf("hermit record named_fault.c: want status 139; %s", describe(rec))
+	}
+	for _, back := range []string{"reverse-step", "reverse-stepi"} {
+		out := string(runREPLScript(t, crash, []string{"continue", "continue", back}).Stdout)
+		if strings.Count(out, "--- SIGSEGV ---") != 2 || !strings.Contains(out, "the recording ends: the program exited with status 139") {
+			t.Errorf("continue to the SIGSEGV, continue to the end, %s: want the SIGSEGV's stop again; the REPL printed:\n%s", back, out)
+		}
+	}
+}
