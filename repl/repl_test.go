@@ -246,6 +246,13 @@ func TestComplete(t *testing.T) {
 			t.Errorf("Complete(%q) = %q, want %q", c.line, got, c.want)
 		}
 	}
+	// The terminal gets the remainders and how much of the word is
+	// typed, which readline shows in front of each: whole words.
+	line := []rune("break syscall exit_g")
+	rest, n := completer{r}.Do(line, len(line))
+	if len(rest) != 1 || string(rest[0]) != "roup " || n != len("exit_g") {
+		t.Errorf("Do(%q) = %q, %d; want [\"roup \"], %d", string(line), rest, n, len("exit_g"))
+	}
 }
 
 func TestLookupPrefix(t *testing.T) {

@@ -140,12 +140,15 @@ func (r *REPL) showProgress() func() {
 type completer struct{ r *REPL }
 
 // Do implements readline.AutoCompleter: the candidates' remainders after
-// what is typed, and the length they replace (none).
+// what is typed, and how much of the word they complete is typed, which
+// readline shows in front of each (with 0 it listed "d cktrace sename"
+// for bad, backtrace and basename).
 func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 	typed := string(line[:pos])
 	var out [][]rune
 	for _, full := range c.r.Complete(typed) {
 		out = append(out, []rune(full[len(typed):]+" "))
 	}
-	return out, 0
+	word := typed[strings.LastIndexAny(typed, " \t")+1:]
+	return out, len([]rune(word))
 }
