@@ -296,7 +296,8 @@ func (r *REPL) infoBreakpoints() error {
 func (r *REPL) completeBreak(args []string) []string {
 	switch {
 	case len(args) == 0:
-		return []string{"syscall", "signal", "tid", "event", "func", "addr", "exit"}
+		// break SYMBOL, as in gdb, besides the keywords.
+		return append([]string{"syscall", "signal", "tid", "event", "func", "addr", "exit"}, r.symbolNames()...)
 	case len(args) == 1 && args[0] == "syscall":
 		return strace.SyscallNames()
 	case len(args) == 1 && args[0] == "signal":

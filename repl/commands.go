@@ -37,7 +37,7 @@ func init() {
 		{name: "stepi", aliases: []string{"si"}, args: "[N]", help: "execute N instructions of the current thread (default 1)", run: (*REPL).cmdStepi},
 		{name: "thread", aliases: []string{"t"}, args: "[TID]", help: "show or choose the current thread", run: (*REPL).cmdThread},
 		{name: "break", aliases: []string{"b"}, args: "syscall NAME | signal NAME | tid T | event N | func SYMBOL | addr ADDR | exit | SYMBOL | *ADDR | FILE:LINE", help: "stop there when running forwards or backwards (a function not found yet is pending until a library defines it)", run: (*REPL).cmdBreak, complete: (*REPL).completeBreak},
-		{name: "watch", aliases: []string{"w"}, args: "ADDR|SYMBOL [LEN]", help: "stop after a write to LEN bytes (1, 2, 4 or 8; default the symbol's size, else 8) in a debug register", run: (*REPL).cmdWatch, complete: (*REPL).completeSymbol},
+		{name: "watch", aliases: []string{"w"}, args: "ADDR|SYMBOL [LEN]", help: "stop after a write to LEN bytes (1, 2, 4 or 8; default the symbol's size, else 8) in a debug register", run: (*REPL).cmdWatch, complete: (*REPL).completeVariable},
 		{name: "delete", aliases: []string{"d"}, args: "[N] | checkpoint N", help: "delete breakpoint N, or all of them, or checkpoint N", run: (*REPL).cmdDelete},
 		{name: "info", aliases: []string{"i"}, args: "threads|regs|maps|fds|breakpoints|process|checkpoints", help: "show what the replay has at the stop", run: (*REPL).cmdInfo, complete: completeWords("threads", "regs", "maps", "fds", "breakpoints", "process", "checkpoints")},
 		{name: "x", args: "/FMT ADDR|EXPR", help: "examine memory at an address, or where a pointer points (an array, a function: where it is); FMT is count, format (x d u o t c a s i) and size (b h w g), as gdb's", run: (*REPL).cmdExamine},
