@@ -102,7 +102,7 @@ func (t *GDBTarget) events() ([]replEvent, error) {
 
 // atEnd is the end stop, the replay at event n's boundary.
 func (t *GDBTarget) atEnd(n uint64) gdbstub.Stop {
-	return t.stopped(gdbstub.Stop{Kind: gdbstub.StopStart, Tid: int(t.catch.evs[n].tid), End: true})
+	return t.stopped(gdbstub.Stop{Kind: gdbstub.StopStart, Tid: int(t.catch.evs[n].tid), End: true, Note: t.childrenNote()})
 }
 
 // pastEnd is the end stop for a forward command that ended the process

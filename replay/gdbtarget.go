@@ -363,7 +363,7 @@ func (t *GDBTarget) convert(st Stop) (gdbstub.Stop, bool) {
 		if t.proc.Exited {
 			sig, code = t.proc.Status&0x7f, t.proc.Status>>8&0xff
 		}
-		note := ""
+		note := t.childrenNote()
 		if t.failure != nil {
 			// The end the debugger sees is not the recording's: the
 			// replay was cut short (a damaged trace, a divergence), as

@@ -640,3 +640,21 @@ func hexValues(pattern, out string) []uint64 {
 	}
 	return vs
 }
+
+// TestGDBSaysWhatItForked: gdb follows the process it debugs only (a
+// replay gives no fork events for catch fork or follow-fork-mode): at its
+// end, hermit names the processes it started, how each ended (the child
+// killed by SIGSEGV went unmentioned), and how to debug one.
+func TestGDBSaysWhatItForked(t *testing.T) {
+	requireDebugging(t, "gdb")
+	dir := recordC(t, "exec_and_crash.c")
+	s := startReplay(t, dir)
+	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "continue", "continue")
+	s.kill()
+	re := regexp.MustCompile(`hermit: process (\d+) started processes (\d+) \(echo, exited 0\), (\d+) \(exec_and_crash[^,]*, killed by signal 11\); ` +
+		`the debugger follows process (\d+) only: hermit replay --onprocess PID debugs another`)
+	if m := mustMatch(t, re, tr.out(t, "continue", 0), "the note at the end stop"); m[1] != m[4] {
+		t.Errorf("the note names process %s and %s as the one debugged", m[1], m[4])
+	}
+	mustMatch(t, re, tr.out(t, "continue", 1), "the note at the exit")
+}
