@@ -296,6 +296,21 @@ func TestReverseIntoLibrary(t *testing.T) {
 	})
 }
 
+// servedLines records lines.c printing n lines, and serves its replay.
+func servedLines(t *testing.T, n string) (*stub, testenv.Result) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	rec := record(t, dir, nil, []string{testenv.BuildC(t, "lines.c", "-O0"), n})
+	if rec.Exit != 0 {
+		t.Fatalf("hermit record lines: %s", describe(rec))
+	}
+	return startReplay(t, dir), rec
+}
+
+// lineDigit prints, at the entry of lines.c's write, the digit of the
+// line it writes ("line N\n").
+const lineDigit = "print ((char *)$rsi)[5]"
+
 // TestGDBCatchSyscall: gdb's catch syscall stops at each write's entry
 // and return going forwards (the return with the call's result in rax),
 // at the latest write's entry going backwards, and at the start when no
@@ -303,13 +318,8 @@ func TestReverseIntoLibrary(t *testing.T) {
 // write, and the program's lines are printed once.
 func TestGDBCatchSyscall(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, []string{testenv.BuildC(t, "lines.c", "-O0"), "3"})
-	if rec.Exit != 0 {
-		t.Fatalf("hermit record lines: %s", describe(rec))
-	}
-	s := startReplay(t, dir)
-	line := "print ((char *)$rsi)[5]" // the digit of "line N\n"
+	s, rec := servedLines(t, "3")
+	line := lineDigit
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "catch syscall write", "continue", "continue", "print $rax",
 		"continue", line, "reverse-continue", line, "reverse-continue", "continue", line, "delete", "continue", "continue")
 	rep := s.wait(t)
@@ -339,13 +349,8 @@ func TestGDBCatchSyscall(t *testing.T) {
 // next round's arrival there, and the write ran forwards).
 func TestGDBReverseStepiFromSyscall(t *testing.T) {
 	requireDebugging(t, "gdb")
-	dir := filepath.Join(t.TempDir(), "trace")
-	rec := record(t, dir, nil, []string{testenv.BuildC(t, "lines.c", "-O0"), "4"})
-	if rec.Exit != 0 {
-		t.Fatalf("hermit record lines: %s", describe(rec))
-	}
-	s := startReplay(t, dir)
-	line := "print ((char *)$rsi)[5]" // the digit of "line N\n"
+	s, _ := servedLines(t, "4")
+	line := lineDigit
 	tr := runGDB(t, t.TempDir(), "target extended-remote "+s.addr, "catch syscall write", "continue", "continue", "continue",
 		line, "reverse-stepi", "x/i $pc", line, "stepi", line)
 	s.wait(t)

@@ -14,6 +14,33 @@
 #include <sys/wait.h>
 #include <time.h>
 
+static const char *name[] = {"select", "pselect6", "ppoll"};
+
+/* wait2s waits up to 2 s for fd to turn readable with call kind (0 select,
+ * 1 pselect6, 2 ppoll), as a raw system call, and returns its result and
+ * the time left it wrote, in nanoseconds. */
+static long wait2s(int kind, int fd, long *left) {
+	fd_set fds;
+	FD_ZERO(&fds);
+	FD_SET(fd, &fds);
+	long r;
+	if (kind == 2) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		struct timespec ts = {2, 0};
+		r = syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 8);
+		*left = ts.tv_sec * 1000000000L + ts.tv_nsec;
+	} else if (kind == 1) {
+		struct timespec ts = {2, 0};
+		r = syscall(SYS_pselect6, fd + 1, &fds, NULL, NULL, &ts, NULL);
+		*left = ts.tv_sec * 1000000000L + ts.tv_nsec;
+	} else {
+		struct timeval tv = {2, 0};
+		r = syscall(SYS_select, fd + 1, &fds, NULL, NULL, &tv);
+		*left = tv.tv_sec * 1000000000L + tv.tv_usec * 1000L;
+	}
+	return r;
+}
+
 static void one(int kind) {
 	int p[2];
 	CHECK(pipe(p) == 0);
@@ -24,27 +51,9 @@ static void one(int kind) {
 		CHECK(write(p[1], "x", 1) == 1);
 		_exit(0);
 	}
-	fd_set fds;
-	FD_ZERO(&fds);
-	FD_SET(p[0], &fds);
-	long r, sec, sub;
-	if (kind == 2) {
-		struct pollfd pfd = {p[0], POLLIN, 0};
-		struct timespec ts = {2, 0};
-		r = syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 8);
-		sec = ts.tv_sec, sub = ts.tv_nsec;
-	} else if (kind == 1) {
-		struct timespec ts = {2, 0};
-		r = syscall(SYS_pselect6, p[0] + 1, &fds, NULL, NULL, &ts, NULL);
-		sec = ts.tv_sec, sub = ts.tv_nsec;
-	} else {
-		struct timeval tv = {2, 0};
-		r = syscall(SYS_select, p[0] + 1, &fds, NULL, NULL, &tv);
-		sec = tv.tv_sec, sub = tv.tv_usec;
-	}
+	long left, r = wait2s(kind, p[0], &left);
 	CHECK(waitpid(c, NULL, 0) == c);
-	const char *name[] = {"select", "pselect6", "ppoll"};
-	say("%s: %ld ready, %ld.%09ld s left of 2\n", name[kind], r, sec, kind ? sub : sub * 1000);
+	say("%s: %ld ready, %ld.%09ld s left of 2\n", name[kind], r, left / 1000000000L, left % 1000000000L);
 	close(p[0]);
 	close(p[1]);
 }
@@ -56,27 +65,9 @@ static void interrupted(int kind) {
 	CHECK(pipe(p) == 0);
 	struct itimerval it = {{0, 0}, {0, 20000}};
 	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
-	fd_set fds;
-	FD_ZERO(&fds);
-	FD_SET(p[0], &fds);
-	long r, sec, sub;
-	if (kind == 2) {
-		struct pollfd pfd = {p[0], POLLIN, 0};
-		struct timespec ts = {2, 0};
-		r = syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 8);
-		sec = ts.tv_sec, sub = ts.tv_nsec;
-	} else if (kind == 1) {
-		struct timespec ts = {2, 0};
-		r = syscall(SYS_pselect6, p[0] + 1, &fds, NULL, NULL, &ts, NULL);
-		sec = ts.tv_sec, sub = ts.tv_nsec;
-	} else {
-		struct timeval tv = {2, 0};
-		r = syscall(SYS_select, p[0] + 1, &fds, NULL, NULL, &tv);
-		sec = tv.tv_sec, sub = tv.tv_usec;
-	}
+	long left, r = wait2s(kind, p[0], &left);
 	CHECK(r == -1 && errno == EINTR);
-	const char *name[] = {"select", "pselect6", "ppoll"};
-	say("%s: interrupted, %ld.%09ld s left of 2\n", name[kind], sec, kind ? sub : sub * 1000);
+	say("%s: interrupted, %ld.%09ld s left of 2\n", name[kind], left / 1000000000L, left % 1000000000L);
 	close(p[0]);
 	close(p[1]);
 }
