@@ -397,15 +397,27 @@ func filterAction(prog []unix.SockFilter, info *syscallInfo) uint32 {
 	for i, a := range info.Args {
 		binary.LittleEndian.PutUint64(data[offArgs+8*i:], a)
 	}
+	action, _ := runProg(prog, func(off uint32) (uint32, bool) {
+		if off+4 > uint32(len(data)) {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint32(data[off:]), true
+	})
+	return action
+}
+
+// runProg runs prog, the subset of classic BPF hermit's filters use,
+// reading the words of seccomp_data with load; ok is false when load
+// could not give one (the action is then SECCOMP_RET_TRACE).
+func runProg(prog []unix.SockFilter, load func(off uint32) (uint32, bool)) (action uint32, ok bool) {
 	var acc uint32
 	for pc := 0; pc < len(prog); pc++ {
 		f := prog[pc]
 		switch f.Code {
 		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
-			if f.K+4 > uint32(len(data)) {
-				return unix.SECCOMP_RET_TRACE
+			if acc, ok = load(f.K); !ok {
+				return unix.SECCOMP_RET_TRACE, false
 			}
-			acc = binary.LittleEndian.Uint32(data[f.K:])
 		case unix.BPF_JMP | unix.BPF_JA:
 			pc += int(f.K)
 		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
@@ -417,12 +429,12 @@ func filterAction(prog []unix.SockFilter, info *syscallInfo) uint32 {
 		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
 			pc += branch(acc&f.K != 0, f)
 		case unix.BPF_RET | unix.BPF_K:
-			return f.K
+			return f.K, true
 		default:
-			return unix.SECCOMP_RET_TRACE
+			return unix.SECCOMP_RET_TRACE, true
 		}
 	}
-	return unix.SECCOMP_RET_TRACE
+	return unix.SECCOMP_RET_TRACE, true
 }
 
 func branch(cond bool, f unix.SockFilter) int {

@@ -156,34 +156,14 @@ func TestFilterConstantForAllowed(t *testing.T) {
 // knowing only the architecture (x86-64) and the number: true if it
 // allows the call without loading anything else.
 func constAllow(prog []unix.SockFilter, nr uint32) bool {
-	var acc uint32
-	for pc := 0; pc < len(prog); pc++ {
-		f := prog[pc]
-		switch f.Code {
-		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
-			switch f.K {
-			case offNr:
-				acc = nr
-			case offArch:
-				acc = unix.AUDIT_ARCH_X86_64
-			default:
-				return false
-			}
-		case unix.BPF_JMP | unix.BPF_JA:
-			pc += int(f.K)
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
-			pc += branch(acc == f.K, f)
-		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
-			pc += branch(acc >= f.K, f)
-		case unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K:
-			pc += branch(acc > f.K, f)
-		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
-			pc += branch(acc&f.K != 0, f)
-		case unix.BPF_RET | unix.BPF_K:
-			return f.K == unix.SECCOMP_RET_ALLOW
-		default:
-			return false
+	action, ok := runProg(prog, func(off uint32) (uint32, bool) {
+		switch off {
+		case offNr:
+			return nr, true
+		case offArch:
+			return unix.AUDIT_ARCH_X86_64, true
 		}
-	}
-	return false
+		return 0, false
+	})
+	return ok && action == unix.SECCOMP_RET_ALLOW
 }
