@@ -102,11 +102,13 @@ func sysTimerSettime(e *Engine, t *thread) {
 		return
 	}
 	e.arm(tm, value, interval, r.Rsi&abi.TIMER_ABSTIME != 0)
-	if tm.kind == tkTimerfd && !e.cfg.OldTimerfdSettime {
+	if tm.kind == tkTimerfd && tm.fired && !e.cfg.OldTimerfdSettime {
 		// Setting it (arming, disarming) drops the expirations not
 		// read yet, and the descriptor is no longer readable: BEAM
 		// re-arms its timerfd without reading it, and its epoll_wait
-		// returned at once, again and again.
+		// returned at once, again and again. (One that has not fired
+		// since it was last set has none: no syscalls to ask.)
+		tm.fired = false
 		_ = e.t.AddTimerfdTicks(t.tid, tm.id, 0)
 	}
 	t.emulate(0)

@@ -55,6 +55,9 @@ type vtimer struct {
 	// last armed (lateTimer).
 	armedAt   int64
 	armedWall time.Time
+	// fired: a timerfd got expirations since it was last set, which
+	// setting it again drops.
+	fired bool
 }
 
 // timerKey finds a timer.
@@ -149,6 +152,7 @@ func (e *Engine) expire(tm *vtimer, ticks int64) {
 	}
 	switch {
 	case tm.kind == tkTimerfd:
+		tm.fired = true
 		_ = e.t.AddTimerfdTicks(tm.proc.threads[0].tid, tm.id, uint64(ticks))
 	case tm.kind == tkItimer:
 		// From the kernel (SI_KERNEL, no sender: Go's profiler tells
