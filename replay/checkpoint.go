@@ -187,8 +187,7 @@ func (t *Timeline) Checkpoint() (int, error) {
 	case t.pos.end:
 		return 0, ErrExited
 	case t.pos.inexact:
-		return 0, fmt.Errorf("no checkpoint can be made here: an interrupt stopped the replay between two of the recording's stops, " +
-			"a place hermit cannot find again (it counts no instructions); continue to a breakpoint or to the next event first")
+		return 0, errInexactCheckpoint
 	}
 	here := t.pos
 	here.moves = slices.Clone(t.pos.moves)

@@ -17,9 +17,16 @@ import (
 // the guess on a fresh run when a command needs an exact place (going
 // back, a checkpoint), and compares the registers.
 
-// errInexact refuses to go back from an inexact place.
-var errInexact = errors.New("cannot go back from here: an interrupt stopped the replay between two of the recording's stops, " +
-	"a place it cannot find again (it counts no instructions); continue to a breakpoint or to the next event first")
+// inexactWhy says why an inexact place refuses what needs an exact one.
+const inexactWhy = "an interrupt stopped the replay between two of the recording's stops, " +
+	"a place hermit cannot find again (it counts no instructions); continue to a breakpoint or to the next event first"
+
+// errInexact refuses to go back from an inexact place, and
+// errInexactCheckpoint to make a checkpoint there.
+var (
+	errInexact           = errors.New("cannot go back from here: " + inexactWhy)
+	errInexactCheckpoint = errors.New("no checkpoint can be made here: " + inexactWhy)
+)
 
 // exactFrom is the exact position a move from p begins at, as far as an
 // Interrupt that cuts the move short is concerned: p, or p's own from.
