@@ -71,7 +71,9 @@ type stub struct {
 func startStub(t *testing.T, env []string, findAddr func(stderr []byte) string, argv ...string) *stub {
 	t.Helper()
 	s := &stub{cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
-	s.cmd.Env = append(os.Environ(), env...)
+	// A stub still running when its test failed is sent SIGABRT first:
+	// its goroutines' stacks go to its stderr, which the test logs.
+	s.cmd.Env = append(append(os.Environ(), "GOTRACEBACK=all"), env...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s.cmd.WaitDelay = 5 * time.Second
@@ -92,6 +94,9 @@ func startStub(t *testing.T, env []string, findAddr func(stderr []byte) string, 
 	hard := time.AfterFunc(stubLifetime, s.kill)
 	t.Cleanup(func() {
 		hard.Stop()
+		if t.Failed() {
+			s.dumpStacks()
+		}
 		s.kill()
 		<-s.done
 		if t.Failed() {
@@ -138,6 +143,22 @@ func (s *stub) announced(t *testing.T, re *regexp.Regexp, what string) []string 
 		time.Sleep(10 * time.Millisecond)
 	}
 	return mustMatch(t, re, string(s.stderr.Bytes()), what)
+}
+
+// dumpStacks has a stub that still runs print its goroutines' stacks
+// (Go's answer to SIGABRT, which hermit leaves alone) and waits a little
+// for them: a hung replay says where it hangs.
+func (s *stub) dumpStacks() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	syscall.Kill(s.cmd.Process.Pid, syscall.SIGABRT)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+	}
 }
 
 // kill kills the stub's process group (if it still runs).
