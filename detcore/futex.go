@@ -175,6 +175,35 @@ func (e *Engine) futexWake(key futexKey, n int, bitset uint32) int {
 	return woken
 }
 
+// ownersDied wakes, after a thread of process p died, one waiter on each
+// futex word the kernel marked as its owner's death: a robust mutex the
+// thread held (its robust list), whose word the kernel sets to
+// FUTEX_OWNER_DIED, keeping FUTEX_WAITERS, and whose waiter it wakes. Here
+// the waiters wait in the engine, where the kernel's wake does not reach:
+// the waiter's lock returns EOWNERDEAD once it runs. Words in memory p
+// shares with other processes count too.
+func (e *Engine) ownersDied(p *process) {
+	var keys []futexKey
+	for key, ws := range e.futexes {
+		if len(ws) == 0 || key.mm != nil && key.mm != p.mm {
+			continue
+		}
+		addr := key.addr
+		if key.mm == nil {
+			addr = ws[0].regs.Rdi // the waiter's own address of the shared word
+		}
+		word, ok := e.readU32(ws[0], addr)
+		if ok && word&abi.FUTEX_OWNER_DIED != 0 && word&abi.FUTEX_WAITERS != 0 && word&abi.FUTEX_TID_MASK == 0 {
+			keys = append(keys, key)
+		}
+	}
+	// In the order of the waiters' guest ids, not the map's.
+	slices.SortFunc(keys, func(a, b futexKey) int { return e.futexes[a][0].vtid - e.futexes[b][0].vtid })
+	for _, key := range keys {
+		e.futexWake(key, 1, abi.FUTEX_BITSET_ANY)
+	}
+}
+
 // futexSigWoken wakes up to n of the threads that signals for their whole
 // process woke from a wait on key whose bitset matches (signalWake) and
 // that have not run since, and returns how many it woke. In the kernel

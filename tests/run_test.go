@@ -238,6 +238,23 @@ func TestTimerfdRearm(t *testing.T) {
 	}
 }
 
+// TestRobustOwnerDies: a thread, then a process, dies holding a robust
+// mutex another waits for; the waiter's lock returns EOWNERDEAD, as
+// natively, in every run and in a replay. The waiter waited in hermit,
+// where the kernel's wake at the owner's death did not reach it, and the
+// run ended as deadlocked (exit 125).
+func TestRobustOwnerDies(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("robust.c")(t)
+	want := "thread: lock returned EOWNERDEAD\nprocess: lock returned EOWNERDEAD\n"
+	if r := hermitRepeat(t, 2, nil, argv); r.Exit != 0 || string(r.Stdout) != want {
+		t.Errorf("hermit run: want\n%s%s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
+	}
+}
+
 // TestSockTimeout: a recv, an accept and a send that wait on a socket
 // with SO_RCVTIMEO or SO_SNDTIMEO fail with EAGAIN once it has passed, in
 // virtual time (the kernel keeps it in jiffies: a little more), the same

@@ -91,6 +91,11 @@ const (
 	FUTEX_PRIVATE_FLAG   = 128
 	FUTEX_CLOCK_REALTIME = 256
 	FUTEX_BITSET_ANY     = 0xffffffff
+
+	// A robust futex word's bits (<linux/futex.h>).
+	FUTEX_WAITERS    = 0x80000000
+	FUTEX_OWNER_DIED = 0x40000000
+	FUTEX_TID_MASK   = 0x3fffffff
 )
 
 // Clone flags from <linux/sched.h>.
