@@ -147,18 +147,45 @@ func (s *stub) announced(t *testing.T, re *regexp.Regexp, what string) []string 
 
 // dumpStacks has a stub that still runs print its goroutines' stacks
 // (Go's answer to SIGABRT, which hermit leaves alone) and waits a little
-// for them: a hung replay says where it hangs.
+// for them, after a line for each thread of its process group (state,
+// kernel wait, CPU time): a hung replay says where it hangs, and whether
+// it spins or waits.
 func (s *stub) dumpStacks() {
 	select {
 	case <-s.done:
 		return
 	default:
 	}
+	if out, err := exec.Command("ps", "-eL", "-o", "ppid=,pid=,tid=,stat=,wchan:32=,time=,comm=").Output(); err == nil {
+		fmt.Fprintf(&s.stderr, "the stub's threads and its descendants' (ppid pid tid state wchan time comm):\n%s", descendants(string(out), s.cmd.Process.Pid))
+	}
 	syscall.Kill(s.cmd.Process.Pid, syscall.SIGABRT)
 	select {
 	case <-s.done:
 	case <-time.After(5 * time.Second):
 	}
+}
+
+// descendants keeps the lines of ps's output (ppid, pid first) of pid
+// and the processes it started, theirs, and so on.
+func descendants(ps string, pid int) string {
+	ours := map[string]bool{strconv.Itoa(pid): true}
+	lines := strings.Split(ps, "\n")
+	for grew := true; grew; {
+		grew = false
+		for _, line := range lines {
+			if f := strings.Fields(line); len(f) > 1 && ours[f[0]] && !ours[f[1]] {
+				ours[f[1]], grew = true, true
+			}
+		}
+	}
+	var b strings.Builder
+	for _, line := range lines {
+		if f := strings.Fields(line); len(f) > 1 && ours[f[1]] {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }
 
 // kill kills the stub's process group (if it still runs).
