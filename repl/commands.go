@@ -25,6 +25,7 @@ func init() {
 		{name: "step", aliases: []string{"s"}, args: "[N]", help: "run to the Nth next event (default 1), or a breakpoint hit before it", run: (*REPL).cmdStep},
 		{name: "next", aliases: []string{"n"}, args: "[N]", help: "run to the Nth next event of the current thread, or a breakpoint hit before it", run: (*REPL).cmdNext},
 		{name: "continue", aliases: []string{"c"}, help: "run to the next breakpoint, watchpoint or the end", run: (*REPL).cmdContinue},
+		{name: "finish", aliases: []string{"fin"}, help: "run until the selected frame's function returns to its caller (a breakpoint on the way stops first)", run: (*REPL).cmdFinish},
 		{name: "reverse-step", aliases: []string{"rs"}, args: "[N]", help: "go back N stops: events, and breakpoint hits between them (default 1)", run: (*REPL).cmdReverseStep},
 		{name: "reverse-continue", aliases: []string{"rc"}, help: "go back to the previous breakpoint or watchpoint hit, or the start", run: (*REPL).cmdReverseContinue},
 		{name: "reverse-stepi", aliases: []string{"rsi"}, args: "[N]", help: "go back N instructions of the current thread (default 1)", run: (*REPL).cmdReverseStepi},

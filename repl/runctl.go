@@ -81,6 +81,11 @@ func (r *REPL) report(st Stop, err error) error {
 	if err != nil {
 		return err
 	}
+	return r.reportAs(st, r.stopLine)
+}
+
+// reportAs is report with the stop's line from line.
+func (r *REPL) reportAs(st Stop, line func(Stop) string) error {
 	if b := r.before; b != nil && st.Event > b.N {
 		if v, ok := r.s.Result(b.N); ok {
 			r.printf("#%d %s returned %s\n", b.N, abi.SyscallName(b.Nr), strace.FormatResult(strace.Call{Nr: b.Nr, Done: true, Result: v}))
@@ -91,7 +96,7 @@ func (r *REPL) report(st Stop, err error) error {
 		r.before = &ev
 	}
 	r.cur = st.Tid
-	r.printStop(st)
+	r.printf("%s\n", line(st))
 	return nil
 }
 

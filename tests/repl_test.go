@@ -339,6 +339,28 @@ func TestREPLPrintLocals(t *testing.T) {
 	})
 }
 
+// TestREPLFinish: finish from a stop in the C library's write runs
+// until the program's function that called it (the selected frame)
+// returns: the thread is back in main, after the call, with the result
+// in rax, and main's locals print. Going back one instruction from there
+// lands in the function again, and finish returns to the same place.
+func TestREPLFinish(t *testing.T) {
+	requireDebugging(t, "cc")
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if rec := record(t, dir, nil, []string{testenv.BuildC(t, "locals.c", "-O0")}); rec.Exit != 0 {
+		t.Fatalf("hermit record locals: %s", describe(rec))
+	}
+	out := string(runREPLScript(t, dir, []string{"break syscall write", "continue", "finish", "print p", "reverse-stepi", "finish", "quit"}).Stdout)
+	mustMatch(t, regexp.MustCompile(`(?m)^Run till exit from #1 0x[0-9a-f]+ area at \S*locals\.c:\d+$`), out, "finish names the frame it finishes")
+	back := regexp.MustCompile(`(?m)^#\d+ tid \d+ returned to 0x[0-9a-f]+ +main at \S*locals\.c:\d+ \(rax 94\)$`)
+	if got := back.FindAllString(out, -1); len(got) != 2 || got[0] != got[1] {
+		t.Errorf("want two finishes back in main, at the same place, with area's 94 in rax; got %q:\n%s", got, out)
+	}
+	mustMatch(t, regexp.MustCompile(`(?m)^p = \{x = 5, y = 6, label = 0x[0-9a-f]+ "corner"\}$`), out, "main's local after finish")
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ step at 0x[0-9a-f]+ +area at \S*locals\.c:\d+$`), out, "reverse-stepi from the return: in area again")
+}
+
 // TestREPLAtTheEnd: at the end of a recording, a breakpoint set there is
 // one reverse-continue goes back to (it said "no live thread"), and a
 // step back from the end of a program a signal killed lands on the
