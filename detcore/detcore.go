@@ -270,6 +270,14 @@ type Config struct {
 	// before, whose calls on sockets waited without their SO_RCVTIMEO
 	// or SO_SNDTIMEO (sockDeadline).
 	OldSockTimeout bool
+	// OldTimerOverrun replays a recording of journal version 24 or
+	// before, whose POSIX timers queued a signal at every expiration and
+	// whose timer_getoverrun said 0 (timerOverrun).
+	OldTimerOverrun bool
+	// OldOwnerDied replays a recording of journal version 24 or before,
+	// where a robust mutex's owner's death woke none of its waiters
+	// (ownersDied).
+	OldOwnerDied bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string

@@ -663,7 +663,9 @@ func (e *Engine) threadGone(t *thread, st Stop) {
 		// park in the engine, so wake them here.
 		e.futexWake(futexKey{mm: p.mm, addr: t.clearTid}, 1, abi.FUTEX_BITSET_ANY)
 	}
-	e.ownersDied(p)
+	if !e.cfg.OldOwnerDied {
+		e.ownersDied(p)
+	}
 	if len(p.threads) > 0 {
 		// A fatal signal kills the whole thread group; and a leader that
 		// exited early is reported once its last thread is gone.

@@ -1,6 +1,10 @@
 package detcore
 
-import "github.com/hermitdbg/hermit/detcore/abi"
+import (
+	"math"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
 
 // POSIX timers (timer_create and friends) and timerfds, in virtual time.
 
@@ -131,11 +135,57 @@ func sysTimerGettime(e *Engine, t *thread) {
 }
 
 func sysTimerGetoverrun(e *Engine, t *thread) {
-	if e.timerArg(t) == nil {
+	tm := e.timerArg(t)
+	if tm == nil {
 		t.emulate(-abi.EINVAL)
 		return
 	}
-	t.emulate(0)
+	if e.cfg.OldTimerOverrun {
+		t.emulate(0)
+		return
+	}
+	e.timerTaken(tm)
+	t.emulate(min(tm.lastOverrun, math.MaxInt32)) // DELAYTIMER_MAX
+}
+
+// Overruns. The kernel queues one signal of a POSIX timer at a time:
+// while it is pending (blocked, say), the timer's expirations are counted
+// as overruns, which timer_getoverrun says once the signal is taken. Here
+// the engine sends the signal; it looks whether the last one is still
+// pending instead.
+
+// timerOverrun reports whether tm's expiration (ticks of them at once)
+// only counts, its last signal still pending; otherwise the signal it
+// sends next carries ticks-1 overruns.
+func (e *Engine) timerOverrun(tm *vtimer, ticks int64) bool {
+	if tm.sent && e.timerSignalPending(tm) {
+		tm.overrun += ticks
+		return true
+	}
+	e.timerTaken(tm)
+	tm.sent, tm.overrun = true, ticks-1
+	return false
+}
+
+// timerTaken notes that tm's last signal was taken, if it was: its
+// overruns become those timer_getoverrun says.
+func (e *Engine) timerTaken(tm *vtimer) {
+	if tm.sent && !e.timerSignalPending(tm) {
+		tm.lastOverrun, tm.overrun, tm.sent = tm.overrun, 0, false
+	}
+}
+
+// timerSignalPending says whether tm's signal is pending at its target.
+func (e *Engine) timerSignalPending(tm *vtimer) bool {
+	tid := tm.tid
+	if tid == 0 {
+		if len(tm.proc.threads) == 0 {
+			return false
+		}
+		tid = tm.proc.threads[0].tid
+	}
+	own, shared, _, err := e.t.Signals(tid)
+	return err == nil && (own|shared)&(1<<(tm.signo-1)) != 0
 }
 
 func sysTimerDelete(e *Engine, t *thread) {

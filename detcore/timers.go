@@ -58,6 +58,11 @@ type vtimer struct {
 	// fired: a timerfd got expirations since it was last set, which
 	// setting it again drops.
 	fired bool
+	// A POSIX timer's signal: sent, it may still be pending; overrun
+	// counts the expirations since, and lastOverrun is what
+	// timer_getoverrun says (timerOverrun).
+	sent                 bool
+	overrun, lastOverrun int64
 }
 
 // timerKey finds a timer.
@@ -168,6 +173,9 @@ func (e *Engine) expire(tm *vtimer, ticks int64) {
 	case tm.notify == sigevNone:
 		return
 	default:
+		if !e.cfg.OldTimerOverrun && e.timerOverrun(tm, ticks) {
+			return
+		}
 		// struct siginfo for SI_TIMER: signo, errno, code, then timer id,
 		// overrun and the sigevent value.
 		var info [128]byte

@@ -137,10 +137,15 @@ const StdinPath = "/.hermit-stdin"
 // a socket that waits asks its SO_RCVTIMEO or SO_SNDTIMEO
 // (QuerySockTimeout, detcore.Config.OldSockTimeout); a version-23 trace
 // replays as before.
-const JournalVersion = "24"
+// Version 25: a POSIX timer whose signal is still pending counts its
+// expirations as overruns rather than queue a signal for each, and
+// timer_getoverrun says them (detcore.Config.OldTimerOverrun); a thread's
+// death wakes a waiter on each robust mutex it held
+// (detcore.Config.OldOwnerDied); a version-24 trace replays as before.
+const JournalVersion = "25"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, "24": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -184,6 +189,9 @@ type Settings struct {
 	// InterruptedTimeLeft: a select, pselect6 or ppoll a signal
 	// interrupted returned the virtual time left (journal version 24).
 	InterruptedTimeLeft bool
+	// TimerOverruns: POSIX timers counted overruns, and robust mutexes'
+	// owners' deaths woke waiters (journal version 25).
+	TimerOverruns bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -234,6 +242,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.SigWokenFutex = s.SignalTaken && f[FlagJournal] != "21"
 	s.CallOutputs = s.SigWokenFutex && f[FlagJournal] != "22"
 	s.InterruptedTimeLeft = s.CallOutputs && f[FlagJournal] != "23"
+	s.TimerOverruns = s.InterruptedTimeLeft && f[FlagJournal] != "24"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -303,5 +312,6 @@ func (s Settings) Config() detcore.Config {
 		Heuristic: s.Heuristic, ChaosPoints: s.ChaosPoints, PCTStarve: s.PCTStarve, NoFastIO: s.NoFastIO, CPUs: s.CPUs,
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
 		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs,
-		OldInterruptedTimeLeft: !s.InterruptedTimeLeft, OldTimerfdSettime: !s.InterruptedTimeLeft, OldSockTimeout: !s.InterruptedTimeLeft}
+		OldInterruptedTimeLeft: !s.InterruptedTimeLeft, OldTimerfdSettime: !s.InterruptedTimeLeft, OldSockTimeout: !s.InterruptedTimeLeft,
+		OldTimerOverrun: !s.TimerOverruns, OldOwnerDied: !s.TimerOverruns}
 }

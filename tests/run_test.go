@@ -255,6 +255,23 @@ func TestRobustOwnerDies(t *testing.T) {
 	}
 }
 
+// TestTimerOverrun: a POSIX timer whose real-time signal is blocked
+// expires five times before the program takes the signal: one signal is
+// queued, and timer_getoverrun says 4 once it is taken, as natively, in
+// every run and in a replay. Each expiration queued a signal of its own,
+// and timer_getoverrun said 0.
+func TestTimerOverrun(t *testing.T) {
+	t.Parallel()
+	argv := cGuest("timer_overrun.c")(t)
+	want := "before: overrun 0\ntaken: overrun 4\nanother signal: no\n"
+	if r := hermitRepeat(t, 2, nil, argv); r.Exit != 0 || string(r.Stdout) != want {
+		t.Errorf("hermit run: want\n%s%s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
+	}
+}
+
 // TestSockTimeout: a recv, an accept and a send that wait on a socket
 // with SO_RCVTIMEO or SO_SNDTIMEO fail with EAGAIN once it has passed, in
 // virtual time (the kernel keeps it in jiffies: a little more), the same
