@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -155,6 +156,18 @@ func Start(o Options) (*Tracer, int, error) {
 		}
 	}
 	filter := buildFilter(o.Traced, detcore.ConditionalSyscalls())
+	// The pipe's write end is inheritable until the launcher has it: a
+	// launcher another run started meanwhile (a debugger's checkpoint
+	// helper) would keep it open for as long as that run lives.
+	launchMu.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			launchMu.Unlock()
+		}
+	}
+	defer unlock()
 	errR, errW, err := launcherPipe(o)
 	if err != nil {
 		return nil, 0, err
@@ -208,11 +221,11 @@ func Start(o Options) (*Tracer, int, error) {
 	restore := noRandomize()
 	err = cmd.Start()
 	restore()
+	errW.Close()
+	unlock()
 	if err != nil {
-		errW.Close()
 		return nil, 0, explainStart(err)
 	}
-	errW.Close()
 	t := &Tracer{initPid: cmd.Process.Pid, pidfds: map[int]int{}, trapCPUID: o.TrapCPUID, filter: filter, emus: map[int]*emuState{}, localNet: o.LocalNet}
 	tid, err := t.seizeRoot(errR, o.Argv[0], o.Note)
 	if err != nil {
@@ -245,8 +258,8 @@ func launcherPipe(o Options) (r, w *os.File, err error) {
 		above = max(above, fd)
 	}
 	// Not close-on-exec: the launcher inherits it, and sets that flag
-	// itself before it execs the guest. Nothing else is started while
-	// the tracer starts the launcher.
+	// itself before it execs the guest. No other launcher is started
+	// while the tracer starts this one (launchMu).
 	fd, err := unix.FcntlInt(w.Fd(), unix.F_DUPFD, above+1)
 	w.Close()
 	if err != nil {
@@ -431,8 +444,7 @@ func (t *Tracer) launched(errR *os.File, name string, note func(string)) (int, e
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return 0, fmt.Errorf("the launcher did not start the guest within %v", launchLimit)
 	case n < len(b):
-		_, ws, _ := wait4(t.initPid, 0)
-		return 0, fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
+		return t.launchedUnreported(name, err)
 	case binary.LittleEndian.Uint32(b[0:]) != 0:
 		return 0, launchError(b, name)
 	}
@@ -443,6 +455,30 @@ func (t *Tracer) launched(errR *os.File, name string, note func(string)) (int, e
 	}
 	return strconv.Atoi(f[0])
 }
+
+// launchedUnreported waits, when the launcher's report did not come
+// whole (readErr), until the launcher's child has stopped for the tracer
+// all the same, or the launcher has exited; it waited for the launcher's
+// exit alone, and hung where the launcher and its stopped child lived on.
+func (t *Tracer) launchedUnreported(name string, readErr error) (int, error) {
+	for deadline := time.Now().Add(launchLimit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if p, ws, err := wait4(t.initPid, unix.WNOHANG); err != nil || p == t.initPid {
+			return 0, fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
+		}
+		bs, _ := readProcFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
+		if f := strings.Fields(string(bs)); len(f) > 0 {
+			if pid, err := strconv.Atoi(f[0]); err == nil {
+				if st := procState(pid); st == 'T' || st == 't' {
+					return pid, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s: the launcher did not start the guest within %v (its report: %v)", name, launchLimit, readErr)
+}
+
+// launchMu keeps a launcher's inheritable pipe from others (Start).
+var launchMu sync.Mutex
 
 // launchFailure explains why the guest never reached its first exec.
 func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) error {
