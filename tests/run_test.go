@@ -220,6 +220,18 @@ func TestSelectTimeLeft(t *testing.T) {
 	}
 }
 
+// printsEverywhere checks that argv exits 0 having printed want in two
+// runs under hermit, in a recording and in its replay.
+func printsEverywhere(t *testing.T, argv []string, want string) {
+	t.Helper()
+	if r := hermitRepeat(t, 2, nil, argv); r.Exit != 0 || string(r.Stdout) != want {
+		t.Errorf("hermit run: want\n%s%s", want, describe(r))
+	}
+	if rec := recordReplay(t, nil, argv); rec.Exit != 0 || string(rec.Stdout) != want {
+		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
+	}
+}
+
 // TestTimerfdRearm: timerfd_settime drops the expirations not read, as
 // the kernel's does: a timerfd set again without a read (BEAM's way) is
 // not readable until its new deadline (epoll_wait returned at once, and
@@ -230,12 +242,7 @@ func TestTimerfdRearm(t *testing.T) {
 	want := "round 0: 1 ready at 10 ms; disarmed, 0 ready\n" +
 		"round 1: 1 ready at 20 ms; disarmed, 0 ready\n" +
 		"round 2: 1 ready at 30 ms; disarmed, 0 ready\n"
-	if r := hermitRepeat(t, 2, nil, argv); string(r.Stdout) != want {
-		t.Errorf("hermit run: want\n%s%s", want, describe(r))
-	}
-	if rec := recordReplay(t, nil, argv); string(rec.Stdout) != want {
-		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
-	}
+	printsEverywhere(t, argv, want)
 }
 
 // TestRobustOwnerDies: a thread, then a process, dies holding a robust
@@ -247,12 +254,7 @@ func TestRobustOwnerDies(t *testing.T) {
 	t.Parallel()
 	argv := cGuest("robust.c")(t)
 	want := "thread: lock returned EOWNERDEAD\nprocess: lock returned EOWNERDEAD\n"
-	if r := hermitRepeat(t, 2, nil, argv); r.Exit != 0 || string(r.Stdout) != want {
-		t.Errorf("hermit run: want\n%s%s", want, describe(r))
-	}
-	if rec := recordReplay(t, nil, argv); rec.Exit != 0 || string(rec.Stdout) != want {
-		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
-	}
+	printsEverywhere(t, argv, want)
 }
 
 // TestTimerOverrun: a POSIX timer whose real-time signal is blocked
@@ -264,12 +266,7 @@ func TestTimerOverrun(t *testing.T) {
 	t.Parallel()
 	argv := cGuest("timer_overrun.c")(t)
 	want := "before: overrun 0\ntaken: overrun 4\nanother signal: no\n"
-	if r := hermitRepeat(t, 2, nil, argv); r.Exit != 0 || string(r.Stdout) != want {
-		t.Errorf("hermit run: want\n%s%s", want, describe(r))
-	}
-	if rec := recordReplay(t, nil, argv); rec.Exit != 0 || string(rec.Stdout) != want {
-		t.Errorf("hermit record: want\n%s%s", want, describe(rec))
-	}
+	printsEverywhere(t, argv, want)
 }
 
 // TestSockTimeout: a recv, an accept and a send that wait on a socket

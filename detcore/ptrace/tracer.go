@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -455,30 +454,6 @@ func (t *Tracer) launched(errR *os.File, name string, note func(string)) (int, e
 	}
 	return strconv.Atoi(f[0])
 }
-
-// launchedUnreported waits, when the launcher's report did not come
-// whole (readErr), until the launcher's child has stopped for the tracer
-// all the same, or the launcher has exited; it waited for the launcher's
-// exit alone, and hung where the launcher and its stopped child lived on.
-func (t *Tracer) launchedUnreported(name string, readErr error) (int, error) {
-	for deadline := time.Now().Add(launchLimit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if p, ws, err := wait4(t.initPid, unix.WNOHANG); err != nil || p == t.initPid {
-			return 0, fmt.Errorf("%s: the launcher exited before the program started (status %#x)", name, int(ws))
-		}
-		bs, _ := readProcFile(fmt.Sprintf("/proc/%d/task/%d/children", t.initPid, t.initPid))
-		if f := strings.Fields(string(bs)); len(f) > 0 {
-			if pid, err := strconv.Atoi(f[0]); err == nil {
-				if st := procState(pid); st == 'T' || st == 't' {
-					return pid, nil
-				}
-			}
-		}
-	}
-	return 0, fmt.Errorf("%s: the launcher did not start the guest within %v (its report: %v)", name, launchLimit, readErr)
-}
-
-// launchMu keeps a launcher's inheritable pipe from others (Start).
-var launchMu sync.Mutex
 
 // launchFailure explains why the guest never reached its first exec.
 func (t *Tracer) launchFailure(errR *os.File, name string, ws unix.WaitStatus) error {
