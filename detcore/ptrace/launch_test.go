@@ -2,8 +2,11 @@ package ptrace
 
 import (
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -44,5 +47,39 @@ func TestReadLaunchSlow(t *testing.T) {
 	defer w2.Close()
 	if _, n, err := readLaunch(r2, nil); !errors.Is(err, os.ErrDeadlineExceeded) || n != 0 {
 		t.Errorf("a silent launcher: %v after %d bytes; want the deadline", err, n)
+	}
+}
+
+// TestLaunchedUnreported: when the launcher's report does not come whole,
+// the launch goes on once the launcher's child has stopped itself (it
+// waited for the launcher's exit, for ever: the launcher lives as long
+// as its child), and fails once the launcher has exited. A shell stands
+// for the launcher, and its child shell stops itself.
+func TestLaunchedUnreported(t *testing.T) {
+	defer func(l time.Duration) { launchLimit = l }(launchLimit)
+	launchLimit = 10 * time.Second
+
+	launcher := exec.Command("/bin/sh", "-c", `/bin/sh -c 'kill -STOP $$' & wait`)
+	if err := launcher.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer launcher.Process.Kill()
+	tr := &Tracer{initPid: launcher.Process.Pid}
+	child, err := tr.launchedUnreported("guest", io.EOF)
+	if err != nil {
+		t.Fatalf("with the launcher's child stopped: %v", err)
+	}
+	if st := procState(child); st != 'T' && st != 't' {
+		t.Errorf("launchedUnreported returned %d, in state %q, not the stopped child", child, st)
+	}
+	syscall.Kill(child, syscall.SIGKILL)
+
+	exited := exec.Command("/bin/sh", "-c", "exit 3")
+	if err := exited.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tr = &Tracer{initPid: exited.Process.Pid}
+	if _, err := tr.launchedUnreported("guest", io.EOF); err == nil || !strings.Contains(err.Error(), "the launcher exited before the program started") {
+		t.Errorf("with the launcher gone: %v, want that it exited", err)
 	}
 }
