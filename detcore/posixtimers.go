@@ -158,11 +158,13 @@ func sysTimerGetoverrun(e *Engine, t *thread) {
 // only counts, its last signal still pending; otherwise the signal it
 // sends next carries ticks-1 overruns.
 func (e *Engine) timerOverrun(tm *vtimer, ticks int64) bool {
-	if tm.sent && e.timerSignalPending(tm) {
-		tm.overrun += ticks
-		return true
+	if tm.sent {
+		if e.timerSignalPending(tm) {
+			tm.overrun += ticks
+			return true
+		}
+		tm.lastOverrun = tm.overrun // taken since: one look tells both
 	}
-	e.timerTaken(tm)
 	tm.sent, tm.overrun = true, ticks-1
 	return false
 }

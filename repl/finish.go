@@ -50,16 +50,17 @@ func (r *REPL) cmdFinish(args []string) error {
 		if err != nil {
 			return r.report(st, err)
 		}
+		var g Regs
 		returned := false
 		if st.Kind == StopBreakpoint && st.Addr == caller.PC && st.Tid == th.Tid {
-			g, err := r.s.Regs(th.Tid)
+			g, err = r.s.Regs(th.Tid)
 			returned = err == nil && g.Rsp >= f.CFA
 		}
 		switch {
 		case returned:
 			r.track(st)
 			return r.reportAs(st, func(st Stop) string {
-				return fmt.Sprintf("#%d tid %d returned to %#x%s (rax %d)", st.Event, st.Tid, st.Addr, r.location(st.Tid, st.Addr), int64(r.rax(st.Tid)))
+				return fmt.Sprintf("#%d tid %d returned to %#x%s (rax %d)", st.Event, st.Tid, st.Addr, r.location(st.Tid, st.Addr), int64(g.Rax))
 			})
 		case st.Kind == StopBreakpoint && st.Addr == caller.PC && !mine:
 			continue // a deeper call's return, or another thread's
@@ -69,14 +70,4 @@ func (r *REPL) cmdFinish(args []string) error {
 		r.track(st)
 		return r.report(st, nil)
 	}
-}
-
-// rax is thread tid's rax, where a function's integer or pointer result
-// is (0 when the registers cannot be read).
-func (r *REPL) rax(tid int) uint64 {
-	g, err := r.s.Regs(tid)
-	if err != nil {
-		return 0
-	}
-	return g.Rax
 }
