@@ -14,10 +14,16 @@ import "github.com/hermitdbg/hermit/detcore/abi"
 // without a stop:
 //   - a word nobody waits on: none woken, nothing to do;
 //   - a word with waiters: it leaves the wake (the word and the count) for
-//     the engine and blocks the thread's syscall user dispatch switch
-//     (dispatches), so that its next syscall stops, whichever it is (a
+//     the engine and turns the thread's syscall user dispatch on, its
+//     switch blocking, so that its next syscall stops, whichever it is (a
 //     SIGSYS, dispatched; a futex call at a patched site is made from the
 //     slow page instead, which the switch does not block: its own stop).
+//     The engine turns it off again once the thread has been resumed
+//     sudKeep times without leaving such a wake (offSUD): while on, each
+//     of the thread's syscalls costs the kernel a look at the switch (some
+//     190 cycles: 200k getppid took 1.73x native with dispatch on for
+//     good, against strace's 1.41x), but a thread that hands work to
+//     another at every turn would pay a prctl and a ptrace call a turn.
 //     The engine makes the wake there (and at any stop that every run,
 //     record and replay has: foldsAt, runStops), before anything else of
 //     that stop, as the trapped wake would have been made just before; not
@@ -49,6 +55,7 @@ const (
 	fxQuant = 0x120 // how far the clock limit may be after a wake
 	fxCalls = 0x128 // wakes answered without a stop
 	fxSel   = 0x130 // the threads' syscall user dispatch switch: 1 blocks
+	fxSUD   = 0x140 // nonzero: the running thread's dispatch is on (sudOn)
 	fxTable = 0x400 // fxSlots slots of 16 bytes: the word, its waiters
 	fxSlots = 128   // of which at most half are filled, so that a search ends soon
 	// futexWakePrivate is the one operation the code answers.
@@ -115,21 +122,60 @@ func (e *Engine) armFutexes(t *thread, on bool) {
 	c.put(fxOn, 1)
 }
 
-// dispatches gives t syscall user dispatch with its page's switch, once
-// per thread and program, and reports whether it has it: a wake the code
-// leaves for the engine needs the thread's next syscall, whichever it is,
-// to stop (it raises SIGSYS, which dispatched handles). Not for a process
-// that set up syscall user dispatch of its own.
+// dispatches reports whether t's page's code may turn t's syscall user
+// dispatch on, asking the kernel once per thread and program whether the
+// engine can turn it off again: a wake the code leaves for the engine
+// needs the thread's next syscall, whichever it is, to stop (it raises
+// SIGSYS, which dispatched handles). Not for a process that set up
+// syscall user dispatch of its own.
 func (e *Engine) dispatches(t *thread) bool {
 	c := t.proc.clock
+	if t.proc.ownSUD {
+		return false
+	}
 	if t.sud == c {
 		return true
 	}
-	if t.proc.ownSUD || c.fast.Dispatch == nil || !c.fast.Dispatch(t.tid, fxSel) {
+	if c.fast.Undispatch == nil || !c.fast.Undispatch(t.tid) {
 		return false
 	}
-	t.sud = c
+	t.sud, t.sudOn = c, false
 	return true
+}
+
+// sudKeep is how many times in a row a thread is resumed without having
+// left a wake before the engine turns its syscall user dispatch off.
+const sudKeep = 4
+
+// offSUD, as t is resumed, turns off the syscall user dispatch its page's
+// code turned on when it left a wake (the engine has made the wake), if
+// it has not left one for sudKeep resumes, and tells the page whether it
+// is on. Whether it is on changes nothing the guest sees (the switch
+// lets every call through until the code leaves a wake), only what the
+// thread's syscalls cost; the code must know, to turn it on.
+func (e *Engine) offSUD(t *thread) {
+	c := t.proc.clock
+	if t.sudOn && t.sud != c && t.sud != nil {
+		// A new program (the dispatch does not survive what ended the
+		// old one's page, an exec, unless the probe turned it off).
+		t.sudOn = false
+		t.sud.fast.Undispatch(t.tid)
+	}
+	if c == nil || c.fast == nil || c.fast.FutexSite == nil || c.word(fxPend) != 0 {
+		// No futex code, or its wake waits: the page as the code left it.
+		return
+	}
+	if t.sudOn {
+		if t.sudIdle++; t.sudIdle > sudKeep {
+			t.sudOn = false
+			c.fast.Undispatch(t.tid)
+		}
+	}
+	on := uint64(0)
+	if t.sudOn {
+		on = 1
+	}
+	c.put(fxSUD, on)
 }
 
 // siSysUserDispatch is the si_code of a SIGSYS that syscall user
@@ -159,6 +205,7 @@ func (e *Engine) dispatched(t *thread) (bool, error) {
 		return true, e.gone(t, err)
 	}
 	t.sud.put(fxSel, 0)
+	t.sudOn, t.sudIdle = true, 0
 	e.park(t)
 	// The turn is at this call (not the last one the engine saw, which
 	// in a recording may be one a run never stops at).
@@ -267,6 +314,10 @@ func (e *Engine) foldFutexes(c *ClockPage) {
 	addr, n := c.word(fxAddr), int(c.word(fxN))
 	c.put(fxPend, 0)
 	c.put(fxSel, 0)
+	if l := e.last; l != nil && l.sud == c {
+		// Its code turned its syscall user dispatch on, or found it on.
+		l.sudOn, l.sudIdle = true, 0
+	}
 	c.futex.woke = true
 	if c.futex.mm == nil {
 		return

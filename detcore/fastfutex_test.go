@@ -10,16 +10,17 @@ import (
 // process waits on, with their counts, where fastio.S's search finds
 // them (two words whose first slots are the same included), and none of
 // another process's; a wake the code left is made on the right word, for
-// the count it gave; each thread gets syscall user dispatch once; a
-// process with more words waited on than the table takes, or with
-// syscall user dispatch of its own, gets none, and the code makes every
-// call.
+// the count it gave; the kernel is asked once per thread whether syscall
+// user dispatch can be turned off, and the dispatch the code turned on
+// with the wake is turned off before the thread runs on; a process with
+// more words waited on than the table takes, or with syscall user
+// dispatch of its own, gets none, and the code makes every call.
 func TestFutexTable(t *testing.T) {
 	c := NewClockPage(make([]byte, fxTable+16*fxSlots), nil)
-	dispatched := 0
+	undispatched := 0
 	c.fast = &FastWrites{
-		FutexSite: func(uint64, []byte) (uint64, []byte, bool) { return 0, nil, false },
-		Dispatch:  func(_, sel int) bool { dispatched++; return sel == fxSel },
+		FutexSite:  func(uint64, []byte) (uint64, []byte, bool) { return 0, nil, false },
+		Undispatch: func(int) bool { undispatched++; return true },
 	}
 	mm, other := &addrSpace{id: 1}, &addrSpace{id: 2}
 	runner := &thread{proc: &process{mm: mm, clock: c}}
@@ -64,8 +65,8 @@ func TestFutexTable(t *testing.T) {
 		t.Errorf("quantum %d, want %d", got, vclockReads*10)
 	}
 	e.armFutexes(runner, true)
-	if dispatched != 1 || runner.sud != c {
-		t.Errorf("syscall user dispatch set %d times for one thread and page, want once", dispatched)
+	if undispatched != 1 || runner.sud != c {
+		t.Errorf("syscall user dispatch asked about %d times for one thread and page, want once", undispatched)
 	}
 
 	// The code woke one of a's two waiters: the oldest is woken.
@@ -73,7 +74,35 @@ func TestFutexTable(t *testing.T) {
 	c.put(fxN, 1)
 	c.put(fxPend, 1)
 	c.put(fxCalls, 1)
+	e.last = runner
 	e.foldFutexes(c)
+	if !runner.sudOn {
+		t.Errorf("after the fold, the thread that left the wake is not known to have its dispatch on")
+	}
+	// It stays on (the page says so) for sudKeep resumes without a
+	// wake, a wake starts the count again, and then it is turned off
+	// once.
+	resumes := func(n int) {
+		for i := 0; i < n; i++ {
+			e.offSUD(runner)
+			if c.word(fxSUD) != 1 || undispatched != 1 {
+				t.Fatalf("resume %d after a wake: the page says dispatch is %d, turned off %d times; want on, none", i+1, c.word(fxSUD), undispatched-1)
+			}
+		}
+	}
+	resumes(sudKeep - 1)
+	e.foldFutexes(c) // nothing pending: no wake, the count goes on
+	resumes(1)
+	c.put(fxAddr, 0x9990) // a word nobody waits on
+	c.put(fxPend, 1)
+	e.foldFutexes(c)
+	c.put(fxAddr, a)
+	resumes(sudKeep)
+	e.offSUD(runner)
+	e.offSUD(runner)
+	if undispatched != 2 || runner.sudOn || c.word(fxSUD) != 0 {
+		t.Errorf("after %d resumes without a wake: dispatch turned off %d times, sudOn %v, the page says %d; want once, off, 0", sudKeep+2, undispatched-1, runner.sudOn, c.word(fxSUD))
+	}
 	if first.state != tsReady || second.state != tsBlocked || len(e.futexes[futexKey{mm: mm, addr: a}]) != 1 {
 		t.Errorf("after a wake of 1 on %#x: first %v, second %v, %d waiting; want the first woken", a, first.state, second.state, len(e.futexes[futexKey{mm: mm, addr: a}]))
 	}

@@ -111,10 +111,11 @@ type FastWrites struct {
 	// FutexSite is Site for a FUTEX_WAKE_PRIVATE's site, which enters
 	// the page's futex code (fastfutex.go); nil if the page has none.
 	FutexSite func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
-	// Dispatch gives thread tid syscall user dispatch with the page's
-	// byte at offset selector as its switch (fastfutex.go), and reports
-	// whether the kernel took it.
-	Dispatch func(tid, selector int) bool
+	// Undispatch turns thread tid's syscall user dispatch off, which the
+	// page's futex code turns on when it leaves a wake (fastfutex.go),
+	// and reports whether the kernel could (Linux 6.4): the engine asks
+	// once per thread and page before it lets the code run.
+	Undispatch func(tid int) bool
 	// Unmark takes hermit's mark off the open file description of
 	// descriptor fd of thread tid, and reports whether it had one.
 	Unmark func(tid, fd int) bool

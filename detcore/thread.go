@@ -36,9 +36,12 @@ type thread struct {
 	tid  int
 	vtid int
 	proc *process
-	// sud is the clock page whose switch the thread's syscall user
-	// dispatch reads, or nil (fastfutex.go).
-	sud *ClockPage
+	// sud is the clock page whose futex code may turn the thread's
+	// syscall user dispatch on, or nil (fastfutex.go); sudOn says that
+	// it did, sudIdle for how many resumes it has not left a wake since.
+	sud     *ClockPage
+	sudOn   bool
+	sudIdle int
 	// seq is the creation sequence number: the round-robin order.
 	seq   int
 	state tstate

@@ -264,5 +264,6 @@ func (e *Engine) resumeLooked(t *thread, mode ResumeMode, sig int) error {
 	}
 	e.armClock(t)
 	e.armFast(t, mode)
+	e.offSUD(t)
 	return e.t.Resume(t.tid, mode, sig)
 }

@@ -165,12 +165,11 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			}
 			return jmpTo(site, stub, entry, pad)
 		},
-		Dispatch: func(tid, selector int) bool {
-			// PR_SYS_DISPATCH_ON; calls from hermit's pages (the
-			// fast page's, and the slow page's, which the seccomp
-			// filter traces) are never blocked.
-			c := sudConfig{mode: 1, selector: fioBase + uint64(selector), offset: fioFast, length: fioSize - fioCodeOff}
-			return setSUD(tid, &c) == nil
+		Undispatch: func(tid int) bool {
+			// PR_SYS_DISPATCH_OFF. The code turns it on with calls
+			// from hermit's pages (the fast page's, and the slow
+			// page's, which the seccomp filter traces) never blocked.
+			return setSUD(tid, &sudConfig{}) == nil
 		},
 		FutexSite: func(pc uint64, code []byte) (uint64, []byte, bool) {
 			if pc < 13 || pc >= fioBase && pc < fioBase+fioSize || len(code) != 13 || !isFutexSite(code) {

@@ -222,8 +222,9 @@ fio_code:
  * >> 2) % 128 on to the first empty one: hermit fills at most half).
  * With waiters, the wake is left for hermit to make at the next stop
  * (FX_ADDR, FX_N, then FX_PEND: until that store, nothing is done); the
- * thread's syscall user dispatch switch (FX_SEL) then blocks, so that its
- * next syscall stops, whichever it is; and its fast calls end, with its
+ * thread's syscall user dispatch is turned on (prctl from this page)
+ * unless it is (FX_SUD), its switch (FX_SEL) blocking, so that its next
+ * syscall stops, whichever it is; and its fast calls end, with its
  * clock limit at most FX_QUANT from now, as if it were counted: another
  * thread is ready. The clock
  * moves on by a step, as a trapped call's turn would.
@@ -231,7 +232,8 @@ fio_code:
  * futex call while a wake waits for hermit is made from the slow page,
  * which the switch does not block, so that it costs one stop, not two.
  * Registers: rax is the result, rcx and r11 are clobbered (as by a
- * syscall); no stack is used, so a wait at the site stays at the site. */
+ * syscall); the stack is used only below the red zone and not at the
+ * site's own call, so a wait at the site stays at the site. */
 	.set FX_ON, 0x100
 	.set FX_PEND, 0x108
 	.set FX_ADDR, 0x110
@@ -239,6 +241,7 @@ fio_code:
 	.set FX_QUANT, 0x120
 	.set FX_CALLS, 0x128
 	.set FX_SEL, 0x130
+	.set FX_SUD, 0x140
 	.set FX_TABLE, 0x400
 	.set FX_SLOTS, 128
 	.globl fio_futex
@@ -286,7 +289,36 @@ fio_futex:
 	mov qword ptr [rax + FX_PEND], 1
 	mov byte ptr [rax + FX_SEL], 1
 	mov qword ptr [rax + FAST], 0
-	mov rcx, [rax + NOW]
+	/* The thread's syscall user dispatch goes on, unless it is (FX_SUD:
+	 * hermit turns it off again once the thread has run a while without
+	 * such a wake, as while on each syscall costs the kernel a look at
+	 * the switch). */
+	cmp qword ptr [rax + FX_SUD], 0
+	jne 6f
+	mov qword ptr [rax + FX_SUD], 1
+	lea rsp, [rsp - 128]
+	push rdi
+	push rsi
+	push rdx
+	push r10
+	push r8
+	push r11
+	mov edi, 59 /* PR_SET_SYSCALL_USER_DISPATCH */
+	mov esi, 1 /* PR_SYS_DISPATCH_ON */
+	lea rdx, [rip + fio_code]
+	mov r10d, 0x2000 /* the fast and the slow page */
+	lea r8, [rax + FX_SEL]
+	mov eax, 157 /* SYS_prctl */
+	syscall
+	pop r11
+	pop r8
+	pop r10
+	pop rdx
+	pop rsi
+	pop rdi
+	lea rsp, [rsp + 128]
+	lea rax, [rip + fio_code - 0x3000]
+6:	mov rcx, [rax + NOW]
 	add rcx, [rax + FX_QUANT]
 	cmp rcx, [rax + LIMIT]
 	jae 3f
