@@ -191,9 +191,10 @@ func (s *session) readMemoryBinary(r *request) []byte {
 	return escapeBinary(b, data)
 }
 
-// parseBreak parses "type,addr,kind[;cond…]" of a Z or z packet.
+// parseBreak parses "type,addr,kind" of a Z or z packet, without the
+// conditions after it.
 func parseBreak(args string) (BreakKind, uint64, int, error) {
-	args, _, _ = strings.Cut(args, ";") // conditions and commands: ignored
+	args, _, _ = strings.Cut(args, ";")
 	f := strings.Split(args, ",")
 	if len(f) != 3 || len(f[0]) != 1 || f[0][0] < '0' || f[0][0] > '4' {
 		return 0, 0, 0, errors.New("want type,addr,kind")
@@ -224,13 +225,26 @@ func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error, 
 	if err != nil {
 		return errReply
 	}
+	var conds []condition
+	if _, c, ok := strings.Cut(r.args, ";"); ok && insert {
+		if kind != BreakSoftware && kind != BreakHardware {
+			return errReply
+		}
+		if conds, err = parseConditions(c); err != nil {
+			s.logf("gdbstub: breakpoint at %#x: %v", addr, err)
+			return errReply
+		}
+	}
 	switch err := op(kind, addr, size); {
 	case err == nil:
 		key := breakpoint{kind, addr, size}
+		ck := condKey{kind, addr}
 		if insert {
 			s.inserted[key] = true
+			s.conds[ck] = conds
 		} else {
 			delete(s.inserted, key)
+			delete(s.conds, ck)
 		}
 		return []byte("OK")
 	case errors.Is(err, ErrUnsupported):
@@ -269,6 +283,7 @@ func (s *session) clearClient() {
 		}
 	}
 	clear(s.inserted)
+	clear(s.conds)
 	if sc, ok := s.t.(SyscallCatcher); ok && s.catching {
 		_ = sc.CatchSyscalls(false, nil)
 		s.catching = false

@@ -32,7 +32,7 @@ func (s *session) qSupported(r *request) []byte {
 	b.WriteString(";QStartNoAckMode+" +
 		";qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+" +
 		";qXfer:threads:read+;qXfer:libraries-svr4:read+;qXfer:siginfo:read+" +
-		";swbreak+;hwbreak+;vContSupported+;QPassSignals+")
+		";swbreak+;hwbreak+;vContSupported+;QPassSignals+;ConditionalBreakpoints+")
 	if _, ok := s.t.(Reverser); ok {
 		b.WriteString(";ReverseContinue+;ReverseStep+")
 	}

@@ -66,7 +66,7 @@ func (s *session) reverseContinue(r *request) []byte {
 	if !ok {
 		return nil
 	}
-	return s.reverse(r, rv.ReverseContinue)
+	return s.reverse(r, func() (Stop, error) { return s.passFalse(rv.ReverseContinue) })
 }
 
 // reverseStep answers bs, stepping the Hc thread back.

@@ -154,7 +154,7 @@ func (s *session) resume(r *request, step bool, tid int) []byte {
 		if step {
 			return s.t.Step(tid)
 		}
-		return s.t.Continue()
+		return s.passFalse(s.t.Continue)
 	})
 	if err != nil {
 		s.logf("gdbstub: resume: %v", err)

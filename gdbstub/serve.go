@@ -115,6 +115,9 @@ type session struct {
 	// takes them out of the target as the session ends (clearClient).
 	inserted map[breakpoint]bool
 	catching bool
+	// conds are the conditions gdb gave the breakpoints at an address
+	// (agentexpr.go); none for one that always stops.
+	conds map[condKey][]condition
 	// allocating: lldb asked to allocate memory (_M) since the process
 	// last ran; its register writes are its own (allocate).
 	allocating bool
@@ -140,6 +143,7 @@ func Serve(conn io.ReadWriteCloser, t Target, opts Options) (End, error) {
 		files:      map[int]fs.File{},
 		nextFD:     3,
 		inserted:   map[breakpoint]bool{},
+		conds:      map[condKey][]condition{},
 	}
 	go s.readLoop()
 	end, err := s.loop()

@@ -476,6 +476,23 @@ func TestGDBReverseConditional(t *testing.T) {
 	}
 }
 
+// TestGDBConditionsInStub: gdb hands a breakpoint's condition to the stub
+// (ConditionalBreakpoints+; "info breakpoints" says "target evals"), which
+// passes by the hits where it is false, going forwards and backwards,
+// without a stop reply for each: gdb got 26 stop replies here when it
+// tested each hit itself, and took twice as long.
+func TestGDBConditionsInStub(t *testing.T) {
+	requireDebugging(t, "gdb")
+	t.Parallel()
+	got, r := gdbValues(t, recordC(t, "cond_loop.c"), "set debug remote 1", "break finished if id == 1", "continue", "delete",
+		"break tick if i == 290 && id == 1", "reverse-continue", "p i", "p id", "info breakpoints")
+	stops := regexp.MustCompile(`Packet received: T`).FindAll(r.Stderr, -1)
+	if want := "290 1"; strings.Join(got, " ") != want || !strings.Contains(string(r.Stdout), "(target evals)") || len(stops) > 8 {
+		t.Errorf("i and id after continue to finished if id == 1, then reverse-continue to tick if i == 290 && id == 1: want %s, conditions evaluated by the target and at most 8 stop replies; got %v, %d stop replies\n%s",
+			want, got, len(stops), describe(r))
+	}
+}
+
 // TestGDBReverseStepAfterCount: a step back from a breakpoint that a
 // reverse continue stopped at part way through a count of arrivals (made
 // by an earlier step back over two long loops) comes to the instruction
