@@ -304,23 +304,29 @@ type condKey struct {
 }
 
 // passFalse runs resume (a continue, forwards or backwards) again for as
-// long as it stops at a breakpoint whose conditions are all false. A
-// condition that cannot be evaluated stops, with a line saying why.
+// long as it stops at a breakpoint whose conditions are all false.
 func (s *session) passFalse(resume func() (Stop, error)) (Stop, error) {
 	for {
 		st, err := resume()
-		if err != nil || st.Kind != StopBreakpoint {
+		if err != nil || s.stops(st) {
 			return st, err
 		}
-		kind := BreakSoftware
-		if st.Hardware {
-			kind = BreakHardware
-		}
-		conds := s.conds[condKey{kind, st.Addr}]
-		if len(conds) == 0 || s.anyTrue(conds, st) {
-			return st, nil
-		}
 	}
+}
+
+// stops says whether stop st is one to report: not a breakpoint's, or
+// one of its conditions holds or cannot be evaluated (with a line saying
+// why).
+func (s *session) stops(st Stop) bool {
+	if st.Kind != StopBreakpoint {
+		return true
+	}
+	kind := BreakSoftware
+	if st.Hardware {
+		kind = BreakHardware
+	}
+	conds := s.conds[condKey{kind, st.Addr}]
+	return len(conds) == 0 || s.anyTrue(conds, st)
 }
 
 // anyTrue says whether one of conds holds for the thread that made stop

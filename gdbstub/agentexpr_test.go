@@ -144,3 +144,52 @@ func hexText(t *testing.T, s string) string {
 	}
 	return string(b)
 }
+
+// keepTarget is a reverseTarget that searches backwards under a keep
+// (KeepReverser): it goes through back, showing each stop (its thread's
+// rax is the stop's position in back), and lands at the first kept.
+type keepTarget struct {
+	*reverseTarget
+	asked int
+}
+
+func (k *keepTarget) ReverseContinueWhere(keep func(Stop) bool) (Stop, error) {
+	k.call("reverse-continue-where")
+	for len(k.back) > 0 {
+		st := k.back[0]
+		k.regs[st.Tid].Rax = uint64(len(k.back))
+		k.asked++
+		if keep == nil || keep(st) {
+			return k.backStop()
+		}
+		k.back = k.back[1:]
+	}
+	return k.backStop()
+}
+
+// TestConditionsInOneSearch: going backwards, a target that can search
+// under a predicate is asked once, and the stub's conditions decide, at
+// each hit the search makes, where it lands; without conditions it goes
+// back as any Reverser.
+func TestConditionsInOneSearch(t *testing.T) {
+	kt := &keepTarget{reverseTarget: newReverseTarget()}
+	bp := Stop{Kind: StopBreakpoint, Tid: 0x1234, Addr: 0x401000}
+	kt.back = []Stop{bp, bp, bp, bp, bp} // rax 5, 4, 3, 2, 1
+	c := startServeTarget(t, kt, Options{})
+	c.expect("Z0,401000,1"+cond(axReg, 0, 0, axConst8, 2, axEqual, axEnd), "OK")
+	if got := c.ask("bc"); !strings.HasSuffix(got, "thread:1234;swbreak:;") {
+		t.Errorf("bc: got %q, want the breakpoint", got)
+	}
+	kt.mu.Lock()
+	if kt.asked != 4 || len(kt.back) != 1 || strings.Join(kt.calls, ",") != "set 0 0x401000 1,reverse-continue-where" {
+		t.Errorf("the search asked about %d stops, %d left, calls %q; want 4 (rax 5 to 2) in one search, 1 left", kt.asked, len(kt.back), kt.calls)
+	}
+	kt.mu.Unlock()
+	c.expect("z0,401000,1", "OK")
+	c.expect("bc", "T0506:1000fe7f00000000;07:0000fe7f00000000;10:0010400000000000;thread:1234;swbreak:;")
+	kt.mu.Lock()
+	defer kt.mu.Unlock()
+	if got := kt.calls[len(kt.calls)-1]; got != "reverse-continue" {
+		t.Errorf("without conditions: last call %q, want a plain reverse-continue", got)
+	}
+}

@@ -23,6 +23,15 @@ type Reverser interface {
 	ReverseStep(tid int) (Stop, error)
 }
 
+// KeepReverser is a Reverser that passes by, in one search, the stops
+// that keep rejects, a breakpoint's hits where its conditions are false
+// (agentexpr.go): keep is called at each stop the search makes, with the
+// target there (its Registers and ReadMemory answer for that moment).
+// Going back one false hit at a time would search once per hit.
+type KeepReverser interface {
+	ReverseContinueWhere(keep func(Stop) bool) (Stop, error)
+}
+
 // EndStopper is a Reverser that can stop where the recorded process is
 // about to end, before it ends. gdb forgets a process once told it ended
 // (W or X), and then refuses reverse-continue; so for gdb the stub has
@@ -66,7 +75,11 @@ func (s *session) reverseContinue(r *request) []byte {
 	if !ok {
 		return nil
 	}
-	return s.reverse(r, func() (Stop, error) { return s.passFalse(rv.ReverseContinue) })
+	back := rv.ReverseContinue
+	if kr, ok := rv.(KeepReverser); ok && len(s.conds) > 0 {
+		back = func() (Stop, error) { return kr.ReverseContinueWhere(s.stops) }
+	}
+	return s.reverse(r, func() (Stop, error) { return s.passFalse(back) })
 }
 
 // reverseStep answers bs, stepping the Hc thread back.

@@ -163,10 +163,10 @@ func (t *GDBTarget) continueCatching() (gdbstub.Stop, error) {
 	}
 }
 
-// reverseCatching is ReverseContinue with syscalls caught: back to the
-// latest caught entry, unless a breakpoint, watchpoint or signal of the
-// process comes after it.
-func (t *GDBTarget) reverseCatching() (gdbstub.Stop, error) {
+// reverseCatching is ReverseContinueWhere with syscalls caught: back to
+// the latest caught entry, unless a breakpoint, watchpoint or signal of
+// the process that keep keeps comes after it.
+func (t *GDBTarget) reverseCatching(keep func(Stop) bool) (gdbstub.Stop, error) {
 	before := t.s.Event() // a stop with n events made comes after boundary n-1
 	if n, ok := t.atEntry(); ok {
 		before = n
@@ -181,7 +181,7 @@ func (t *GDBTarget) reverseCatching() (gdbstub.Stop, error) {
 			break
 		}
 	}
-	g, err := t.reverseToBreak()
+	g, err := t.reverseToBreak(keep)
 	switch {
 	case errors.Is(err, gdbstub.ErrNoHistory) && found:
 		return t.gotoEntry(latest)

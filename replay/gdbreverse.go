@@ -12,6 +12,7 @@ import (
 
 var (
 	_ gdbstub.Reverser     = (*GDBTarget)(nil)
+	_ gdbstub.KeepReverser = (*GDBTarget)(nil)
 	_ gdbstub.Checkpointer = (*GDBTarget)(nil)
 )
 
@@ -21,17 +22,30 @@ func (t *GDBTarget) Close() error { return t.tl.Close() }
 // ReverseContinue implements gdbstub.Reverser. Stops in other processes
 // are passed by, as going forwards.
 func (t *GDBTarget) ReverseContinue() (gdbstub.Stop, error) {
-	if t.catch.on {
-		return t.reverseCatching()
+	return t.ReverseContinueWhere(nil)
+}
+
+// ReverseContinueWhere implements gdbstub.KeepReverser: the Timeline's
+// search asks keep at each of the process's stops it makes.
+func (t *GDBTarget) ReverseContinueWhere(keep func(gdbstub.Stop) bool) (gdbstub.Stop, error) {
+	var where func(Stop) bool
+	if keep != nil {
+		where = func(st Stop) bool {
+			g, ours := t.convert(st)
+			return !ours || keep(g)
+		}
 	}
-	return t.reverseToBreak()
+	if t.catch.on {
+		return t.reverseCatching(where)
+	}
+	return t.reverseToBreak(where)
 }
 
 // reverseToBreak goes back to the latest stop of the process's
-// breakpoints, watchpoints and signals.
-func (t *GDBTarget) reverseToBreak() (gdbstub.Stop, error) {
+// breakpoints, watchpoints and signals that keep keeps (nil: any).
+func (t *GDBTarget) reverseToBreak(keep func(Stop) bool) (gdbstub.Stop, error) {
 	for {
-		st, err := t.tl.ReverseContinue()
+		st, err := t.tl.ReverseContinueWhere(keep)
 		if g, done, err := t.reverseEnd(err); done {
 			return g, err
 		}

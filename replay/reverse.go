@@ -307,9 +307,20 @@ func (t *Timeline) backFromSyscall(p position, vtid int) (q position, ok bool, e
 // going backwards. With nothing before, it goes to the start and returns
 // ErrHistoryStart.
 func (t *Timeline) ReverseContinue() (Stop, error) {
+	return t.ReverseContinueWhere(nil)
+}
+
+// ReverseContinueWhere is ReverseContinue passing by, in the same search,
+// the stops keep rejects (a breakpoint whose condition is false): keep is
+// called at each stop the search makes, with the replay there, and nil
+// keeps every one. A search under keep neither takes nor leaves what the
+// last one passed (backcache.go), which holds every stop.
+func (t *Timeline) ReverseContinueWhere(keep func(Stop) bool) (Stop, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	defer t.autoCheckpoint()
+	t.keep = keep
+	defer func() { t.keep = nil }()
 	if err := t.exactHere(); err != nil {
 		return t.pos.final, err
 	}
@@ -321,8 +332,15 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	if !p.end && p.at == 0 && len(p.moves) == 0 {
 		return t.pos.final, ErrHistoryStart
 	}
-	cand, found, scan := t.passed.take(&t.pos, user)
-	var err error
+	var (
+		cand  position
+		found bool
+		scan  *backScan
+		err   error
+	)
+	if keep == nil {
+		cand, found, scan = t.passed.take(&t.pos, user)
+	}
 	if !found {
 		cand, found, scan, err = t.searchMoves(p, user)
 	}
@@ -368,7 +386,8 @@ func (t *Timeline) ReverseContinue() (Stop, error) {
 	if tid, err := t.hostTid(cand.vtid); err == nil {
 		st.Tid = tid
 	}
-	if !watchStop {
+	t.passed = nil
+	if !watchStop && keep == nil {
 		t.passed = scan.after(t.pos, user)
 	}
 	return st, nil
@@ -495,10 +514,12 @@ func (t *Timeline) searchMoves(p position, user points) (position, bool, *backSc
 			// which going back stops before.
 			here := last && own && st.Reason != ReasonWatchpoint
 			if owns(user, mp, st) && !here {
-				seen()
-				bestLen, found = len(cur.moves), true
-				best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
-			} else if pc, ok := t.stepOnto(st, user); ok && !last {
+				if t.kept(st) {
+					seen()
+					bestLen, found = len(cur.moves), true
+					best.final, best.vtid, best.done = cur.final, cur.vtid, cur.done
+				}
+			} else if pc, ok := t.stepOnto(st, user); ok && !last && t.kept(Stop{Reason: ReasonBreakpoint, Tid: st.Tid, Addr: pc, Event: st.Event}) {
 				// A step that ended at a breakpoint of the user's (gdb
 				// steps into a call, then continues): the thread stood
 				// there, about to run it, as at a hit.
@@ -563,7 +584,7 @@ func (t *Timeline) searchBefore(p position, user points) (position, bool, error)
 		}
 		var best position
 		found := false
-		perSpan := 0
+		perSpan, inSpan, spanAt := 0, 0, uint64(0)
 		leg := move{pts: user}
 		// The moves since the boundary, in place (as searchMoves').
 		t.pos.moves = slices.Clip(t.pos.moves)
@@ -587,14 +608,17 @@ func (t *Timeline) searchBefore(p position, user points) (position, bool, error)
 			t.pos.final, t.pos.vtid = st, t.vtidOf(st.Tid)
 			// The stop as a position from the boundary before it, which
 			// a step back replays from cheaply: perSpan moves of leg,
-			// made once the search is over.
-			if found && best.at == st.Event {
-				perSpan++
+			// made once the search is over (inSpan counts them, kept or
+			// not).
+			if inSpan > 0 && spanAt == st.Event {
+				inSpan++
 			} else {
-				perSpan = 1
+				spanAt, inSpan = st.Event, 1
 			}
-			best = position{at: st.Event, final: st, vtid: t.pos.vtid}
-			found = true
+			if t.kept(st) {
+				best = position{at: st.Event, final: st, vtid: t.pos.vtid}
+				perSpan, found = inSpan, true
+			}
 		}
 		if found {
 			for i := range perSpan {
@@ -624,4 +648,9 @@ func (p *pool) sourceBefore(hi uint64, toEnd bool) position {
 		}
 	}
 	return best
+}
+
+// kept says whether a reverse search may land at stop st (keep).
+func (t *Timeline) kept(st Stop) bool {
+	return t.keep == nil || t.keep(st)
 }

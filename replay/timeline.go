@@ -51,6 +51,9 @@ type Timeline struct {
 	opts  TimelineOptions
 	// passed is what the last reverse continue's search passed (backcache.go).
 	passed *backCache
+	// keep, during ReverseContinueWhere, says which stops the search may
+	// land at.
+	keep func(Stop) bool
 }
 
 // A move is one resume of the run: a continue (to a boundary when until

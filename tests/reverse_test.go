@@ -479,16 +479,20 @@ func TestGDBReverseConditional(t *testing.T) {
 // TestGDBConditionsInStub: gdb hands a breakpoint's condition to the stub
 // (ConditionalBreakpoints+; "info breakpoints" says "target evals"), which
 // passes by the hits where it is false, going forwards and backwards,
-// without a stop reply for each: gdb got 26 stop replies here when it
-// tested each hit itself, and took twice as long.
+// without a stop reply for each (gdb got 26 stop replies for the first
+// reverse-continue here when it tested each hit itself); going back, one
+// search passes them all (the second reverse-continue, over some 580
+// hits, took 117 s with gdb testing each and 43 s with a search per hit),
+// and lands where a step back and forth comes back to.
 func TestGDBConditionsInStub(t *testing.T) {
 	requireDebugging(t, "gdb")
 	t.Parallel()
 	got, r := gdbValues(t, recordC(t, "cond_loop.c"), "set debug remote 1", "break finished if id == 1", "continue", "delete",
-		"break tick if i == 290 && id == 1", "reverse-continue", "p i", "p id", "info breakpoints")
+		"break tick if i == 290 && id == 1", "reverse-continue", "p i", "p id", "info breakpoints", "delete",
+		"break tick if i == 10 && id == 1", "reverse-continue", "p i", "p id", "reverse-stepi", "stepi", "p i", "p id")
 	stops := regexp.MustCompile(`Packet received: T`).FindAll(r.Stderr, -1)
-	if want := "290 1"; strings.Join(got, " ") != want || !strings.Contains(string(r.Stdout), "(target evals)") || len(stops) > 8 {
-		t.Errorf("i and id after continue to finished if id == 1, then reverse-continue to tick if i == 290 && id == 1: want %s, conditions evaluated by the target and at most 8 stop replies; got %v, %d stop replies\n%s",
+	if want := "290 1 10 1 10 1"; strings.Join(got, " ") != want || !strings.Contains(string(r.Stdout), "(target evals)") || len(stops) > 12 {
+		t.Errorf("i and id after continue to finished if id == 1, reverse-continue to tick if i == 290 && id == 1, to i == 10, then a step back and forth: want %s, conditions evaluated by the target and at most 12 stop replies; got %v, %d stop replies\n%s",
 			want, got, len(stops), describe(r))
 	}
 }
