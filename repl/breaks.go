@@ -3,9 +3,11 @@ package repl
 import (
 	"errors"
 	"fmt"
-	"github.com/hermitdbg/hermit/detcore/abi"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
 
 	"github.com/hermitdbg/hermit/repl/strace"
 )
@@ -40,6 +42,9 @@ type breakpoint struct {
 	watch int    // bpWatch: the Session's id
 	sym   string // bpPending, and the bpAddr it becomes
 	desc  string
+	// cond is the condition of a code breakpoint (conditions.go): it
+	// stops only where cond holds; "" always.
+	cond string
 }
 
 // matches says whether the event breakpoint b stops before ev.
@@ -97,6 +102,9 @@ func (r *REPL) wanted(st Stop) bool {
 var breakKinds = map[string]bool{"syscall": true, "signal": true, "tid": true, "event": true, "func": true, "addr": true, "exit": true}
 
 func (r *REPL) cmdBreak(args []string) error {
+	if i := slices.Index(args, "if"); i >= 0 {
+		return r.condBreak(args[:i], strings.Join(args[i+1:], " "))
+	}
 	if len(args) == 1 && args[0] == "exit" {
 		return r.addBreak(&breakpoint{kind: bpExit, desc: "exit and exit_group"})
 	}
@@ -253,18 +261,27 @@ func (r *REPL) cmdDelete(args []string) error {
 		r.bps = nil
 		return nil
 	}
-	id, err := strconv.Atoi(args[0])
+	b, err := r.breakpointByID("delete", args[0])
 	if err != nil {
-		return fmt.Errorf("delete: %q is not a breakpoint number", args[0])
+		return err
 	}
-	for i, b := range r.bps {
+	r.unset(b)
+	r.bps = slices.DeleteFunc(r.bps, func(o *breakpoint) bool { return o == b })
+	return nil
+}
+
+// breakpointByID finds the breakpoint numbered arg, for command name.
+func (r *REPL) breakpointByID(name, arg string) (*breakpoint, error) {
+	id, err := strconv.Atoi(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %q is not a breakpoint number", name, arg)
+	}
+	for _, b := range r.bps {
 		if b.id == id {
-			r.unset(b)
-			r.bps = append(r.bps[:i], r.bps[i+1:]...)
-			return nil
+			return b, nil
 		}
 	}
-	return fmt.Errorf("delete: no breakpoint %d (\"info breakpoints\" lists them)", id)
+	return nil, fmt.Errorf("%s: no breakpoint %d (\"info breakpoints\" lists them)", name, id)
 }
 
 // unset removes what the Session holds for b.
@@ -288,7 +305,7 @@ func (r *REPL) infoBreakpoints() error {
 		return nil
 	}
 	for _, b := range r.bps {
-		r.printf("%-3d %s\n", b.id, b.desc)
+		r.printf("%-3d %s%s\n", b.id, b.desc, condSuffix(b.cond))
 	}
 	return nil
 }

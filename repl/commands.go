@@ -37,7 +37,8 @@ func init() {
 		{name: "when", help: "show the event number, thread and time of the stop", run: (*REPL).cmdWhen},
 		{name: "stepi", aliases: []string{"si"}, args: "[N]", help: "execute N instructions of the current thread (default 1)", run: (*REPL).cmdStepi},
 		{name: "thread", aliases: []string{"t"}, args: "[TID]", help: "show or choose the current thread", run: (*REPL).cmdThread},
-		{name: "break", aliases: []string{"b"}, args: "syscall NAME | signal NAME | tid T | event N | func SYMBOL | addr ADDR | exit | SYMBOL | *ADDR | FILE:LINE", help: "stop there when running forwards or backwards (a function not found yet is pending until a library defines it)", run: (*REPL).cmdBreak, complete: (*REPL).completeBreak},
+		{name: "break", aliases: []string{"b"}, args: "syscall NAME | signal NAME | tid T | event N | func SYMBOL | addr ADDR | exit | SYMBOL | *ADDR | FILE:LINE [if EXPR]", help: "stop there when running forwards or backwards (a function not found yet is pending until a library defines it); with if, a code breakpoint stops only where EXPR (as print takes it, with C's operators: i == 10 && p->n > 2) is nonzero in the stopped thread", run: (*REPL).cmdBreak, complete: (*REPL).completeBreak},
+		{name: "condition", args: "N [EXPR]", help: "make breakpoint N stop only where EXPR is nonzero, or (no EXPR) at every hit", run: (*REPL).cmdCondition},
 		{name: "watch", aliases: []string{"w"}, args: "ADDR|SYMBOL [LEN]", help: "stop after a write to LEN bytes (1, 2, 4 or 8; default the symbol's size, else 8) in a debug register", run: (*REPL).cmdWatch, complete: (*REPL).completeVariable},
 		{name: "delete", aliases: []string{"d"}, args: "[N] | checkpoint N", help: "delete breakpoint N, or all of them, or checkpoint N", run: (*REPL).cmdDelete},
 		{name: "info", aliases: []string{"i"}, args: "threads|regs|maps|fds|breakpoints|process|checkpoints", help: "show what the replay has at the stop", run: (*REPL).cmdInfo, complete: completeWords("threads", "regs", "maps", "fds", "breakpoints", "process", "checkpoints")},
@@ -48,7 +49,7 @@ func init() {
 		{name: "up", args: "[N]", help: "choose the frame N outer (default 1): its caller's", run: (*REPL).cmdUp},
 		{name: "down", args: "[N]", help: "choose the frame N inner (default 1)", run: (*REPL).cmdDown},
 		{name: "list", aliases: []string{"l"}, args: "[FILE:LINE|FUNC]", help: "show the source lines around the pc (or around FILE:LINE, FUNC)", run: (*REPL).cmdList, complete: (*REPL).completeSymbol},
-		{name: "print", aliases: []string{"p"}, args: "EXPR|$REG|ADDR", help: "show a variable (a local of the current function, or a global) with .field, ->field, [i], * and &, a register, a number", run: (*REPL).cmdPrint, complete: (*REPL).completeVariable},
+		{name: "print", aliases: []string{"p"}, args: "EXPR|$REG|ADDR", help: "show a variable (a local of the current function, or a global) with .field, ->field, [i], * and &, and C's integer operators on them; a register, a number", run: (*REPL).cmdPrint, complete: (*REPL).completeVariable},
 		{name: "help", aliases: []string{"h", "?"}, args: "[CMD]", help: "list the commands, or explain one", run: (*REPL).cmdHelp, complete: func(*REPL, []string) []string { return commandNames() }},
 		{name: "quit", aliases: []string{"q", "exit"}, help: "end the session", run: func(r *REPL, _ []string) error { r.quit = true; return nil }},
 	}

@@ -52,6 +52,11 @@ func TestErrors(t *testing.T) {
 		{"break addr zz", `break addr: `},
 		{"watch 0x600000 3", `watch: length 3: the debug registers watch 1, 2, 4 or 8 bytes`},
 		{"delete 7", `delete: no breakpoint 7`},
+		{"break *0x401000 if", `break: "if" needs a condition`},
+		{"break syscall write if x", `break: a condition goes with a code breakpoint`},
+		{"break exit if x", `break: a condition goes with a code breakpoint`},
+		{"condition", `condition: usage: condition N [EXPRESSION]`},
+		{"condition 7 x", `condition: no breakpoint 7`},
 		{"info", `info: missing argument`},
 		{"info nothing", `info: "nothing": want threads, regs, maps, fds, breakpoints, process or checkpoints`},
 		{"x/4q 0x600000", `x/4q: unknown letter 'q'`},
@@ -399,5 +404,26 @@ func TestEventSummaryEnd(t *testing.T) {
 	}
 	if got, want := eventSummary(exit, true), "the recording ends (process 2's status 0x300)"; got != want {
 		t.Errorf("the last event: %q, want %q", got, want)
+	}
+}
+
+// TestCodeBreakpointCondition: a condition that cannot be evaluated (the
+// fake has no symbols) stops the continue with a line saying why, and
+// condition N takes it away.
+func TestCodeBreakpointCondition(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "break *0x401000 if nosuch == 1\ninfo breakpoints\nc\ncondition 1\ninfo breakpoints\nc\n"))
+	want := []string{
+		`^breakpoint 1: address 0x401000`,
+		`^1 +address 0x401000.* if nosuch == 1$`,
+		`^breakpoint 1: condition nosuch == 1: .*no symbol.* \(stopped\)$`,
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+		`^breakpoint 1 now stops at every hit$`,
+		`^1 +address 0x401000`,
+		`^#5 tid 3 breakpoint 1 at 0x401000`,
+	}
+	expectLines(t, out, want)
+	if strings.Contains(out[5], " if ") {
+		t.Errorf("info breakpoints after condition 1: %q still shows a condition", out[5])
 	}
 }

@@ -80,7 +80,7 @@ func (r *REPL) forward(p *position, until uint64) (Stop, error) {
 			r.resolvePending(st.Tid)
 			continue
 		}
-		if !r.wanted(st) {
+		if !r.wanted(st) || !r.holds(st) {
 			continue
 		}
 		if isCode(st) {

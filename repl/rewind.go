@@ -104,8 +104,13 @@ func (r *REPL) rewindContinue(rw Rewinder, name string, match func(Event) bool) 
 		return fmt.Errorf("%s: at the start of the recording", name)
 	}
 	m, haveM := r.boundaryBefore(at.Event, 1, match)
+	back, checked := rw.ReverseContinue, false
+	if kr, ok := rw.(KeepRewinder); ok && r.hasConditions() {
+		back = func() (Stop, error) { return kr.ReverseContinueWhere(r.holds) }
+		checked = true
+	}
 	for {
-		st, err := rw.ReverseContinue()
+		st, err := back()
 		switch {
 		case errors.Is(err, ErrAtStart):
 			if haveM {
@@ -123,6 +128,8 @@ func (r *REPL) rewindContinue(rw Rewinder, name string, match func(Event) bool) 
 			return r.gotoEvent(m)
 		case !r.wanted(st):
 			continue // a signal the user did not ask for
+		case !checked && !r.holds(st):
+			continue // a breakpoint whose condition is false
 		}
 		r.pos = position{event: st.Event}
 		return r.report(st, nil)

@@ -9,7 +9,10 @@ import (
 // REPLSession's reverse execution and checkpoints (repl.Rewinder), over
 // its Timeline.
 
-var _ repl.Rewinder = (*REPLSession)(nil)
+var (
+	_ repl.Rewinder     = (*REPLSession)(nil)
+	_ repl.KeepRewinder = (*REPLSession)(nil)
+)
 
 // ReverseStepi implements repl.Rewinder.
 func (rs *REPLSession) ReverseStepi(vtid int) (repl.Stop, error) {
@@ -24,6 +27,11 @@ func (rs *REPLSession) ReverseStepi(vtid int) (repl.Stop, error) {
 // ReverseContinue implements repl.Rewinder.
 func (rs *REPLSession) ReverseContinue() (repl.Stop, error) {
 	return rs.reversed(rs.tl.ReverseContinue())
+}
+
+// ReverseContinueWhere implements repl.KeepRewinder.
+func (rs *REPLSession) ReverseContinueWhere(keep func(repl.Stop) bool) (repl.Stop, error) {
+	return rs.reversed(rs.tl.ReverseContinueWhere(func(st Stop) bool { return keep(rs.convert(st)) }))
 }
 
 // reversed converts the stop of a reverse command.

@@ -382,3 +382,22 @@ func TestREPLAtTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestREPLConditionalBreak: break LOC if EXPR stops a continue only where
+// EXPR holds in the stopped thread (C's operators on its locals), and a
+// reverse-continue goes back to the latest hit where it holds, past some
+// 580 where it does not; condition N changes it, and info breakpoints
+// shows it.
+func TestREPLConditionalBreak(t *testing.T) {
+	requireDebugging(t, "cc")
+	t.Parallel()
+	out := string(runREPLScript(t, recordC(t, "cond_loop.c"), []string{
+		"break finished if id == 1", "continue", "print id", "delete",
+		"break tick if i == 10 && id == 1", "info breakpoints", "reverse-continue", "print i", "print id",
+		"reverse-stepi", "stepi", "print i", "condition 2 i == 299", "continue", "print i", "print id", "print i * 2 + 1", "quit"}).Stdout)
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ breakpoint 1 at 0x[0-9a-f]+ +finished at \S*cond_loop\.c:\d+\nid = 1$`), out, "continue to finished if id == 1")
+	mustMatch(t, regexp.MustCompile(`(?m)^2 +function tick at 0x[0-9a-f]+ .* if i == 10 && id == 1$`), out, "info breakpoints shows the condition")
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ breakpoint 2 at 0x[0-9a-f]+ +tick at \S*cond_loop\.c:\d+\ni = 10\nid = 1$`), out, "reverse-continue to tick if i == 10 && id == 1")
+	mustMatch(t, regexp.MustCompile(`(?m)^#\d+ tid \d+ step at 0x[0-9a-f]+ +tick at \S*cond_loop\.c:\d+\ni = 10$`), out, "a step back and forth comes back to the same hit")
+	mustMatch(t, regexp.MustCompile(`(?m)^breakpoint 2 stops only if i == 299\n#\d+ tid \d+ breakpoint 2 at 0x[0-9a-f]+ +tick at \S*cond_loop\.c:\d+\ni = 299\nid = 1\ni \* 2 \+ 1 = 599$`), out, "condition 2 i == 299, continue, and arithmetic in print")
+}

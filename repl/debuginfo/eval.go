@@ -11,11 +11,12 @@ import (
 // it: a name (a local, a global, or a Go package's "main.x"), then any of
 // .field, ->field (a pointer to a struct is followed for . too, as in Go)
 // and [index] (of an array, a pointer or a Go slice), with * and &
-// before, and parentheses. lookup resolves names.
+// before, and parentheses; and C's integer operators on such values and
+// numbers (arith.go). lookup resolves names.
 func Eval(expr string, lookup func(name string) (Var, error), mem Mem) (Var, error) {
 	p := &parser{src: expr, lookup: lookup, mem: mem}
 	p.next()
-	v, err := p.unary()
+	v, err := p.binary(0)
 	if err != nil {
 		return Var{}, err
 	}
@@ -60,6 +61,8 @@ func (p *parser) next() {
 		}
 	case strings.HasPrefix(p.src[p.pos:], "->"):
 		p.pos += 2
+	case len(p.src) >= p.pos+2 && contains(twoCharOps, p.src[p.pos:p.pos+2]):
+		p.pos += 2
 	default:
 		p.pos++
 	}
@@ -84,6 +87,14 @@ func (p *parser) unary() (Var, error) {
 			return v, err
 		}
 		return addressOf(v)
+	case "-", "!", "~":
+		op := p.tok
+		p.next()
+		v, err := p.unary()
+		if err != nil {
+			return v, err
+		}
+		return p.negate(op, v)
 	}
 	return p.postfix()
 }
@@ -137,7 +148,7 @@ func firstByte(s string) byte {
 func (p *parser) primary() (Var, error) {
 	if p.tok == "(" {
 		p.next()
-		v, err := p.unary()
+		v, err := p.binary(0)
 		if err != nil {
 			return v, err
 		}
@@ -146,6 +157,11 @@ func (p *parser) primary() (Var, error) {
 		}
 		p.next()
 		return v, nil
+	}
+	if c := firstByte(p.tok); c >= '0' && c <= '9' {
+		v, err := number(p.tok)
+		p.next()
+		return v, err
 	}
 	if !isIdentStart(firstByte(p.tok)) {
 		if p.tok == "" {

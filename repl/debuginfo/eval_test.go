@@ -134,3 +134,60 @@ func TestLocalsC(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalArithmetic: conditions and print take C's integer operators,
+// with C's precedence and signedness, over the fixture's globals and
+// numbers; what is no integer, a division by zero and a dangling operator
+// are errors that say so.
+func TestEvalArithmetic(t *testing.T) {
+	s, _, _ := spaceFor(t, "O0-nopie")
+	mem := fileMem(s)
+	for expr, want := range map[string]string{
+		"counter == 42":                "1",
+		"counter != 42 || rec.p.y < 0": "1",
+		"counter == 42 && rec.p.y > 0": "0",
+		"rec.p.y * 3 + 1":              "-5",
+		"sarr[4] % 3":                  "2",
+		"-rec.neg":                     "3",
+		"!counter":                     "0",
+		"msg[4] == 100":                "1",
+		"0x10 >> 2":                    "4",
+		"(counter + 8) / 5":            "10",
+		"counter & 0xf":                "10",
+		"rec.ptr != 0":                 "1",
+		"1 << 4 | 1":                   "17",
+		"~0":                           "-1",
+		"5 - 7 < 0":                    "1",
+		"-1 < 1u":                      "0",
+		"counter >= 42 == 1":           "1",
+		"rec.p.x + rec.p.y * 2 ^ 1":    "-4",
+	} {
+		v, err := Eval(expr, s.Lookup, mem)
+		if err != nil {
+			t.Errorf("Eval(%q): %v", expr, err)
+			continue
+		}
+		if got := s.Format(v, mem); got != want {
+			t.Errorf("%s = %s, want %s", expr, got, want)
+		}
+	}
+	for expr, want := range map[string]string{
+		"rec.p + 1":   "is not an integer",
+		"counter / 0": "division by zero",
+		"counter ==":  "the expression ends early",
+		"12ab":        `"12ab" is not a number`,
+	} {
+		if _, err := Eval(expr, s.Lookup, mem); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Eval(%q): %v, want an error saying %q", expr, err, want)
+		}
+	}
+	for expr, want := range map[string]bool{"counter == 42": true, "counter - 42": false, "rec.ptr": true} {
+		v, err := Eval(expr, s.Lookup, mem)
+		if err != nil {
+			t.Fatalf("Eval(%q): %v", expr, err)
+		}
+		if got, err := Truth(v, mem); err != nil || got != want {
+			t.Errorf("Truth(%s) = %v, %v; want %v", expr, got, err, want)
+		}
+	}
+}
