@@ -17,7 +17,7 @@ func TestEvalGlobals(t *testing.T) {
 			s, bin, _ := spaceFor(t, variant)
 			syms := nmSymbols(t, bin)
 			mem := fileMem(s)
-			for expr, want := range map[string]string{
+			checkEval(t, s, mem, map[string]string{
 				"rec.p":          "{x = 1, y = -2}",
 				"rec.p.y":        "-2",
 				"(rec).p.x":      "1",
@@ -33,17 +33,7 @@ func TestEvalGlobals(t *testing.T) {
 				"msg[4]":         "100 'd'",
 				"*&counter":      "42",
 				"greeting [ 0 ]": "104 'h'",
-			} {
-				v, err := Eval(expr, s.Lookup, mem)
-				if err != nil {
-					t.Errorf("Eval(%q): %v", expr, err)
-					continue
-				}
-				if got := s.Format(v, mem); got != want {
-					t.Errorf("%s = %s, want %s", expr, got, want)
-				}
-			}
-			for expr, want := range map[string]string{
+			}, map[string]string{
 				"sarr[5]":      "index 5 is outside sarr, of 5 elements",
 				"counter.x":    "counter is not a struct",
 				"*counter":     "counter is not a pointer",
@@ -54,11 +44,7 @@ func TestEvalGlobals(t *testing.T) {
 				"no_such_name": "no symbol",
 				"&":            "the expression ends early",
 				"rec.p q":      `unexpected "q"`,
-			} {
-				if _, err := Eval(expr, s.Lookup, mem); err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("Eval(%q): %v, want an error saying %q", expr, err, want)
-				}
-			}
+			})
 		})
 	}
 }
@@ -142,7 +128,7 @@ func TestLocalsC(t *testing.T) {
 func TestEvalArithmetic(t *testing.T) {
 	s, _, _ := spaceFor(t, "O0-nopie")
 	mem := fileMem(s)
-	for expr, want := range map[string]string{
+	checkEval(t, s, mem, map[string]string{
 		"counter == 42":                "1",
 		"counter != 42 || rec.p.y < 0": "1",
 		"counter == 42 && rec.p.y > 0": "0",
@@ -161,7 +147,28 @@ func TestEvalArithmetic(t *testing.T) {
 		"-1 < 1u":                      "0",
 		"counter >= 42 == 1":           "1",
 		"rec.p.x + rec.p.y * 2 ^ 1":    "-4",
-	} {
+	}, map[string]string{
+		"rec.p + 1":   "is not an integer",
+		"counter / 0": "division by zero",
+		"counter ==":  "the expression ends early",
+		"12ab":        `"12ab" is not a number`,
+	})
+	for expr, want := range map[string]bool{"counter == 42": true, "counter - 42": false, "rec.ptr": true} {
+		v, err := Eval(expr, s.Lookup, mem)
+		if err != nil {
+			t.Fatalf("Eval(%q): %v", expr, err)
+		}
+		if got, err := Truth(v, mem); err != nil || got != want {
+			t.Errorf("Truth(%s) = %v, %v; want %v", expr, got, err, want)
+		}
+	}
+}
+
+// checkEval checks that each expression of values prints as given, and
+// that each of errs fails with an error that says what it gives.
+func checkEval(t *testing.T, s *Space, mem Mem, values, errs map[string]string) {
+	t.Helper()
+	for expr, want := range values {
 		v, err := Eval(expr, s.Lookup, mem)
 		if err != nil {
 			t.Errorf("Eval(%q): %v", expr, err)
@@ -171,23 +178,9 @@ func TestEvalArithmetic(t *testing.T) {
 			t.Errorf("%s = %s, want %s", expr, got, want)
 		}
 	}
-	for expr, want := range map[string]string{
-		"rec.p + 1":   "is not an integer",
-		"counter / 0": "division by zero",
-		"counter ==":  "the expression ends early",
-		"12ab":        `"12ab" is not a number`,
-	} {
+	for expr, want := range errs {
 		if _, err := Eval(expr, s.Lookup, mem); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Eval(%q): %v, want an error saying %q", expr, err, want)
-		}
-	}
-	for expr, want := range map[string]bool{"counter == 42": true, "counter - 42": false, "rec.ptr": true} {
-		v, err := Eval(expr, s.Lookup, mem)
-		if err != nil {
-			t.Fatalf("Eval(%q): %v", expr, err)
-		}
-		if got, err := Truth(v, mem); err != nil || got != want {
-			t.Errorf("Truth(%s) = %v, %v; want %v", expr, got, err, want)
 		}
 	}
 }
