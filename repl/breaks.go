@@ -43,8 +43,10 @@ type breakpoint struct {
 	sym   string // bpPending, and the bpAddr it becomes
 	desc  string
 	// cond is the condition of a code breakpoint (conditions.go): it
-	// stops only where cond holds; "" always.
+	// stops only where cond holds; "" always. temp: tbreak's, deleted
+	// once it has stopped.
 	cond string
+	temp bool
 }
 
 // matches says whether the event breakpoint b stops before ev.
@@ -214,6 +216,9 @@ func (r *REPL) codeAddr(what, arg string) (uint64, string, error) {
 }
 
 func (r *REPL) addBreak(b *breakpoint) error {
+	if r.temp {
+		b.temp, b.desc = true, "temporary, "+b.desc
+	}
 	b.id = r.nextBp
 	r.nextBp++
 	r.bps = append(r.bps, b)

@@ -38,6 +38,8 @@ func init() {
 		{name: "stepi", aliases: []string{"si"}, args: "[N]", help: "execute N instructions of the current thread (default 1)", run: (*REPL).cmdStepi},
 		{name: "thread", aliases: []string{"t"}, args: "[TID]", help: "show or choose the current thread", run: (*REPL).cmdThread},
 		{name: "break", aliases: []string{"b"}, args: "syscall NAME | signal NAME | tid T | event N | func SYMBOL | addr ADDR | exit | SYMBOL | *ADDR | FILE:LINE [if EXPR]", help: "stop there when running forwards or backwards (a function not found yet is pending until a library defines it); with if, a code breakpoint stops only where EXPR (as print takes it, with C's operators: i == 10 && p->n > 2) is nonzero in the stopped thread", run: (*REPL).cmdBreak, complete: (*REPL).completeBreak},
+		{name: "tbreak", args: "as break", help: "a code breakpoint deleted once it has stopped", run: (*REPL).cmdTbreak, complete: (*REPL).completeBreak},
+		{name: "advance", args: "FUNCTION|FILE:LINE|*ADDR", help: "run to there, as a tbreak there and continue (a breakpoint on the way stops first)", run: (*REPL).cmdAdvance, complete: (*REPL).completeSymbol},
 		{name: "condition", args: "N [EXPR]", help: "make breakpoint N stop only where EXPR is nonzero, or (no EXPR) at every hit", run: (*REPL).cmdCondition},
 		{name: "watch", aliases: []string{"w"}, args: "ADDR|SYMBOL [LEN]", help: "stop after a write to LEN bytes (1, 2, 4 or 8; default the symbol's size, else 8) in a debug register", run: (*REPL).cmdWatch, complete: (*REPL).completeVariable},
 		{name: "delete", aliases: []string{"d"}, args: "[N] | checkpoint N", help: "delete breakpoint N, or all of them, or checkpoint N", run: (*REPL).cmdDelete},

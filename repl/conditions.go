@@ -3,6 +3,7 @@ package repl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hermitdbg/hermit/repl/debuginfo"
@@ -136,4 +137,40 @@ func (r *REPL) condHolds(cond string, tid int) (bool, error) {
 		return false, err
 	}
 	return debuginfo.Truth(v, mem)
+}
+
+// cmdTbreak is break, for a breakpoint deleted once it has stopped.
+func (r *REPL) cmdTbreak(args []string) error {
+	if len(args) > 0 && breakKinds[args[0]] && args[0] != "func" && args[0] != "addr" {
+		return fmt.Errorf("tbreak: %s is no code breakpoint: break sets it", strings.Join(args, " "))
+	}
+	r.temp = true
+	defer func() { r.temp = false }()
+	return r.cmdBreak(args)
+}
+
+// cmdAdvance runs to a place: a tbreak there, continue, and the tbreak
+// gone wherever the continue stopped.
+func (r *REPL) cmdAdvance(args []string) error {
+	if err := wantArgs("advance", args, 1, 1); err != nil {
+		return err
+	}
+	n := len(r.bps)
+	if err := r.cmdTbreak(args); err != nil {
+		return err
+	}
+	added := slices.Clone(r.bps[n:])
+	err := r.cmdContinue(nil)
+	r.dropTemp(func(b *breakpoint) bool { return slices.Contains(added, b) })
+	return err
+}
+
+// dropTemp deletes the temporary breakpoints which.
+func (r *REPL) dropTemp(which func(*breakpoint) bool) {
+	for _, b := range slices.Clone(r.bps) {
+		if b.temp && which(b) {
+			r.bps = slices.DeleteFunc(r.bps, func(o *breakpoint) bool { return o == b })
+			r.unset(b)
+		}
+	}
 }

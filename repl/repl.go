@@ -26,8 +26,10 @@ type REPL struct {
 	// cur is the current thread (guest tid); 0 for the stop's thread.
 	cur int
 	bps []*breakpoint
-	// nextBp numbers breakpoints from 1, as gdb does.
+	// nextBp numbers breakpoints from 1, as gdb does; temp: the ones
+	// being made are tbreak's.
 	nextBp int
+	temp   bool
 	// syms caches each process's symbols (symbols.go); lastSpace is the
 	// one last read, which names code once the recording has ended.
 	syms      map[int]*procSymbols

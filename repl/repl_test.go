@@ -427,3 +427,27 @@ func TestCodeBreakpointCondition(t *testing.T) {
 		t.Errorf("info breakpoints after condition 1: %q still shows a condition", out[5])
 	}
 }
+
+// TestTbreak: a tbreak is gone once it has stopped, forwards or
+// backwards; advance runs to a place and leaves no breakpoint behind,
+// wherever it stopped; tbreak takes only code breakpoints.
+func TestTbreak(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "tbreak *0x401000\nc\ninfo breakpoints\nc\nrc\ntbreak *0x401000\nrc\ninfo breakpoints\nadvance *0x401000\ninfo breakpoints\ntbreak syscall write\n"))
+	want := []string{
+		`^breakpoint 1: temporary, address 0x401000`,
+		`^#2 tid 2 breakpoint 1 at 0x401000`,
+		`^no breakpoints$`,
+		`^#8 the recording ends`, // nothing stops it
+		`^no breakpoint before this stop; back at the start$`,
+		`^#0 tid 2 the start`,
+		`^breakpoint 2: temporary, address 0x401000`,
+		`^reverse-continue: at the start of the recording$`,
+		`^2 +temporary, address 0x401000`, // still there: it never stopped
+		`^breakpoint 3: temporary, address 0x401000`,
+		`^#2 tid 2 breakpoint [23] at 0x401000`,
+		`^no breakpoints$`, // both temporary ones there went
+		`^tbreak: syscall write is no code breakpoint: break sets it$`,
+	}
+	expectLines(t, out, want)
+}

@@ -97,6 +97,9 @@ func (r *REPL) reportAs(st Stop, line func(Stop) string) error {
 	}
 	r.cur = st.Tid
 	r.printf("%s\n", line(st))
+	if st.Kind == StopBreakpoint {
+		r.dropTemp(func(b *breakpoint) bool { return b.addr == st.Addr })
+	}
 	return nil
 }
 
