@@ -188,7 +188,9 @@ const siSysUserDispatch = 2
 // did not make, is made again, as t's next turn (another thread is ready).
 func (e *Engine) dispatched(t *thread) (bool, error) {
 	st, ok := e.t.(SiginfoTracer)
-	if !ok || t.sud == nil || t.sud != t.proc.clock {
+	if !ok || t.sud == nil || t.sud != t.proc.clock || t.proc.ownSUD {
+		// A process with dispatch of its own gets no wakes answered
+		// (dispatches): the SIGSYS is its own, for its handler.
 		return false, nil
 	}
 	info, err := st.Siginfo(t.tid)

@@ -32,8 +32,10 @@ func sysPrctl(e *Engine, t *thread) {
 		t.emulate(int64(t.seccompMode))
 	case prSetSyscallUserDispatch:
 		// Its own replaces hermit's (fastfutex.go): no more wakes
-		// answered in the process.
+		// answered in the process, and the engine leaves the thread's
+		// dispatch alone (offSUD would turn the program's off).
 		t.proc.ownSUD = true
+		t.sudOn = false
 	case prSetSeccomp:
 		// The guest's own filter goes on top of hermit's (the kernel
 		// runs both); PR_GET_SECCOMP then tells its mode.

@@ -147,3 +147,13 @@ func TestFastWakeThroughALook(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnSyscallDispatch: a program's own syscall user dispatch, in the
+// main thread and in another, gets its SIGSYS and answers the blocked
+// call, in every run and in a replay. hermit's fast futex code uses the
+// same feature: it took the program's SIGSYS for its own, made the call
+// again, and the run never ended.
+func TestOwnSyscallDispatch(t *testing.T) {
+	t.Parallel()
+	printsEverywhere(t, cGuest("own_sud.c")(t), "main thread: trapped 1, getppid answered 4242\nsecond thread: trapped 2, getppid answered 4242\n")
+}
