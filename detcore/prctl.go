@@ -123,14 +123,30 @@ func noteSeccomp(t *thread, mode int, tsync bool) {
 			return
 		}
 		t.seccompMode = mode
+		e.ownFilter(t)
 		if !tsync {
 			return
 		}
 		for _, o := range e.ordered() {
 			if o.proc == t.proc {
 				o.seccompMode = mode
+				e.ownFilter(o)
 			}
 		}
+	}
+}
+
+// FilterTracer is implemented by tracers that must know which threads
+// run under a seccomp filter of the guest's own (ptrace/count.go).
+type FilterTracer interface {
+	OwnFilter(tid int)
+}
+
+// ownFilter tells the tracer that t runs under a filter of its own, if
+// it does.
+func (e *Engine) ownFilter(t *thread) {
+	if ft, ok := e.t.(FilterTracer); ok && t.seccompMode != 0 {
+		ft.OwnFilter(t.tid)
 	}
 }
 

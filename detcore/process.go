@@ -76,6 +76,7 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 	}
 	// PR_SET_TSC, the seccomp filters and no_new_privs are inherited.
 	child.tscMode, child.seccompMode, child.noNewPrivs, child.noCPUID = t.tscMode, t.seccompMode, t.noNewPrivs, t.noCPUID
+	e.ownFilter(child)
 	child.affinity = t.affinity
 	// A thread of a program whose threads compute rather than spin
 	// starts with its creator's longer examination budget (spin.go),
@@ -156,6 +157,7 @@ func (e *Engine) handleExec(st Stop) error {
 	if err != nil {
 		return e.gone(t, err)
 	}
+	e.ownFilter(t) // the tracer forgot a leader's state that another thread's exec replaced
 	e.setupClock(p, x)
 	t.execReturned = x.Returned
 	if j := e.cfg.Journal; j != nil {

@@ -32,6 +32,9 @@ type HostTracer interface {
 	detcore.PseudoDevTracer
 	// The timeouts of sockets.
 	detcore.SockTimeoutTracer
+	// Which threads run under a seccomp filter of the guest's own: the
+	// same in a replay.
+	detcore.FilterTracer
 }
 
 // tracer logs every answer the host gives the engine. The engine asks in

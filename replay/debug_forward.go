@@ -28,6 +28,14 @@ func (l *layer) Symbolize(tid int, addr uint64) string {
 
 var errNoVectorRegs = errors.New("the tracer cannot read vector registers")
 
+// OwnFilter forwards detcore.FilterTracer: count mode lets a guest's own
+// seccomp filter see every call.
+func (l *layer) OwnFilter(tid int) {
+	if ft, ok := l.inner.(detcore.FilterTracer); ok {
+		ft.OwnFilter(tid)
+	}
+}
+
 // Siginfo forwards detcore.SiginfoTracer (the engine asks at a SIGSYS).
 func (l *layer) Siginfo(tid int) ([]byte, error) {
 	if st, ok := l.inner.(SiginfoReader); ok {

@@ -58,6 +58,24 @@ type emuState struct {
 	// seccomp stop reports it (after its syscall instruction), and its
 	// number.
 	ip, nr uint64
+	// ownFilter: the thread has a seccomp filter of the guest's own
+	// (OwnFilter).
+	ownFilter bool
+}
+
+// OwnFilter implements detcore.FilterTracer: a thread under a seccomp
+// filter of the guest's own is never resumed with PTRACE_SYSEMU, which
+// skips a call before the kernel's filters run: a call the engine then
+// emulates would pass by the guest's filter (its SECCOMP_RET_TRAP,
+// ERRNO or KILL for it never came). Its calls run to their seccomp stop
+// as outside count mode (a traced one costs the entry stop too).
+func (t *Tracer) OwnFilter(tid int) {
+	s := t.emus[tid]
+	if s == nil {
+		s = &emuState{}
+		t.emus[tid] = s
+	}
+	s.ownFilter = true
 }
 
 // getSigmask and setSigmask read and set a stopped thread's signal mask
@@ -130,7 +148,7 @@ func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 			s.after = request(mode)
 		}
 		if s.swallow != 0 {
-			s.swallow, req = afterSeccomp(mode), unix.PTRACE_CONT
+			s.swallow, req = afterSeccomp(mode, s), unix.PTRACE_CONT
 		}
 		return t.resumeReq(tid, s, req, sig)
 	}
@@ -143,7 +161,7 @@ func (t *Tracer) Resume(tid int, mode detcore.ResumeMode, sig int) error {
 	}
 	req := request(mode)
 	switch {
-	case mode == detcore.ResumeCount && atSeccomp:
+	case mode == detcore.ResumeCount && atSeccomp && !s.ownFilter:
 		req = unix.PTRACE_SYSEMU
 	case mode == detcore.ResumeCountStep && t.atSyscallInsn(tid):
 		req = unix.PTRACE_SYSCALL
@@ -197,7 +215,7 @@ func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) 
 	req := request(mode)
 	if !again && intercepted {
 		// Emulated where the engine saw it: on as from its seccomp stop.
-		req = afterSeccomp(mode)
+		req = afterSeccomp(mode, s)
 	}
 	viaEntry := false
 	if again {
@@ -221,7 +239,7 @@ func (t *Tracer) remake(tid int, s *emuState, mode detcore.ResumeMode, sig int) 
 		s.masked = true
 		if intercepted && filterAction(t.filter, regsInfo(&r)) == unix.SECCOMP_RET_TRACE {
 			// Its seccomp stop is the tracer's.
-			s.swallow = afterSeccomp(mode)
+			s.swallow = afterSeccomp(mode, s)
 		} else {
 			// A counted call, or one the engine changed into a call
 			// the filter lets through (a waiting lock tried without
@@ -329,8 +347,8 @@ func regsInfo(r *abi.Regs) *syscallInfo {
 
 // afterSeccomp is the request that resumes a thread from a seccomp stop
 // as mode says.
-func afterSeccomp(mode detcore.ResumeMode) int {
-	if mode == detcore.ResumeCount {
+func afterSeccomp(mode detcore.ResumeMode, s *emuState) int {
+	if mode == detcore.ResumeCount && !s.ownFilter {
 		return unix.PTRACE_SYSEMU
 	}
 	return request(mode)
