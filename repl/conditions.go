@@ -27,7 +27,7 @@ func (r *REPL) condBreak(loc []string, cond string) error {
 	if cond == "" {
 		return errors.New("break: \"if\" needs a condition: break LOCATION if EXPRESSION")
 	}
-	if len(loc) != 1 && !(len(loc) == 2 && (loc[0] == "func" || loc[0] == "addr")) || breakKinds[loc[0]] && len(loc) == 1 {
+	if !codeBreak(loc) {
 		return errors.New("break: a condition goes with a code breakpoint: break FUNCTION|FILE:LINE|*ADDR if EXPRESSION")
 	}
 	n := len(r.bps)
@@ -59,6 +59,12 @@ func (r *REPL) cmdCondition(args []string) error {
 		r.printf("breakpoint %d stops only if %s\n", b.id, b.cond)
 	}
 	return nil
+}
+
+// codeBreak says whether break's arguments name a code breakpoint: a
+// symbol, FILE:LINE or *ADDR, or func or addr and its argument.
+func codeBreak(args []string) bool {
+	return len(args) == 1 && !breakKinds[args[0]] || len(args) == 2 && (args[0] == "func" || args[0] == "addr")
 }
 
 // condSuffix is how info breakpoints shows a condition.
@@ -125,14 +131,11 @@ func (r *REPL) condHolds(cond string, tid int) (bool, error) {
 	if sp == nil {
 		return false, fmt.Errorf("process %d has no mappings to read symbols from", th.Pid)
 	}
-	g, err := r.s.Regs(tid)
+	g, frames, err := r.stackOf(th, sp)
 	if err != nil {
 		return false, err
 	}
-	mem := r.mem(tid)
-	frames := sp.Backtrace(debuginfoRegs(&g), mem, 64)
-	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, tid, &g, frames, mem) }
-	v, err := debuginfo.Eval(cond, lookup, mem)
+	v, mem, err := r.evalIn(cond, tid, &g, sp, frames)
 	if err != nil {
 		return false, err
 	}
@@ -141,8 +144,15 @@ func (r *REPL) condHolds(cond string, tid int) (bool, error) {
 
 // cmdTbreak is break, for a breakpoint deleted once it has stopped.
 func (r *REPL) cmdTbreak(args []string) error {
-	if len(args) > 0 && breakKinds[args[0]] && args[0] != "func" && args[0] != "addr" {
-		return fmt.Errorf("tbreak: %s is no code breakpoint: break sets it", strings.Join(args, " "))
+	loc := args
+	if i := slices.Index(args, "if"); i >= 0 {
+		loc = args[:i]
+	}
+	if err := wantArgs("tbreak", loc, 1, 2); err != nil {
+		return err
+	}
+	if !codeBreak(loc) {
+		return fmt.Errorf("tbreak: %s is no code breakpoint: break sets it", strings.Join(loc, " "))
 	}
 	r.temp = true
 	defer func() { r.temp = false }()

@@ -73,11 +73,18 @@ func (r *REPL) currentFrames() (Thread, Regs, *debuginfo.Space, []debuginfo.Fram
 	if err != nil {
 		return th, Regs{}, nil, nil, err
 	}
+	g, frames, err := r.stackOf(th, sp)
+	return th, g, sp, frames, err
+}
+
+// stackOf returns thread th's registers and stack; sp is its process's
+// symbols.
+func (r *REPL) stackOf(th Thread, sp *debuginfo.Space) (Regs, []debuginfo.Frame, error) {
 	g, err := r.s.Regs(th.Tid)
 	if err != nil {
-		return th, g, sp, nil, err
+		return g, nil, err
 	}
-	return th, g, sp, sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64), nil
+	return g, sp.Backtrace(debuginfoRegs(&g), r.mem(th.Tid), 64), nil
 }
 
 // cmdFrame shows the selected frame, or selects frame N.
@@ -143,8 +150,16 @@ func (r *REPL) evalVar(expr string) (debuginfo.Var, *debuginfo.Space, debuginfo.
 	if err != nil {
 		return debuginfo.Var{}, nil, nil, err
 	}
-	mem := r.mem(th.Tid)
-	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, th.Tid, &g, frames, mem) }
-	v, err := debuginfo.Eval(expr, lookup, mem)
+	v, mem, err := r.evalIn(expr, th.Tid, &g, sp, frames)
 	return v, sp, mem, err
+}
+
+// evalIn evaluates expr in thread tid's frame that the commands look at
+// (the innermost of the program's own code unless one was chosen at this
+// stop), of frames, its stack; it returns the value and tid's memory.
+func (r *REPL) evalIn(expr string, tid int, g *Regs, sp *debuginfo.Space, frames []debuginfo.Frame) (debuginfo.Var, debuginfo.Mem, error) {
+	mem := r.mem(tid)
+	lookup := func(name string) (debuginfo.Var, error) { return r.lookupLocal(sp, name, tid, g, frames, mem) }
+	v, err := debuginfo.Eval(expr, lookup, mem)
+	return v, mem, err
 }

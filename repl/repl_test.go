@@ -56,6 +56,8 @@ func TestErrors(t *testing.T) {
 		{"break syscall write if x", `break: a condition goes with a code breakpoint`},
 		{"break exit if x", `break: a condition goes with a code breakpoint`},
 		{"condition", `condition: usage: condition N [EXPRESSION]`},
+		{"tbreak", `tbreak: missing argument`},
+		{"tbreak exit if x", `tbreak: exit is no code breakpoint`},
 		{"condition 7 x", `condition: no breakpoint 7`},
 		{"info", `info: missing argument`},
 		{"info nothing", `info: "nothing": want threads, regs, maps, fds, breakpoints, process or checkpoints`},
