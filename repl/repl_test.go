@@ -453,3 +453,18 @@ func TestTbreak(t *testing.T) {
 	}
 	expectLines(t, out, want)
 }
+
+// TestPrintArithmetic: print takes C's integer operators, also in an
+// expression that starts with a number, and a number alone or with an
+// offset is still shown as an address is.
+func TestPrintArithmetic(t *testing.T) {
+	f := newFakeSession()
+	out := outputOf(run(t, f, "print 2 * 3 + 1\nprint 0x10+4\nprint (7 - 9) / 2 == -1\nprint 1 +\n"))
+	want := []string{
+		`^2 \* 3 \+ 1 = 7$`,
+		`^0x10\+4 = 0x14 \(20\)$`,
+		`^\(7 - 9\) / 2 == -1 = 1$`,
+		`^print: syntax error: the expression ends early$`,
+	}
+	expectLines(t, out, want)
+}

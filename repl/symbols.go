@@ -307,11 +307,15 @@ func (r *REPL) cmdPrint(args []string) error {
 	expr := strings.Join(args, " ")
 	if strings.HasPrefix(expr, "$") || expr[0] >= '0' && expr[0] <= '9' {
 		v, err := r.evalAddr(expr)
-		if err != nil {
+		switch {
+		case err == nil:
+			r.printf("%s = %#x (%d)\n", expr, v, int64(v))
+			return nil
+		case expr[0] == '$':
 			return fmt.Errorf("print: %w", err)
 		}
-		r.printf("%s = %#x (%d)\n", expr, v, int64(v))
-		return nil
+		// Not NUMBER[+-OFFSET]: an expression that starts with a number
+		// (2 * counter).
 	}
 	v, sp, mem, err := r.evalVar(expr)
 	if err != nil {
