@@ -239,12 +239,16 @@ func (s *session) breakpoint(r *request, op func(BreakKind, uint64, int) error, 
 	case err == nil:
 		key := breakpoint{kind, addr, size}
 		ck := condKey{kind, addr}
+		delete(s.conds, ck)
 		if insert {
 			s.inserted[key] = true
-			s.conds[ck] = conds
+			if len(conds) > 0 {
+				// Only conditional ones: with none, a reverse continue
+				// keeps the cache of the stops its search passed.
+				s.conds[ck] = conds
+			}
 		} else {
 			delete(s.inserted, key)
-			delete(s.conds, ck)
 		}
 		return []byte("OK")
 	case errors.Is(err, ErrUnsupported):
