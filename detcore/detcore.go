@@ -278,6 +278,10 @@ type Config struct {
 	// where a robust mutex's owner's death woke none of its waiters
 	// (ownersDied).
 	OldOwnerDied bool
+	// OldTSCTraps replays a recording of journal version 25 or before,
+	// where every rdtsc and rdtscp trapped: no site is patched to read
+	// the clock page (tscsite.go).
+	OldTSCTraps bool
 	// WatchdogHint ends the watchdog's warning: what sets the limit
 	// ("--watchdog sets the limit; ..." by default).
 	WatchdogHint string
@@ -368,6 +372,9 @@ type Stats struct {
 	// exited, which the run killed.
 	Orphans  int64
 	TSCReads int64 // rdtsc and rdtscp answered from the virtual clock
+	// TSCPageReads counts the rdtsc and rdtscp answered in the guest from
+	// its clock page, at TSCSites sites patched (tscsite.go).
+	TSCPageReads, TSCSites int64
 	// ClockPages and TrappedClocks count the programs (execs) whose
 	// clock functions read a clock page and those that make the syscall;
 	// ClockPageReads counts the reads answered in the guest (vclock.go).

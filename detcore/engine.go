@@ -147,6 +147,10 @@ type Engine struct {
 	fstate *fileState
 	// lastClock is the clock page armed last (vclock.go).
 	lastClock *ClockPage
+	// tscLearned are the rdtsc sites learned, by image key, as offsets
+	// in the image; tscLearnedN counts them (tscsite.go).
+	tscLearned  map[string][]uint64
+	tscLearnedN int
 	// uuids counts the UUIDs /proc/sys/kernel/random/uuid gave, and uuid
 	// is the last (procfs.go).
 	uuids uint64
@@ -264,6 +268,7 @@ func (e *Engine) Run() (Result, error) {
 		return e.result, fmt.Errorf("preparing the guest: %w", err)
 	}
 	e.setupClock(e.root, x)
+	e.execImages(e.root, e.root.pid, x)
 	if j := e.cfg.Journal; j != nil {
 		if err := j.Exec(e.root.pid, e.threads[e.root.pid].vtid); err != nil {
 			return e.result, err

@@ -111,6 +111,10 @@ type FastWrites struct {
 	// FutexSite is Site for a FUTEX_WAKE_PRIVATE's site, which enters
 	// the page's futex code (fastfutex.go); nil if the page has none.
 	FutexSite func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
+	// TSCSite is Site for an rdtsc or rdtscp at pc, code being the
+	// bytes from pc on (tscSiteBytes): its stub reads the page
+	// (tscsite.go).
+	TSCSite func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
 	// Undispatch turns thread tid's syscall user dispatch off, which the
 	// page's futex code turns on when it leaves a wake (fastfutex.go),
 	// and reports whether the kernel could (Linux 6.4): the engine asks
@@ -119,8 +123,10 @@ type FastWrites struct {
 	// Unmark takes hermit's mark off the open file description of
 	// descriptor fd of thread tid, and reports whether it had one.
 	Unmark func(tid, fd int) bool
-	// CodeStart and CodeEnd bound the page's code and its sites' stubs.
-	CodeStart, CodeEnd uint64
+	// CodeStart and CodeEnd bound the page's code and its sites' stubs;
+	// NearCode, if not 0, is where the program has them a second time
+	// (NearCodeSize bytes), for sites out of the first copy's reach.
+	CodeStart, CodeEnd, NearCode uint64
 	// SlowCall is the address of the slow page's syscall instruction,
 	// which makes, traced, the calls the fast path does not, and leaves
 	// the page's words alone.
@@ -401,17 +407,23 @@ const maxNoSites = 4096
 // costs no read of its code at every call. What decides is the code,
 // the same in every run, record and replay, so the set is too.
 func (e *Engine) patchSite(t *thread, c *ClockPage, k siteKey, site func(pc uint64, code []byte) (uint64, []byte, bool)) {
-	pc := k.pc
-	if _, no := c.noSites[k]; no || pc < 13 {
-		return
+	if k.pc >= 13 && e.patchCode(t.tid, c, k, k.pc-13, make([]byte, 13), site) {
+		e.result.Stats.FastSites++
+	}
+}
+
+// patchCode reads code from address from in thread tid's memory and
+// patches the site at k.pc as site says, unless an earlier try found it
+// cannot be; it reports whether it patched it.
+func (e *Engine) patchCode(tid int, c *ClockPage, k siteKey, from uint64, code []byte, site func(pc uint64, code []byte) (uint64, []byte, bool)) bool {
+	if _, no := c.noSites[k]; no {
+		return false
 	}
 	// Through the Tracer: a debugger's breakpoints (replay) are neither
 	// seen nor lost.
-	var code [13]byte
-	if e.t.ReadMem(t.tid, pc-13, code[:]) == nil {
-		if at, b, ok := site(pc, code[:]); ok && e.t.WriteMem(t.tid, at, b) == nil {
-			e.result.Stats.FastSites++
-			return
+	if e.t.ReadMem(tid, from, code) == nil {
+		if at, b, ok := site(k.pc, code); ok && e.t.WriteMem(tid, at, b) == nil {
+			return true
 		}
 	}
 	if c.noSites == nil {
@@ -420,12 +432,14 @@ func (e *Engine) patchSite(t *thread, c *ClockPage, k siteKey, site func(pc uint
 	if len(c.noSites) < maxNoSites {
 		c.noSites[k] = struct{}{}
 	}
+	return false
 }
 
 // siteKey is a site in a page's set of those that cannot be patched: the
 // address its syscall instruction ends at, and whether for a futex call
-// (glibc's syscall() makes both kinds at one site).
+// (glibc's syscall() makes both kinds at one site); for an rdtsc or
+// rdtscp (tsc), the instruction's own address.
 type siteKey struct {
-	pc    uint64
-	futex bool
+	pc         uint64
+	futex, tsc bool
 }

@@ -66,6 +66,7 @@ func (e *Engine) handleClone(t *thread, st Stop) error {
 		// A fork shares the MAP_SHARED clock page, and its descriptors.
 		e.shareClock(t.proc, p)
 		p.signalfds = t.proc.signalfds
+		p.images = append([]image(nil), t.proc.images...)
 	}
 	child := e.newThread(childTid, p)
 	if p.vpid == 0 {
@@ -159,6 +160,7 @@ func (e *Engine) handleExec(st Stop) error {
 	}
 	e.ownFilter(t) // the tracer forgot a leader's state that another thread's exec replaced
 	e.setupClock(p, x)
+	e.execImages(p, t.tid, x)
 	t.execReturned = x.Returned
 	if j := e.cfg.Journal; j != nil {
 		if err := j.Exec(t.tid, t.vtid); err != nil {

@@ -313,13 +313,19 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 		// The guest's own PR_SET_TSC(PR_TSC_SIGSEGV): its rdtsc faults
 		// as it asked.
 		return false, nil
+	case (insn[0] == 0x0f && insn[1] == 0x31 || insn == [3]byte{0x0f, 0x01, 0xf9}) && e.patchTSC(t, r.Rip):
+		// Its site now jumps to a stub that reads the page: the thread
+		// goes there, at the site, as it will from now on.
+		return true, e.deliver(t, 0)
 	case insn[0] == 0x0f && insn[1] == 0x31: // rdtsc
 		e.readTSC(&r)
 		r.Rip += 2
+		t.tscLeft = r.Rip
 	case insn == [3]byte{0x0f, 0x01, 0xf9}: // rdtscp
 		e.readTSC(&r)
 		r.Rcx = 0 // IA32_TSC_AUX: CPU 0
 		r.Rip += 3
+		t.tscLeft = r.Rip
 	default:
 		return false, nil
 	}

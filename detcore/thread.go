@@ -187,6 +187,10 @@ type thread struct {
 	// insnPoints counts the instructions answered (rdtsc, cpuid) since
 	// the thread's turn began (signals.go).
 	insnPoints int
+	// tscLeft is where the last rdtsc answered by a trap left the
+	// thread: it may still be there when its site is patched
+	// (tscsite.go).
+	tscLeft uint64
 	// pt is set while a guest process traces the thread (guestptrace.go).
 	pt *tracee
 	// ioKind is the kind of descriptor ioKindFd, as the policy of the
@@ -234,6 +238,8 @@ type process struct {
 	faultDeaths map[int]int
 	// clock is the page its clock functions read (vclock.go), or nil.
 	clock *ClockPage
+	// images are the ELF images its exec mapped (tscsite.go).
+	images []image
 }
 
 // addrSpace identifies an address space for private futex keys. Processes

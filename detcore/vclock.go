@@ -91,8 +91,15 @@ func (c *ClockPage) inCode(pc uint64) bool {
 	if pc >= c.code[0] && pc < c.code[1] {
 		return true
 	}
-	return c.fast != nil && pc >= c.fast.CodeStart && pc < c.fast.CodeEnd
+	if f := c.fast; f != nil {
+		return pc >= f.CodeStart && pc < f.CodeEnd || f.NearCode != 0 && pc >= f.NearCode && pc < f.NearCode+NearCodeSize
+	}
+	return false
 }
+
+// NearCodeSize is the size of the second copy of a page's code
+// (FastWrites.NearCode).
+const NearCodeSize = 0x2000
 
 func (c *ClockPage) word(off int) uint64     { return binary.LittleEndian.Uint64(c.mem[off:]) }
 func (c *ClockPage) put(off int, v uint64)   { binary.LittleEndian.PutUint64(c.mem[off:], v) }
@@ -107,6 +114,11 @@ type Exec struct {
 	// Returned: the thread has returned from execve already (hermit's
 	// code ran in it), so no syscall-exit stop of execve comes.
 	Returned bool
+	// Images are where the program's ELF images may have their header,
+	// as the kernel mapped them at the exec: the interpreter's (AT_BASE)
+	// and the executable's (its program headers' address, AT_PHDR, less
+	// the 64 bytes of the header they normally follow). 0: none.
+	Images [2]uint64
 }
 
 // setupClock fills a new clock page with the clocks it serves and the
@@ -187,6 +199,10 @@ func (e *Engine) foldClock(c *ClockPage) {
 		c.put(vcReads, 0)
 	}
 	if c.fast != nil {
+		if r := c.word(vcTSCReads); r != 0 {
+			e.result.Stats.TSCPageReads += int64(r)
+			c.put(vcTSCReads, 0)
+		}
 		e.foldWrites(c)
 	}
 }
@@ -217,6 +233,9 @@ func (e *Engine) armClock(t *thread) {
 		limit = min(limit, c.word(vcLimit))
 	}
 	c.put(vcLimit, limit)
+	if c.fast != nil {
+		c.put(vcTSC, e.tscWord(t))
+	}
 	e.lastClock = c
 }
 

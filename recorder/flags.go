@@ -142,10 +142,15 @@ const StdinPath = "/.hermit-stdin"
 // timer_getoverrun says them (detcore.Config.OldTimerOverrun); a thread's
 // death wakes a waiter on each robust mutex it held
 // (detcore.Config.OldOwnerDied); a version-24 trace replays as before.
-const JournalVersion = "25"
+// Version 26: an rdtsc or rdtscp site that trapped once, or that trapped
+// in an earlier program of the same ELF image, reads the clock page
+// without a stop (detcore/tscsite.go), which moves the clock on by the
+// page's step; a version-25 trace trapped at every rdtsc
+// (detcore.Config.OldTSCTraps), and replays as before.
+const JournalVersion = "26"
 
 // replayable are the journal versions this hermit replays.
-var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, "24": true, JournalVersion: true}
+var replayable = map[string]bool{"17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, "24": true, "25": true, JournalVersion: true}
 
 // Settings are the recorded run's settings.
 type Settings struct {
@@ -192,6 +197,9 @@ type Settings struct {
 	// TimerOverruns: POSIX timers counted overruns, and robust mutexes'
 	// owners' deaths woke waiters (journal version 25).
 	TimerOverruns bool
+	// TSCSites: rdtsc sites were patched to read the clock page
+	// (journal version 26).
+	TSCSites bool
 	// Watchdog is the recording's --watchdog (0: it preempted nothing);
 	// -1 in a recording made before hermit kept it.
 	Watchdog time.Duration
@@ -243,6 +251,7 @@ func ParseSettings(f map[string]string) (Settings, error) {
 	s.CallOutputs = s.SigWokenFutex && f[FlagJournal] != "22"
 	s.InterruptedTimeLeft = s.CallOutputs && f[FlagJournal] != "23"
 	s.TimerOverruns = s.InterruptedTimeLeft && f[FlagJournal] != "24"
+	s.TSCSites = s.TimerOverruns && f[FlagJournal] != "25"
 	if s.Path = f[FlagPath]; s.Path == "" {
 		return s, bad(FlagPath)
 	}
@@ -313,5 +322,5 @@ func (s Settings) Config() detcore.Config {
 		OldEntryTimes: s.OldEntryTimes, OldOutsideClock: !s.FastWriteDigests, OldSignalWake: !s.SignalTaken,
 		OldSigWokenFutex: !s.SigWokenFutex, OldCallOutput: !s.CallOutputs, OldTimedFutexCount: !s.CallOutputs,
 		OldInterruptedTimeLeft: !s.InterruptedTimeLeft, OldTimerfdSettime: !s.InterruptedTimeLeft, OldSockTimeout: !s.InterruptedTimeLeft,
-		OldTimerOverrun: !s.TimerOverruns, OldOwnerDied: !s.TimerOverruns}
+		OldTimerOverrun: !s.TimerOverruns, OldOwnerDied: !s.TimerOverruns, OldTSCTraps: !s.TSCSites}
 }

@@ -141,7 +141,7 @@ func TestIoctlSize(t *testing.T) {
 
 func TestSettingsRoundTrip(t *testing.T) {
 	// What this hermit records.
-	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3, SignalAnswers: true, FastWriteDigests: true, SignalTaken: true, SigWokenFutex: true, CallOutputs: true, InterruptedTimeLeft: true, TimerOverruns: true}
+	s := Settings{Path: "/bin/x", Seed: 7, Timeslice: 3, Mtimes: []string{"/usr/", "/etc/"}, TrapTSC: true, CPUs: 3, SignalAnswers: true, FastWriteDigests: true, SignalTaken: true, SigWokenFutex: true, CallOutputs: true, InterruptedTimeLeft: true, TimerOverruns: true, TSCSites: true}
 	got, err := ParseSettings(s.Flags())
 	if err != nil || !reflect.DeepEqual(got, s) {
 		t.Errorf("settings decode as %+v, %v; want %+v", got, err, s)
@@ -173,31 +173,34 @@ func TestSettingsRoundTrip(t *testing.T) {
 	// keeps no natively run stat's output (CallOutputs), and 23, whose
 	// interrupted selects returned the host's time left
 	// (InterruptedTimeLeft), and 24, whose timers queued a signal for each
-	// expiration (TimerOverruns); before, schedules were not this
-	// hermit's.
-	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, "24": true, JournalVersion: true, "26": false, "": false} {
+	// expiration (TimerOverruns), and 25, whose rdtsc always trapped
+	// (TSCSites); before, schedules were not this hermit's.
+	for v, ok := range map[string]bool{"1": false, "2": false, "3": false, "4": false, "5": false, "6": false, "7": false, "8": false, "9": false, "10": false, "11": false, "12": false, "13": false, "14": false, "15": false, "16": false, "17": true, "18": true, "19": true, "20": true, "21": true, "22": true, "23": true, "24": true, "25": true, JournalVersion: true, "27": false, "": false} {
 		f := s.Flags()
 		f[FlagJournal] = v
 		got, err := ParseSettings(f)
 		if (err == nil) != ok {
 			t.Errorf("journal version %q: %v", v, err)
 		}
-		if ok && got.FastWriteDigests != (v == "20" || v == "21" || v == "22" || v == "23" || v == "24" || v == JournalVersion) {
+		if ok && got.FastWriteDigests != (v == "20" || v == "21" || v == "22" || v == "23" || v == "24" || v == "25" || v == JournalVersion) {
 			t.Errorf("journal version %q: FastWriteDigests %v", v, got.FastWriteDigests)
 		}
-		if ok && (got.SignalTaken != (v == "21" || v == "22" || v == "23" || v == "24" || v == JournalVersion) || got.Config().OldSignalWake == got.SignalTaken) {
+		if ok && (got.SignalTaken != (v == "21" || v == "22" || v == "23" || v == "24" || v == "25" || v == JournalVersion) || got.Config().OldSignalWake == got.SignalTaken) {
 			t.Errorf("journal version %q: SignalTaken %v, OldSignalWake in its Config %v", v, got.SignalTaken, got.Config().OldSignalWake)
 		}
-		if ok && (got.SigWokenFutex != (v == "22" || v == "23" || v == "24" || v == JournalVersion) || got.Config().OldSigWokenFutex == got.SigWokenFutex) {
+		if ok && (got.SigWokenFutex != (v == "22" || v == "23" || v == "24" || v == "25" || v == JournalVersion) || got.Config().OldSigWokenFutex == got.SigWokenFutex) {
 			t.Errorf("journal version %q: SigWokenFutex %v, OldSigWokenFutex in its Config %v", v, got.SigWokenFutex, got.Config().OldSigWokenFutex)
 		}
-		if ok && (got.InterruptedTimeLeft != (v == "24" || v == JournalVersion) || got.Config().OldInterruptedTimeLeft == got.InterruptedTimeLeft || got.Config().OldTimerfdSettime == got.InterruptedTimeLeft || got.Config().OldSockTimeout == got.InterruptedTimeLeft) {
+		if ok && (got.InterruptedTimeLeft != (v == "24" || v == "25" || v == JournalVersion) || got.Config().OldInterruptedTimeLeft == got.InterruptedTimeLeft || got.Config().OldTimerfdSettime == got.InterruptedTimeLeft || got.Config().OldSockTimeout == got.InterruptedTimeLeft) {
 			t.Errorf("journal version %q: InterruptedTimeLeft %v, OldInterruptedTimeLeft in its Config %v", v, got.InterruptedTimeLeft, got.Config().OldInterruptedTimeLeft)
 		}
-		if ok && (got.CallOutputs != (v == "23" || v == "24" || v == JournalVersion) || got.Config().OldCallOutput == got.CallOutputs || got.Config().OldTimedFutexCount == got.CallOutputs) {
+		if ok && (got.CallOutputs != (v == "23" || v == "24" || v == "25" || v == JournalVersion) || got.Config().OldCallOutput == got.CallOutputs || got.Config().OldTimedFutexCount == got.CallOutputs) {
 			t.Errorf("journal version %q: CallOutputs %v, OldCallOutput in its Config %v", v, got.CallOutputs, got.Config().OldCallOutput)
 		}
-		if ok && (got.TimerOverruns != (v == JournalVersion) || got.Config().OldTimerOverrun == got.TimerOverruns || got.Config().OldOwnerDied == got.TimerOverruns) {
+		if ok && (got.TSCSites != (v == JournalVersion) || got.Config().OldTSCTraps == got.TSCSites) {
+			t.Errorf("journal version %q: TSCSites %v, OldTSCTraps in its Config %v", v, got.TSCSites, got.Config().OldTSCTraps)
+		}
+		if ok && (got.TimerOverruns != (v == "25" || v == JournalVersion) || got.Config().OldTimerOverrun == got.TimerOverruns || got.Config().OldOwnerDied == got.TimerOverruns) {
 			t.Errorf("journal version %q: TimerOverruns %v, OldTimerOverrun in its Config %v", v, got.TimerOverruns, got.Config().OldTimerOverrun)
 		}
 		if ok && got.SignalAnswers != (v != "17" && v != "18") {

@@ -94,7 +94,7 @@ var summaryRE = regexp.MustCompile(`\Ahermit summary:
 )?  clock reads: \d+ in the guest without a stop, \d+ trapped \(programs: 1 read hermit's clock page, 0 only the trapped syscalls\)
 (?:  fast calls: \d+ writes and \d+ reads of files and pipes, \d+ futex wakes, without a stop \(\d+ libc sites patched\)
 )?  schedule digest: ([0-9a-f]{16})
-  rdtsc: (?:virtualized \(\d+ answered from the virtual clock\)|the host's counter \(this machine cannot trap rdtsc: .*\))
+  rdtsc: (?:virtualized \(\d+ answered from the virtual clock: \d+ trapped, \d+ read hermit's clock page; sites patched \d+ times\)|the host's counter \(this machine cannot trap rdtsc: .*\))
   cpuid: the host's values \(.*\)
 \z`)
 

@@ -514,7 +514,8 @@ func printSummary(w io.Writer, res detcore.Result, f *runFlags) {
 	case !ptrace.TSCTraps():
 		fmt.Fprintf(w, "  rdtsc: the host's counter (this machine cannot trap rdtsc: PR_SET_TSC has no effect here, so a program that reads it directly does not repeat)\n")
 	default:
-		fmt.Fprintf(w, "  rdtsc: virtualized (%d answered from the virtual clock)\n", s.TSCReads)
+		fmt.Fprintf(w, "  rdtsc: virtualized (%d answered from the virtual clock: %d trapped, %d read hermit's clock page; sites patched %d times)\n",
+			s.TSCReads+s.TSCPageReads, s.TSCReads, s.TSCPageReads, s.TSCSites)
 	}
 	switch {
 	case cpuidTrapped:

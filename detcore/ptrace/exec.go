@@ -51,7 +51,11 @@ func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec
 		x.NoClock = "it runs under a seccomp filter of its own"
 	default:
 		// Last: it replaces stubs whose syscall instruction in uses.
-		if x.Clock, x.NoClock, err = t.clockPage(in, v); err != nil {
+		var exe uint64
+		if ph := auxvValue(auxv, atPhdr); ph >= 64 {
+			exe = ph - 64
+		}
+		if x.Clock, x.NoClock, err = t.clockPage(in, v, exe); err != nil {
 			return x, fmt.Errorf("mapping the clock page: %w", err)
 		}
 	}
@@ -59,6 +63,10 @@ func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec
 		return x, err
 	}
 	x.Returned = in.started
+	x.Images[0] = auxvValue(auxv, atBase)
+	if ph := auxvValue(auxv, atPhdr); ph >= 64 {
+		x.Images[1] = ph - 64
+	}
 	if addr := auxvValue(auxv, atRandomTag); addr != 0 {
 		return x, t.WriteMem(tid, addr, atRandom[:])
 	}
@@ -67,6 +75,13 @@ func (t *Tracer) OnExec(tid int, atRandom [16]byte, filtered bool) (detcore.Exec
 
 // atSysinfoEhdr is AT_SYSINFO_EHDR: where the vDSO's ELF header is.
 const atSysinfoEhdr = 33
+
+// atPhdr and atBase are AT_PHDR, where the executable's program headers
+// are, and AT_BASE, where the interpreter's ELF header is (0: none).
+const (
+	atPhdr = 3
+	atBase = 7
+)
 
 // auxvValue returns the value of tag in an auxiliary vector, 0 if absent.
 func auxvValue(b []byte, tag uint64) uint64 {

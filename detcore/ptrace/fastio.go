@@ -25,7 +25,12 @@ const (
 	fioCodeOff = 0x3000
 	fioFast    = fioBase + fioCodeOff
 	fioSlowOff = fioCodeOff + 0x1000
-	fioSize    = fioCodeOff + 0x2000
+	fioSize    = fioCodeOff + fioCodeSize
+	// fioCodeSize is the size of the code: the fast page and the slow.
+	fioCodeSize = 0x2000
+	// minNear is the lowest address for a second copy of the code
+	// (vm.mmap_min_addr's default).
+	minNear = 0x10000
 	// fioStubAlign aligns the sites' stubs.
 	fioStubAlign = 16
 )
@@ -78,8 +83,9 @@ func isWriteSite(code []byte) bool {
 }
 
 // fastWrites writes the fast-write code into mem, hermit's mapping of a
-// program's memfd, and returns what the engine needs to use it.
-func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
+// program's memfd, and returns what the engine needs to use it. near is
+// where the program has the code a second time (clockPage), or 0.
+func (t *Tracer) fastWrites(mem []byte, near uint64) *detcore.FastWrites {
 	base := binary.LittleEndian.AppendUint64(nil, fioBase)
 	copy(mem[fioCodeOff:], bytes.ReplaceAll(fioFastCode, vclockData, base))
 	copy(mem[fioSlowOff:], fioSlowCode)
@@ -88,28 +94,31 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 	// shares the page (forks), whichever patched the site first.
 	next := len(fioSlowCode)
 	stubs := map[uint64]uint64{}
-	// stubFor returns the address of the stub b, which ends with a jmp
-	// to entry, for site.
-	stubFor := func(site uint64, b []byte, entry uint64) (uint64, bool) {
+	// stubFor returns the address of the stub that build makes for its
+	// address, which ends with a jmp to entry, for site, in the copy of
+	// the code at code (fioFast or near).
+	stubFor := func(site, code uint64, build func(at uint64) []byte, entry uint64) (uint64, bool) {
 		if a, ok := stubs[site]; ok {
 			return a, true
 		}
-		next = (next + fioStubAlign - 1) / fioStubAlign * fioStubAlign
-		if next+len(b)+5 > 0x1000 {
+		start := (next + fioStubAlign - 1) / fioStubAlign * fioStubAlign
+		at := code + fioSlowOff - fioCodeOff + uint64(start)
+		b := build(at)
+		if b == nil || start+len(b)+5 > 0x1000 {
 			return 0, false
 		}
-		at := uint64(fioBase + fioSlowOff + next)
 		end := at + uint64(len(b)) + 5
 		b = binary.LittleEndian.AppendUint32(append(b, 0xe9), uint32(int32(int64(entry)-int64(end))))
-		copy(mem[fioSlowOff+next:], b)
-		next += len(b)
+		copy(mem[fioSlowOff+start:], b)
+		next = start + len(b)
 		stubs[site] = at
 		return at, true
 	}
 	le := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
-	var jmpTo func(site uint64, stub []byte, entry uint64, pad []byte) (uint64, []byte, bool)
+	var jmpTo func(site, code uint64, build func(at uint64) []byte, entry uint64, pad []byte) (uint64, []byte, bool)
+	fixed := func(b []byte) func(uint64) []byte { return func(uint64) []byte { return b } }
 	fw := &detcore.FastWrites{
-		CodeStart: fioFast, CodeEnd: fioBase + fioSize, SlowCall: fioBase + fioSlowOff,
+		CodeStart: fioFast, CodeEnd: fioBase + fioSize, SlowCall: fioBase + fioSlowOff, NearCode: near,
 		FdID: func(tid, fd int) (uint64, uint64, bool) {
 			h, err := t.heldFd(tid, fd)
 			if err != nil || h.stErr != nil {
@@ -163,7 +172,7 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			default:
 				return 0, nil, false
 			}
-			return jmpTo(site, stub, entry, pad)
+			return jmpTo(site, fioFast, fixed(stub), entry, pad)
 		},
 		Undispatch: func(tid int) bool {
 			// PR_SYS_DISPATCH_OFF. The code turns it on with calls
@@ -179,17 +188,32 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 			// runs first in the stub.
 			site := pc - 7
 			stub := append(append([]byte(nil), code[6:11]...), bytes.ReplaceAll(fioFutexStub, vclockData, le(pc-2))...)
-			return jmpTo(site, stub, fioFast+fioFutex, nil)
+			return jmpTo(site, fioFast, fixed(stub), fioFast+fioFutex, nil)
+		},
+		TSCSite: func(pc uint64, code []byte) (uint64, []byte, bool) {
+			if pc >= fioBase && pc < fioBase+fioSize {
+				return 0, nil, false
+			}
+			copyAt := uint64(fioFast)
+			if !reaches(copyAt, pc) {
+				if copyAt = near; near == 0 || !reaches(near, pc) {
+					return 0, nil, false
+				}
+			}
+			n, build, ok := tscStub(pc, code, copyAt)
+			if !ok {
+				return 0, nil, false
+			}
+			return jmpTo(pc, copyAt, build, pc+uint64(n), bytes.Repeat([]byte{0x90}, n-5))
 		},
 	}
 	// jmpTo returns the jmp that takes site to its stub (made if new),
 	// followed by pad.
-	jmpTo = func(site uint64, stub []byte, entry uint64, pad []byte) (uint64, []byte, bool) {
-		rel := int64(fioBase+fioSlowOff) - int64(site+5)
-		if rel < math.MinInt32 || rel > math.MaxInt32-0x1000 {
+	jmpTo = func(site, code uint64, build func(at uint64) []byte, entry uint64, pad []byte) (uint64, []byte, bool) {
+		if !reaches(code, site) {
 			return 0, nil, false
 		}
-		at, ok := stubFor(site, stub, entry)
+		at, ok := stubFor(site, code, build, entry)
 		if !ok {
 			return 0, nil, false
 		}
@@ -197,6 +221,13 @@ func (t *Tracer) fastWrites(mem []byte) *detcore.FastWrites {
 		return site, append(jmp, pad...), true
 	}
 	return fw
+}
+
+// reaches reports whether a site at pc reaches, with a jmp rel32, every
+// stub of the copy of the code at code, and they the site's neighbours.
+func reaches(code, pc uint64) bool {
+	d := int64(code) - int64(pc)
+	return d > math.MinInt32+2*fioCodeSize && d < math.MaxInt32-2*fioCodeSize
 }
 
 // futexInsns are the instructions a futex wake site may have just before

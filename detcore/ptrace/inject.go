@@ -23,6 +23,8 @@ type injector struct {
 	atExit bool
 	// signals came for the thread while hermit's code ran.
 	signals []unix.Signal
+	// r15 is what start puts in r15.
+	r15 uint64
 }
 
 // call executes syscall nr with args and returns its result (a negative
@@ -99,6 +101,7 @@ func (in *injector) start(addr uint64) (abi.Regs, error) {
 	}
 	r := in.saved
 	r.Rip = addr
+	r.R15 = in.r15
 	if err := setRegs(in.tid, &r); err != nil {
 		return r, gone(err)
 	}

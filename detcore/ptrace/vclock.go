@@ -38,7 +38,11 @@ var vclockEntries = []struct {
 // exec) and puts the code that reads it in its vDSO. When the program
 // cannot have one, it returns nil and why; err is for a thread that
 // vanished or a tracer failure.
-func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, error) {
+//
+// exe is where the executable's ELF header is (0: unknown): when the
+// fast-write code at fioBase cannot reach it with a jmp rel32, the code is
+// mapped a second time just below it, for the stubs of its rdtsc sites.
+func (t *Tracer) clockPage(in *injector, v *vdso, exe uint64) (*detcore.ClockPage, string, error) {
 	home, ok := v.syms[vclockEntries[0].name]
 	if !ok {
 		return nil, "its vDSO has no clock_gettime", nil
@@ -52,12 +56,20 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 	if err := v.write(mapAt, vclockMap); err != nil {
 		return nil, "", fmt.Errorf("writing the code that maps it: %w", err)
 	}
+	if near := exe - fioCodeSize; exe%4096 == 0 && exe > minNear+fioCodeSize && !reaches(fioFast, exe) {
+		in.r15 = near
+	}
 	r, err := in.start(mapAt)
+	in.r15 = 0
 	if err != nil {
 		return nil, "", fmt.Errorf("memfd_create and mmap: %w", err)
 	}
 	fd, addr := int64(r.R12), int64(r.R13)
 	fast := uint64(addr) == fioBase && r.R14 == fioBase+fioCodeOff
+	var near uint64
+	if r.R15 != 0 && r.R15 == exe-fioCodeSize {
+		near = r.R15
+	}
 	var mem []byte
 	why := ""
 	switch {
@@ -96,7 +108,7 @@ func (t *Tracer) clockPage(in *injector, v *vdso) (*detcore.ClockPage, string, e
 	c := detcore.NewClockPage(mem, release)
 	c.SetCode(home.Value, home.Value+uint64(len(vclockCode)))
 	if fast {
-		c.SetFastWrites(t.fastWrites(mem))
+		c.SetFastWrites(t.fastWrites(mem, near))
 	}
 	return c, "", nil
 }

@@ -339,6 +339,62 @@ fio_futex:
 	add r11, 2
 	push r11
 	jmp fio_slow
+/* fio_tsc and fio_tscp: a patched rdtsc or rdtscp site jumps to a stub of
+ * its own (fastio.go: tscStub), which steps over the red zone and calls
+ * here, then has the instruction itself, the site's instructions that the
+ * jmp replaced, and a jmp back. When hermit allows it (TSC, the step of a
+ * read, is not 0: the running thread's rdtsc would trap to hermit), the
+ * page serves CLOCK_MONOTONIC (its base) and the page's clock is below its
+ * limit, the clock moves on by TSC and edx:eax is the time-stamp counter
+ * at the new time, 3
+ * ticks a ns (detcore.TSCHz), as a trapped read answers; rdtscp's ecx is
+ * 0 (IA32_TSC_AUX: CPU 0). It then returns past the instruction, else to
+ * it, and the instruction traps. Either way `ret 128` steps back over the
+ * red zone. Flags and every other register are kept. The code may run
+ * from a second copy of these pages (near an executable, out of reach of
+ * the first): it finds the page by its address. */
+	.set MONO, 64 + 8 /* base[CLOCK_MONOTONIC] */
+	.set TSC, 0x148
+	.set TSCREADS, 0x150
+	.macro TSCREAD name, len
+	.globl \name
+\name:
+	pushfq
+	push rcx
+	movabs rcx, DATA
+	cmp qword ptr [rcx + TSC], 0
+	je 1f
+	mov rax, [rcx + MONO]
+	test rax, rax
+	jz 1f
+	mov rdx, [rcx + NOW]
+	cmp rdx, [rcx + LIMIT]
+	jae 1f
+	add rdx, [rcx + TSC]
+	mov [rcx + NOW], rdx
+	inc qword ptr [rcx + TSCREADS]
+	add rax, rdx
+	lea rax, [rax + rax * 2]
+	mov rdx, rax
+	shr rdx, 32
+	mov eax, eax
+	add qword ptr [rsp + 16], \len
+	.if \len == 3
+	add rsp, 8
+	xor ecx, ecx
+	.else
+	pop rcx
+	.endif
+	popfq
+	ret 128
+1:	pop rcx
+	popfq
+	ret 128
+	.endm
+
+	TSCREAD fio_tsc, 2
+	TSCREAD fio_tscp, 3
+
 	.globl fio_fast_end
 fio_fast_end:
 

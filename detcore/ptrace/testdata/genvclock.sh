@@ -63,10 +63,12 @@ sym() { printf '0x%x' "0x$(nm "$tmp/$obj.o" | awk -v s="$1" '$3 == s { print $1 
 	bytes "$(sym fio_fstub)" "$(sym fio_fstub_end)"
 	echo "}"
 	echo
-	echo "// Offsets of fio_read and fio_futex in fioFastCode."
+	echo "// Offsets of fio_read, fio_futex, fio_tsc and fio_tscp in fioFastCode."
 	echo "const ("
 	echo "	fioRead  = $(sym fio_read)"
 	echo "	fioFutex = $(sym fio_futex)"
+	echo "	fioTSC   = $(sym fio_tsc)"
+	echo "	fioTSCP  = $(sym fio_tscp)"
 	echo ")"
 } >zvclock.go
 gofmt -w zvclock.go

@@ -122,6 +122,8 @@ vc_end:
  * the descriptor (r12: the descriptor or -errno, r13: the clock page's
  * address or -errno, r14: the fast-write code's address or -errno), then
  * close and int3 again, where hermit gives the thread its registers back.
+ * With r15 set, the fast-write code is mapped there too (r15: its address
+ * or -errno).
  * The descriptor is gone before the program starts. The page goes at
  * FIO_BASE with the fast-write table after it (three pages, read-write)
  * and the fast-write code (fastio.S, two pages, read-execute) after that;
@@ -160,6 +162,22 @@ vc_map:
 	mov r9d, 0x3000
 	syscall
 	mov r14, rax
+	/* The code again at r15 (hermit's choice: just below the executable,
+	 * out of the first copy's reach), for the stubs of sites there; r15
+	 * becomes its address or -errno. */
+	test r15, r15
+	jz 1f
+	cmp rax, -4095
+	jae 1f
+	mov eax, 9 /* SYS_mmap */
+	mov rdi, r15
+	mov esi, 0x2000
+	mov edx, 5 /* PROT_READ | PROT_EXEC */
+	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
+	mov r8, r12
+	mov r9d, 0x3000
+	syscall
+	mov r15, rax
 	jmp 1f
 3:	mov eax, 9 /* SYS_mmap */
 	xor edi, edi

@@ -1,0 +1,122 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"math"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Patched rdtsc sites (detcore/tscsite.go). A trapped rdtsc costs two
+// ptrace stops' worth of work; a site the engine has seen trap gets a jmp
+// rel32 to a stub of its own in the slow page instead, which calls
+// fio_tsc (testdata/fastio.S) to read the time-stamp counter from the
+// clock page. The jmp takes 5 bytes: the rdtsc's 2 (rdtscp's 3) and those
+// of the instructions after it, which the stub makes itself before it
+// jumps back.
+//
+// A stub is
+//
+//	lea rsp, [rsp - 128]    over the red zone
+//	call fio_tsc            returns past the next instruction, or to it
+//	rdtsc                   traps: the page could not answer
+//	<the instructions the jmp replaced, rip-relative ones relocated>
+//	jmp <the site's next instruction>   (stubFor adds it)
+//
+// Only instructions that a stub can make elsewhere are moved: no branch,
+// call or return, nothing relative to rip but a memory operand, and
+// nothing that traps (another rdtsc, cpuid, syscall). The instructions
+// moved follow the rdtsc in one basic block, as compilers emit them (the
+// counter's value is used by them or after them), so no jump lands
+// between them.
+
+// tscPrefix is a stub's first instruction, lea rsp, [rsp - 128].
+var tscPrefix = []byte{0x48, 0x8d, 0x64, 0x24, 0x80}
+
+// maxMoved bounds the instructions a site's jmp replaces after its rdtsc.
+const maxMoved = 3
+
+// tscStub decodes the rdtsc or rdtscp at pc, code being the bytes from pc
+// on, and the instructions after it that its jmp replaces, for a stub in
+// the copy of the code at copyAt. It returns how
+// many bytes the jmp replaces and a function that makes the stub (without
+// its jmp back) at a given address, nil where a moved instruction's
+// operand would be out of reach; ok is false for code that is no rdtsc or
+// rdtscp, or whose next instructions cannot be moved.
+func tscStub(pc uint64, code []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
+	var entry uint64
+	switch {
+	case len(code) >= 2 && code[0] == 0x0f && code[1] == 0x31:
+		n, entry = 2, copyAt+fioTSC
+	case len(code) >= 3 && code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9:
+		n, entry = 3, copyAt+fioTSCP
+	default:
+		return 0, nil, false
+	}
+	insn := n
+	var moved []x86asm.Inst
+	for n < 5 {
+		in, err := x86asm.Decode(code[n:], 64)
+		if err != nil || len(moved) == maxMoved || !movable(&in) {
+			return 0, nil, false
+		}
+		moved = append(moved, in)
+		n += in.Len
+	}
+	build = func(at uint64) []byte {
+		b := append([]byte(nil), tscPrefix...)
+		call := at + uint64(len(b)) + 5
+		b = binary.LittleEndian.AppendUint32(append(b, 0xe8), uint32(int32(int64(entry)-int64(call))))
+		b = append(b, code[:insn]...)
+		from := insn
+		for _, in := range moved {
+			start := len(b)
+			b = append(b, code[from:from+in.Len]...)
+			if in.PCRel == 4 {
+				// The operand's address, from the instruction's new end.
+				target := int64(pc) + int64(from+in.Len) + int64(int32(binary.LittleEndian.Uint32(code[from+in.PCRelOff:])))
+				rel := target - int64(at+uint64(start+in.Len))
+				if rel < math.MinInt32 || rel > math.MaxInt32 {
+					return nil
+				}
+				binary.LittleEndian.PutUint32(b[start+in.PCRelOff:], uint32(int32(rel)))
+			}
+			from += in.Len
+		}
+		return b
+	}
+	return n, build, true
+}
+
+// movable reports whether a stub can make in at another address.
+func movable(in *x86asm.Inst) bool {
+	switch in.Op {
+	case x86asm.CALL, x86asm.JMP, x86asm.RET, x86asm.LCALL, x86asm.LJMP, x86asm.LRET,
+		x86asm.IRET, x86asm.IRETD, x86asm.IRETQ, x86asm.SYSCALL, x86asm.SYSENTER, x86asm.SYSRET,
+		x86asm.SYSEXIT, x86asm.INT, x86asm.INTO, x86asm.UD1, x86asm.UD2, x86asm.HLT,
+		x86asm.RDTSC, x86asm.RDTSCP, x86asm.CPUID, x86asm.XABORT, x86asm.XBEGIN, x86asm.XEND,
+		x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE, x86asm.JRCXZ, x86asm.JECXZ, x86asm.JCXZ:
+		return false
+	}
+	if in.PCRel != 0 && in.PCRel != 4 {
+		return false
+	}
+	for _, a := range in.Args {
+		if a == nil {
+			break
+		}
+		switch a := a.(type) {
+		case x86asm.Rel:
+			return false
+		case x86asm.Reg:
+			if a == x86asm.RIP {
+				return false
+			}
+		case x86asm.Mem:
+			if a.Base == x86asm.RIP && in.PCRel != 4 {
+				return false
+			}
+		}
+	}
+	return true
+}

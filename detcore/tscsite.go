@@ -1,0 +1,293 @@
+package detcore
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+
+	"github.com/hermitdbg/hermit/detcore/abi"
+)
+
+// rdtsc without a stop. A trapped rdtsc or rdtscp costs a ptrace stop and
+// its answer (emulateInsn). In a process with a clock page that has fast
+// writes, the engine has the site of an rdtsc it answered patched
+// (FastWrites.TSCSite): it jumps to a stub that reads the time-stamp
+// counter from the page, as the clock functions read the time
+// (detcore/ptrace/testdata/fastio.S: fio_tsc), advancing the page's clock
+// by a step, and traps as before when the page cannot answer (the clock at
+// its limit, or the page's TSC word clear: the thread's rdtsc must fault
+// for the guest, or a guest's tracer follows it). A read there gives what
+// a trapped one would: the clock moves on by tscStep.
+//
+// A site that runs once per process (glibc's loader times itself with 8
+// rdtsc at every start) gains nothing from that, so the engine also learns
+// the sites by their offset in the ELF image they lie in, an image being
+// known by its build id: at every exec, the sites learned in the new
+// program's interpreter and executable are patched before it runs. What is
+// learned depends only on the traps the programs made before, and what is
+// patched on the images' bytes, so both are the same in every run, record
+// and replay. A recording of journal version 25 or before patched nothing
+// (Config.OldTSCTraps).
+
+// Offsets in a clock page with fast writes (fastio.S).
+const (
+	vcTSC      = 0x148 // the step of an rdtsc read in the page, 0: it traps
+	vcTSCReads = 0x150 // rdtsc and rdtscp answered there
+)
+
+// tscSiteBytes is how many bytes from an rdtsc the tracer gets to decide
+// whether its site can be patched: the instruction and those its jmp
+// replaces.
+const tscSiteBytes = 24
+
+// maxLearned bounds the sites learned in all images.
+const maxLearned = 4096
+
+// image is an ELF image the kernel mapped at a process's exec.
+type image struct {
+	// hdr is where its ELF header is, if anywhere; key is its build id
+	// ("" if none was found), and [start, end) the addresses its
+	// segments span, once looked up (known).
+	hdr        uint64
+	known      bool
+	key        string
+	start, end uint64
+}
+
+// tscWord is the page's TSC word for t: the step an rdtsc read there
+// moves the clock on by, as a trapped one does (readTSC), or 0 where its
+// rdtsc must trap.
+func (e *Engine) tscWord(t *thread) uint64 {
+	if e.cfg.TrapTSC && !e.cfg.OldTSCTraps && t.tscMode != prTSCSigsegv && t.pt == nil {
+		return tscStep
+	}
+	return 0
+}
+
+// patchTSC has the site of the rdtsc or rdtscp at pc that t traps on,
+// not yet answered, patched, and learns it; it reports whether it did.
+//
+// The jmp covers the instructions after the rdtsc too, so no thread may
+// be between them: none gets there but by a trapped rdtsc at pc, which
+// patches the site from the first, unless the thread that trapped could
+// not read the page (its TSC word: traced by a guest's tracer). So the
+// site waits while a thread that such an rdtsc left after it may still be
+// there.
+func (e *Engine) patchTSC(t *thread, pc uint64) bool {
+	c := t.proc.clock
+	if c == nil || c.fast == nil || c.fast.TSCSite == nil || e.tscWord(t) == 0 {
+		return false
+	}
+	for _, o := range e.threads {
+		if o.proc.mm != t.proc.mm || o.tscLeft <= pc || o.tscLeft >= pc+tscSiteBytes {
+			continue
+		}
+		var r abi.Regs
+		if e.t.GetRegs(o.tid, &r) != nil || r.Rip > pc && r.Rip < pc+tscSiteBytes {
+			return false
+		}
+		o.tscLeft = 0
+	}
+	if !e.patchCode(t.tid, c, siteKey{pc: pc, tsc: true}, pc, make([]byte, tscSiteBytes), c.fast.TSCSite) {
+		return false
+	}
+	e.result.Stats.TSCSites++
+	for i := range t.proc.images {
+		im := &t.proc.images[i]
+		e.lookImage(t.tid, im)
+		if im.key != "" && pc >= im.start && pc < im.end {
+			e.learnTSC(im.key, pc-im.start)
+			break
+		}
+	}
+	return true
+}
+
+// learnTSC adds the site at offset off of the image known by key.
+func (e *Engine) learnTSC(key string, off uint64) {
+	if e.tscLearned == nil {
+		e.tscLearned = make(map[string][]uint64)
+	}
+	if e.tscLearnedN >= maxLearned {
+		return
+	}
+	for _, o := range e.tscLearned[key] {
+		if o == off {
+			return
+		}
+	}
+	e.tscLearned[key] = append(e.tscLearned[key], off)
+	e.tscLearnedN++
+}
+
+// execImages gives p, which thread tid has just exec'd, its images, and
+// patches the rdtsc sites learned in them.
+func (e *Engine) execImages(p *process, tid int, x Exec) {
+	p.images = p.images[:0]
+	for _, h := range x.Images {
+		if h != 0 {
+			p.images = append(p.images, image{hdr: h})
+		}
+	}
+	c := p.clock
+	if len(e.tscLearned) == 0 || c == nil || c.fast == nil || c.fast.TSCSite == nil {
+		return
+	}
+	t := e.threads[tid]
+	if t == nil || e.tscWord(t) == 0 {
+		return
+	}
+	for i := range p.images {
+		im := &p.images[i]
+		e.lookImage(tid, im)
+		if offs := e.tscLearned[im.key]; len(offs) > 0 {
+			e.result.Stats.TSCSites += int64(patchAll(e.t, tid, im.start, offs, c.fast.TSCSite))
+		}
+	}
+}
+
+// maxPatchSpan bounds the code patchAll reads and writes at once.
+const maxPatchSpan = 256 << 10
+
+// patchAll patches the sites at offsets offs from start in thread tid's
+// memory, as site says, and returns how many it patched. Writing code
+// costs the kernel a copy of each page, and the tracer a stop's worth of
+// calls (the page is not writable: process_vm_writev refuses it), so the
+// sites' pages are read and written back in one piece, with every site
+// patched in it.
+func patchAll(tr Tracer, tid int, start uint64, offs []uint64, site func(pc uint64, code []byte) (uint64, []byte, bool)) int {
+	lo, hi := offs[0], offs[0]
+	for _, o := range offs {
+		lo, hi = min(lo, o), max(hi, o)
+	}
+	hi += tscSiteBytes
+	if hi-lo > maxPatchSpan {
+		return 0
+	}
+	code := make([]byte, hi-lo)
+	base := start + lo
+	if tr.ReadMem(tid, base, code) != nil {
+		return 0
+	}
+	n := 0
+	from, to := uint64(len(code)), uint64(0)
+	for _, o := range slices.Sorted(slices.Values(offs)) {
+		if n > 0 && o-lo < to {
+			continue // within the patch before (sites learned in another image's bytes)
+		}
+		at, b, ok := site(start+o, code[o-lo:o-lo+tscSiteBytes])
+		if !ok || at < base || at+uint64(len(b)) > base+uint64(len(code)) {
+			continue
+		}
+		copy(code[at-base:], b)
+		from, to = min(from, at-base), max(to, at-base+uint64(len(b)))
+		n++
+	}
+	if n == 0 || tr.WriteMem(tid, base+from, code[from:to]) != nil {
+		return 0
+	}
+	return n
+}
+
+// lookImage finds im's build id and extent, once, from the guest's memory
+// (through the Tracer, as the guest sees it).
+func (e *Engine) lookImage(tid int, im *image) {
+	if im.known {
+		return
+	}
+	im.known = true
+	read := func(addr uint64, n int) []byte {
+		b := make([]byte, n)
+		if e.t.ReadMem(tid, addr, b) != nil {
+			return nil
+		}
+		return b
+	}
+	im.key, im.start, im.end = elfImage(read, im.hdr)
+}
+
+// ELF64 constants elfImage reads.
+const (
+	elfPTLoad     = 1
+	elfPTNote     = 4
+	elfNTBuildID  = 3
+	elfPhdrSize   = 56
+	elfMaxPhdrs   = 64
+	elfMaxNote    = 4096
+	elfHeaderSize = 64
+)
+
+// elfImage reads the ELF image whose header read finds at hdr: its build
+// id as a key ("" if it has none, or hdr holds no ELF64 header) and the
+// addresses its loaded segments span.
+func elfImage(read func(addr uint64, n int) []byte, hdr uint64) (key string, start, end uint64) {
+	h := read(hdr, elfHeaderSize)
+	if h == nil || string(h[:4]) != "\x7fELF" || h[4] != 2 || h[5] != 1 {
+		return "", 0, 0
+	}
+	le := binary.LittleEndian
+	phoff, phentsize, phnum := le.Uint64(h[0x20:]), le.Uint16(h[0x36:]), le.Uint16(h[0x38:])
+	if phentsize != elfPhdrSize || phnum == 0 || phnum > elfMaxPhdrs || phoff > 1<<20 {
+		return "", 0, 0
+	}
+	ph := read(hdr+phoff, int(phnum)*elfPhdrSize)
+	if ph == nil {
+		return "", 0, 0
+	}
+	// The header is at the first loaded segment's start: the bias is
+	// what its addresses are moved by.
+	var bias uint64
+	first := true
+	var notes [][2]uint64
+	for i := 0; i < int(phnum); i++ {
+		p := ph[i*elfPhdrSize:]
+		typ, off, vaddr, filesz, memsz := le.Uint32(p), le.Uint64(p[8:]), le.Uint64(p[16:]), le.Uint64(p[32:]), le.Uint64(p[40:])
+		switch typ {
+		case elfPTLoad:
+			if first {
+				if off != 0 || vaddr > hdr {
+					return "", 0, 0
+				}
+				bias, start, first = hdr-vaddr, hdr, false
+			}
+			end = max(end, bias+vaddr+memsz)
+		case elfPTNote:
+			notes = append(notes, [2]uint64{vaddr, min(filesz, elfMaxNote)})
+		}
+	}
+	if first {
+		return "", 0, 0
+	}
+	for _, n := range notes {
+		b := read(bias+n[0], int(n[1]))
+		if id := buildID(b); id != "" {
+			return "build-id " + id, start, end
+		}
+	}
+	return "", 0, 0
+}
+
+// buildID finds the GNU build id in notes, a PT_NOTE segment's bytes.
+func buildID(notes []byte) string {
+	le := binary.LittleEndian
+	align := func(n uint32) int { return int((n + 3) &^ 3) }
+	for len(notes) >= 12 {
+		namesz, descsz, typ := le.Uint32(notes), le.Uint32(notes[4:]), le.Uint32(notes[8:])
+		if namesz > elfMaxNote || descsz > elfMaxNote {
+			return ""
+		}
+		body := notes[12:]
+		if len(body) < align(namesz)+int(descsz) {
+			return ""
+		}
+		if typ == elfNTBuildID && namesz == 4 && string(body[:4]) == "GNU\x00" && descsz > 0 {
+			return hex.EncodeToString(body[4 : 4+descsz])
+		}
+		next := 12 + align(namesz) + align(descsz)
+		if next > len(notes) {
+			return ""
+		}
+		notes = notes[next:]
+	}
+	return ""
+}

@@ -1,0 +1,105 @@
+package detcore
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// fakeELF lays out, at hdr in a fake memory, an ELF64 image whose first
+// loaded segment is at vaddr: its header, two PT_LOADs spanning 0x5000
+// bytes and a PT_NOTE with a property note and then the build id.
+func fakeELF(hdr, vaddr uint64, id []byte) map[uint64]byte {
+	le := binary.LittleEndian
+	img := make([]byte, 0x400)
+	copy(img, "\x7fELF\x02\x01\x01")
+	le.PutUint64(img[0x20:], 64) // e_phoff
+	le.PutUint16(img[0x36:], 56) // e_phentsize
+	le.PutUint16(img[0x38:], 3)  // e_phnum
+	ph := func(i int, typ uint32, off, va, filesz, memsz uint64) {
+		p := img[64+56*i:]
+		le.PutUint32(p, typ)
+		le.PutUint64(p[8:], off)
+		le.PutUint64(p[16:], va)
+		le.PutUint64(p[32:], filesz)
+		le.PutUint64(p[40:], memsz)
+	}
+	var notes []byte
+	note := func(name string, typ uint32, desc []byte) {
+		notes = le.AppendUint32(notes, uint32(len(name)+1))
+		notes = le.AppendUint32(notes, uint32(len(desc)))
+		notes = le.AppendUint32(notes, typ)
+		n := append([]byte(name), 0)
+		for len(n)%4 != 0 {
+			n = append(n, 0)
+		}
+		notes = append(append(notes, n...), desc...)
+		for len(notes)%4 != 0 {
+			notes = append(notes, 0)
+		}
+	}
+	note("GNU", 5, make([]byte, 16))
+	if id != nil {
+		note("GNU", 3, id)
+	}
+	copy(img[0x200:], notes)
+	ph(0, 1, 0, vaddr, 0x1000, 0x1000)
+	ph(1, 1, 0x1000, vaddr+0x1000, 0x3000, 0x4000)
+	ph(2, 4, 0x200, vaddr+0x200, uint64(len(notes)), uint64(len(notes)))
+	mem := map[uint64]byte{}
+	for i, b := range img {
+		mem[hdr+uint64(i)] = b
+	}
+	return mem
+}
+
+func TestELFImage(t *testing.T) {
+	id := []byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4}
+	cases := []struct {
+		name       string
+		mem        map[uint64]byte
+		hdr        uint64
+		key        string
+		start, end uint64
+	}{
+		{"shared object", fakeELF(0x7ffff7fc0000, 0, id), 0x7ffff7fc0000, "build-id deadbeef01020304", 0x7ffff7fc0000, 0x7ffff7fc5000},
+		{"executable at its own address", fakeELF(0x400000, 0x400000, id), 0x400000, "build-id deadbeef01020304", 0x400000, 0x405000},
+		{"no build id", fakeELF(0x400000, 0x400000, nil), 0x400000, "", 0, 0},
+		{"nothing there", fakeELF(0x400000, 0x400000, id), 0x500000, "", 0, 0},
+		{"not the header", fakeELF(0x400000, 0x400000, id), 0x400040, "", 0, 0},
+	}
+	for _, c := range cases {
+		read := func(addr uint64, n int) []byte {
+			b := make([]byte, n)
+			for i := range b {
+				v, ok := c.mem[addr+uint64(i)]
+				if !ok {
+					return nil // unmapped
+				}
+				b[i] = v
+			}
+			return b
+		}
+		key, start, end := elfImage(read, c.hdr)
+		if key != c.key || start != c.start || end != c.end {
+			t.Errorf("%s: %q [%#x, %#x), want %q [%#x, %#x)", c.name, key, start, end, c.key, c.start, c.end)
+		}
+	}
+}
+
+func TestBuildIDNotes(t *testing.T) {
+	le := binary.LittleEndian
+	huge := le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 4), 1<<31), 3)
+	for _, c := range []struct {
+		name  string
+		notes []byte
+	}{
+		{"empty", nil},
+		{"short", []byte{4, 0, 0}},
+		{"a huge descriptor", append(huge, "GNU\x00"...)},
+		{"cut short", le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 4), 20), 3)},
+	} {
+		if id := buildID(c.notes); id != "" {
+			t.Errorf("%s: build id %q, want none", c.name, id)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package tests
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hermitdbg/hermit/tests/testenv"
+)
+
+// tscLineRE is the summary's rdtsc line.
+var tscLineRE = regexp.MustCompile(`(?m)^  rdtsc: virtualized \((\d+) answered from the virtual clock: (\d+) trapped, (\d+) read hermit's clock page; sites patched (\d+) times\)$`)
+
+// tscLine returns the numbers of r's rdtsc summary line: answered,
+// trapped, read in the page, patches.
+func tscLine(t *testing.T, r testenv.Result) [4]int64 {
+	t.Helper()
+	m := tscLineRE.FindStringSubmatch(string(r.Stderr))
+	if m == nil {
+		t.Fatalf("no rdtsc line in the summary:\n%s", r.Stderr)
+	}
+	var n [4]int64
+	for i := range n {
+		n[i], _ = strconv.ParseInt(m[i+1], 10, 64)
+	}
+	return n
+}
+
+// TestTSCSites: a program that reads the time-stamp counter in hot loops
+// (rdtsc and rdtscp in the executable, two threads, a sleep, a fork, an
+// exec) has its sites patched to read hermit's clock page, without a
+// stop; a site that cannot be patched (an rdtsc followed by a jmp) traps
+// on every read. The counter never goes back on either path, nor behind
+// the monotonic clock, the output is the same on 5 runs, and record and
+// replay give it again.
+func TestTSCSites(t *testing.T) {
+	testenv.RequireTSCTrap(t)
+	t.Parallel()
+	argv := cGuest("tsc_sites.c")(t)
+	const want = "tsc_sites: ok"
+	if nat := native(t, append(argv, "native")); nat.Exit != 0 || !strings.Contains(string(nat.Stdout), want) {
+		t.Fatalf("native run: want %q; %s", want, describe(nat))
+	}
+	argv = append(argv, "hermit")
+	var first testenv.Result
+	for i := 0; i < 5; i++ {
+		r := hermitRun(t, []string{"--summary"}, argv)
+		if r.Exit != 0 || !strings.Contains(string(r.Stdout), want) {
+			t.Fatalf("run %d: want %q; %s", i+1, want, describe(r))
+		}
+		n := tscLine(t, r)
+		// 5 loops of 20000 rounds, each with an rdtsc and an rdtscp at
+		// patchable sites and, every 16th, the trapping one.
+		const hot, cold = 5 * 20000 * 2, 5 * 20000 / 16
+		if n[2] < hot*9/10 || n[1] < cold || n[1] > cold+hot/10 || n[3] < 2 {
+			t.Errorf("run %d: %s; want about %d reads in the page, %d trapped", i+1, tscLineRE.FindString(string(r.Stderr)), hot, cold)
+		}
+		if i == 0 {
+			first = r
+			continue
+		}
+		sameRun(t, "run "+strconv.Itoa(i+1), first, r)
+	}
+	rec := recordReplay(t, nil, argv)
+	if d := firstDiff(first.Stdout, rec.Stdout); d != "" {
+		t.Errorf("record: stdout differs from run's at %s", d)
+	}
+}
+
+// TestTSCSitesLearned: the rdtsc sites a program's loader runs once each
+// (glibc's ld.so times itself) are patched in every later program that
+// has the same loader, at its exec: no rdtsc of theirs traps.
+func TestTSCSitesLearned(t *testing.T) {
+	testenv.RequireTSCTrap(t)
+	t.Parallel()
+	sh := testenv.Require(t, "sh")
+	const execs = 8
+	r := hermitRun(t, []string{"--summary"}, []string{sh, "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done"})
+	if r.Exit != 0 {
+		t.Fatalf("%s", describe(r))
+	}
+	n := tscLine(t, r)
+	if n[0] == 0 {
+		testenv.Skip(t, "this machine's loader reads no time-stamp counter: nothing to patch")
+	}
+	// The shell's sites are patched as they trap, the same ones in each
+	// program after it at its exec.
+	if n[1] != 0 || n[2] != n[0] || n[3] < execs+1 || n[3]%(execs+1) != 0 {
+		t.Errorf("%s; want every read in the page, each site of the shell's patched in the %d programs after it", tscLineRE.FindString(string(r.Stderr)), execs)
+	}
+}
