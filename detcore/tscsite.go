@@ -103,6 +103,15 @@ func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 	return true
 }
 
+// InHermitStub reports whether pc, in guest thread tid's process, lies in
+// hermit's code for its patched sites (the fast page's code and the
+// sites' stubs, in either copy), where a patched site's jmp leads. Call it
+// only from the Run goroutine.
+func (e *Engine) InHermitStub(tid int, pc uint64) bool {
+	t := e.threads[tid]
+	return t != nil && t.proc.clock != nil && t.proc.clock.inStubs(pc)
+}
+
 // learnTSC adds the site at offset off of the image known by key.
 func (e *Engine) learnTSC(key string, off uint64) {
 	if e.tscLearned == nil {
@@ -215,13 +224,24 @@ const (
 	elfMaxPhdrs   = 64
 	elfMaxNote    = 4096
 	elfHeaderSize = 64
+	elfPage       = 4096
 )
 
 // elfImage reads the ELF image whose header read finds at hdr: its build
 // id as a key ("" if it has none, or hdr holds no ELF64 header) and the
 // addresses its loaded segments span.
 func elfImage(read func(addr uint64, n int) []byte, hdr uint64) (key string, start, end uint64) {
-	h := read(hdr, elfHeaderSize)
+	// The header's page holds the program headers, and often the notes:
+	// one read, where the header is at a page's start (as mapped).
+	page := read(hdr, int(elfPage-hdr%elfPage))
+	// at returns n bytes at addr, from page if it has them.
+	at := func(addr uint64, n int) []byte {
+		if addr >= hdr && addr+uint64(n) <= hdr+uint64(len(page)) {
+			return page[addr-hdr : addr-hdr+uint64(n)]
+		}
+		return read(addr, n)
+	}
+	h := at(hdr, elfHeaderSize)
 	if h == nil || string(h[:4]) != "\x7fELF" || h[4] != 2 || h[5] != 1 {
 		return "", 0, 0
 	}
@@ -230,7 +250,7 @@ func elfImage(read func(addr uint64, n int) []byte, hdr uint64) (key string, sta
 	if phentsize != elfPhdrSize || phnum == 0 || phnum > elfMaxPhdrs || phoff > 1<<20 {
 		return "", 0, 0
 	}
-	ph := read(hdr+phoff, int(phnum)*elfPhdrSize)
+	ph := at(hdr+phoff, int(phnum)*elfPhdrSize)
 	if ph == nil {
 		return "", 0, 0
 	}
@@ -259,7 +279,7 @@ func elfImage(read func(addr uint64, n int) []byte, hdr uint64) (key string, sta
 		return "", 0, 0
 	}
 	for _, n := range notes {
-		b := read(bias+n[0], int(n[1]))
+		b := at(bias+n[0], int(n[1]))
 		if id := buildID(b); id != "" {
 			return "build-id " + id, start, end
 		}

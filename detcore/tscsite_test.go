@@ -10,7 +10,7 @@ import (
 // bytes and a PT_NOTE with a property note and then the build id.
 func fakeELF(hdr, vaddr uint64, id []byte) map[uint64]byte {
 	le := binary.LittleEndian
-	img := make([]byte, 0x400)
+	img := make([]byte, 0x1000)
 	copy(img, "\x7fELF\x02\x01\x01")
 	le.PutUint64(img[0x20:], 64) // e_phoff
 	le.PutUint16(img[0x36:], 56) // e_phentsize
@@ -52,6 +52,16 @@ func fakeELF(hdr, vaddr uint64, id []byte) map[uint64]byte {
 	return mem
 }
 
+// cut drops mem's bytes from end on.
+func cut(mem map[uint64]byte, end uint64) map[uint64]byte {
+	for a := range mem {
+		if a >= end {
+			delete(mem, a)
+		}
+	}
+	return mem
+}
+
 func TestELFImage(t *testing.T) {
 	id := []byte{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4}
 	cases := []struct {
@@ -64,6 +74,7 @@ func TestELFImage(t *testing.T) {
 		{"shared object", fakeELF(0x7ffff7fc0000, 0, id), 0x7ffff7fc0000, "build-id deadbeef01020304", 0x7ffff7fc0000, 0x7ffff7fc5000},
 		{"executable at its own address", fakeELF(0x400000, 0x400000, id), 0x400000, "build-id deadbeef01020304", 0x400000, 0x405000},
 		{"no build id", fakeELF(0x400000, 0x400000, nil), 0x400000, "", 0, 0},
+		{"the header's page not all there", cut(fakeELF(0x400000, 0x400000, id), 0x400400), 0x400000, "build-id deadbeef01020304", 0x400000, 0x405000},
 		{"nothing there", fakeELF(0x400000, 0x400000, id), 0x500000, "", 0, 0},
 		{"not the header", fakeELF(0x400000, 0x400000, id), 0x400040, "", 0, 0},
 	}

@@ -91,10 +91,14 @@ func (c *ClockPage) inCode(pc uint64) bool {
 	if pc >= c.code[0] && pc < c.code[1] {
 		return true
 	}
-	if f := c.fast; f != nil {
-		return pc >= f.CodeStart && pc < f.CodeEnd || f.NearCode != 0 && pc >= f.NearCode && pc < f.NearCode+NearCodeSize
-	}
-	return false
+	return c.inStubs(pc)
+}
+
+// inStubs reports whether pc lies in c's fast code or a site's stub, in
+// either copy.
+func (c *ClockPage) inStubs(pc uint64) bool {
+	f := c.fast
+	return f != nil && (pc >= f.CodeStart && pc < f.CodeEnd || f.NearCode != 0 && pc >= f.NearCode && pc < f.NearCode+NearCodeSize)
 }
 
 // NearCodeSize is the size of the second copy of a page's code

@@ -66,6 +66,10 @@ type layer struct {
 	// guest's logical time (Engine.Clock).
 	list  func() []detcore.ThreadInfo
 	clock func() int64
+	// inStub reports whether an address in a thread's process is in
+	// hermit's code for its patched sites (Engine.InHermitStub): a step
+	// that lands there is no step of the program's.
+	inStub func(tid int, pc uint64) bool
 	// stop pauses the run: it returns when the Session resumes it.
 	stop func(Stop)
 	// intr is set by Session.Interrupt; waiting, when set, holds the
@@ -539,18 +543,26 @@ func (l *layer) count(th *lthread) bool {
 	if l.goal.stepTid != th.tid {
 		return false
 	}
-	l.goal.steps++
-	if l.goal.stepAt != 0 || l.goal.trace != nil {
+	if l.goal.stepAt != 0 || l.goal.trace != nil || l.inStub != nil {
 		var r abi.Regs
 		if l.inner.GetRegs(th.tid, &r) != nil {
 			r.Rip = 0
 		}
+		if l.inStub != nil && r.Rip != 0 && l.inStub(th.tid, r.Rip) {
+			// A patched site's jump to its stub, or a step in it: the
+			// step goes on to the site's next instruction, so that the
+			// site steps as one (and a position never lies in the stub).
+			return false
+		}
+		l.goal.steps++
 		if l.goal.trace != nil {
 			*l.goal.trace = append(*l.goal.trace, r.Rip)
 		}
 		if l.goal.stepAt != 0 && r.Rip == l.goal.stepAt {
 			return true
 		}
+	} else {
+		l.goal.steps++
 	}
 	return l.goal.steps >= l.goal.stepN
 }

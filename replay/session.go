@@ -175,6 +175,7 @@ func (r *dbgRun) main(start Starter, h Hooks, s *Session, bps []uint64) {
 	}
 	l.list = runner.Engine().Threads
 	l.clock = runner.Engine().Clock
+	l.inStub = runner.Engine().InHermitStub
 	st := Stop{Reason: ReasonStart}
 	if ts := l.list(); len(ts) > 0 {
 		st.Tid = ts[0].Tid

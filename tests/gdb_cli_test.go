@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermitdbg/hermit/detcore/ptrace"
 	"github.com/hermitdbg/hermit/tests/testenv"
 )
 
@@ -545,7 +546,9 @@ func TestGDBThreadLocals(t *testing.T) {
 // right after it, in gdb and in the REPL, forwards and back, where hermit
 // traps and answers them (they faulted, hermit answered, and the step
 // went on to run the next instruction too). Where the machine traps
-// neither the instructions run natively and the same must hold.
+// neither the instructions run natively and the same must hold. A step
+// over an rdtsc whose site hermit patched (to read its clock page) ends
+// after the instructions the patch covers, and back.
 func TestStepOverEmulated(t *testing.T) {
 	requireDebugging(t, "gdb")
 	bin := testenv.BuildC(t, "step_emulated.c", "-no-pie")
@@ -587,14 +590,20 @@ func TestStepOverEmulated(t *testing.T) {
 		}
 	}
 	after := func(l string) uint64 {
-		if l == "cpuid" {
+		switch {
+		case l == "cpuid":
 			return afterCPUID
+		case l == "tsc_patched" && !ptrace.TSCTraps():
+			return addr("L_tsc_patched") + 2 // natively, as the others
 		}
 		return addr("L_after_" + l)
 	}
 	cmds := []string{"-nx", "-batch"}
 	var want []uint64
-	for _, l := range []string{"rdtsc", "cpuid", "rdtscp"} {
+	// At L_tsc_patched, hermit patched the site (its first rdtsc): a
+	// step over it is a step over the instructions its jmp covers too,
+	// never one into hermit's stub.
+	for _, l := range []string{"rdtsc", "cpuid", "rdtscp", "tsc_patched"} {
 		cmds = append(cmds, "-ex", "break L_"+l, "-ex", "continue", "-ex", "stepi", "-ex", "p/x $pc", "-ex", "reverse-stepi", "-ex", "p/x $pc", "-ex", "stepi", "-ex", "delete")
 		want = append(want, after(l), addr("L_"+l))
 	}
@@ -624,7 +633,7 @@ func TestStepOverEmulated(t *testing.T) {
 	// The REPL: the same steps.
 	repl := runREPLScript(t, dir, []string{"break L_rdtsc", "continue", "stepi", "reverse-stepi", "stepi 3"})
 	from := addr("L_rdtsc")
-	want = []uint64{addr("L_after_rdtsc"), from, addr("L_after_rdtsc") + 2} // rdtsc, nop, nop
+	want = []uint64{addr("L_after_rdtsc"), from, addr("L_after_rdtsc") + 3} // rdtsc, jmp, nop
 	if got := hexValues(`(?m)^#\d+ tid \d+ step at (0x[0-9a-f]+) `, string(repl.Stdout)); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("REPL: stepi, reverse-stepi, stepi 3 from rdtsc: want steps at %x, got %x\n%s", want, got, repl.Stdout)
 	}
