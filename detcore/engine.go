@@ -147,9 +147,9 @@ type Engine struct {
 	fstate *fileState
 	// lastClock is the clock page armed last (vclock.go).
 	lastClock *ClockPage
-	// tscLearned are the rdtsc sites learned, by image key, as offsets
-	// in the image; tscLearnedN counts them (tscsite.go).
-	tscLearned  map[string][]uint64
+	// tscLearned are the rdtsc sites learned, by image key; tscLearnedN
+	// counts them (tscsite.go).
+	tscLearned  map[string][]learnedSite
 	tscLearnedN int
 	// uuids counts the UUIDs /proc/sys/kernel/random/uuid gave, and uuid
 	// is the last (procfs.go).

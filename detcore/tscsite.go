@@ -1,6 +1,8 @@
 package detcore
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
@@ -88,7 +90,8 @@ func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 		}
 		o.tscLeft = 0
 	}
-	if !e.patchCode(t.tid, c, siteKey{pc: pc, tsc: true}, pc, make([]byte, tscSiteBytes), c.fast.TSCSite) {
+	var code [tscSiteBytes]byte
+	if !e.patchCode(t.tid, c, siteKey{pc: pc, tsc: true}, pc, code[:], c.fast.TSCSite) {
 		return false
 	}
 	e.result.Stats.TSCSites++
@@ -96,11 +99,19 @@ func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 		im := &t.proc.images[i]
 		e.lookImage(t.tid, im)
 		if im.key != "" && pc >= im.start && pc < im.end {
-			e.learnTSC(im.key, pc-im.start)
+			e.learnTSC(im.key, learnedSite{off: pc - im.start, code: code})
 			break
 		}
 	}
 	return true
+}
+
+// learnedSite is an rdtsc site learned in an image: its offset, and the
+// code there before it was patched, which a site in another program must
+// have to be patched.
+type learnedSite struct {
+	off  uint64
+	code [tscSiteBytes]byte
 }
 
 // InHermitStub reports whether pc, in guest thread tid's process, lies in
@@ -112,20 +123,20 @@ func (e *Engine) InHermitStub(tid int, pc uint64) bool {
 	return t != nil && t.proc.clock != nil && t.proc.clock.inStubs(pc)
 }
 
-// learnTSC adds the site at offset off of the image known by key.
-func (e *Engine) learnTSC(key string, off uint64) {
+// learnTSC adds site s of the image known by key.
+func (e *Engine) learnTSC(key string, s learnedSite) {
 	if e.tscLearned == nil {
-		e.tscLearned = make(map[string][]uint64)
+		e.tscLearned = make(map[string][]learnedSite)
 	}
 	if e.tscLearnedN >= maxLearned {
 		return
 	}
 	for _, o := range e.tscLearned[key] {
-		if o == off {
+		if o.off == s.off {
 			return
 		}
 	}
-	e.tscLearned[key] = append(e.tscLearned[key], off)
+	e.tscLearned[key] = append(e.tscLearned[key], s)
 	e.tscLearnedN++
 }
 
@@ -149,25 +160,32 @@ func (e *Engine) execImages(p *process, tid int, x Exec) {
 	for i := range p.images {
 		im := &p.images[i]
 		e.lookImage(tid, im)
-		if offs := e.tscLearned[im.key]; len(offs) > 0 {
-			e.result.Stats.TSCSites += int64(patchAll(e.t, tid, im.start, offs, c.fast.TSCSite))
+		if sites := e.tscLearned[im.key]; len(sites) > 0 {
+			e.result.Stats.TSCSites += int64(patchAll(e.t, tid, im.start, sites, c.fast.TSCSite))
 		}
 	}
+}
+
+// memRW reads and writes a guest's memory (a Tracer).
+type memRW interface {
+	ReadMem(tid int, addr uint64, b []byte) error
+	WriteMem(tid int, addr uint64, b []byte) error
 }
 
 // maxPatchSpan bounds the code patchAll reads and writes at once.
 const maxPatchSpan = 256 << 10
 
-// patchAll patches the sites at offsets offs from start in thread tid's
-// memory, as site says, and returns how many it patched. Writing code
+// patchAll patches the sites at their offsets from start in thread tid's
+// memory, as site says, where the code is still what it was where each
+// was learned, and returns how many it patched. Writing code
 // costs the kernel a copy of each page, and the tracer a stop's worth of
 // calls (the page is not writable: process_vm_writev refuses it), so the
 // sites' pages are read and written back in one piece, with every site
 // patched in it.
-func patchAll(tr Tracer, tid int, start uint64, offs []uint64, site func(pc uint64, code []byte) (uint64, []byte, bool)) int {
-	lo, hi := offs[0], offs[0]
-	for _, o := range offs {
-		lo, hi = min(lo, o), max(hi, o)
+func patchAll(tr memRW, tid int, start uint64, sites []learnedSite, site func(pc uint64, code []byte) (uint64, []byte, bool)) int {
+	lo, hi := sites[0].off, sites[0].off
+	for _, s := range sites {
+		lo, hi = min(lo, s.off), max(hi, s.off)
 	}
 	hi += tscSiteBytes
 	if hi-lo > maxPatchSpan {
@@ -180,9 +198,10 @@ func patchAll(tr Tracer, tid int, start uint64, offs []uint64, site func(pc uint
 	}
 	n := 0
 	from, to := uint64(len(code)), uint64(0)
-	for _, o := range slices.Sorted(slices.Values(offs)) {
-		if n > 0 && o-lo < to {
-			continue // within the patch before (sites learned in another image's bytes)
+	for _, s := range slices.SortedFunc(slices.Values(sites), func(a, b learnedSite) int { return cmp.Compare(a.off, b.off) }) {
+		o := s.off
+		if n > 0 && o-lo < to || !bytes.Equal(code[o-lo:o-lo+tscSiteBytes], s.code[:]) {
+			continue // within the patch before, or other code than the learned
 		}
 		at, b, ok := site(start+o, code[o-lo:o-lo+tscSiteBytes])
 		if !ok || at < base || at+uint64(len(b)) > base+uint64(len(code)) {

@@ -114,3 +114,48 @@ func TestBuildIDNotes(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchAll: the sites learned in an image are patched in another
+// program's copy where its code is what it was where they were learned,
+// and not within a patch made before; all in one write.
+func TestPatchAll(t *testing.T) {
+	const start = 0 // codeMem's code is from address 0
+	code := make([]byte, 0x400)
+	for i := range code {
+		code[i] = 0x90
+	}
+	put := func(off int, b ...byte) { copy(code[off:], b) }
+	put(0x100, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
+	put(0x104, 0x0f, 0x31)                          // learned elsewhere, within the first's patch here
+	put(0x200, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned with other code after it
+	put(0x300, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
+	learned := func(off int, b []byte) learnedSite {
+		s := learnedSite{off: uint64(off)}
+		copy(s.code[:], b)
+		return s
+	}
+	orig := append([]byte(nil), code...)
+	other := append([]byte(nil), orig[0x200:0x200+tscSiteBytes]...)
+	other[3] = 0xc9
+	sites := []learnedSite{
+		learned(0x300, orig[0x300:]),
+		learned(0x104, orig[0x104:]),
+		learned(0x100, orig[0x100:]),
+		learned(0x200, other),
+	}
+	m := &codeMem{code: code}
+	var patched []uint64
+	site := func(pc uint64, c []byte) (uint64, []byte, bool) {
+		patched = append(patched, pc)
+		return pc, []byte{0xe9, 1, 2, 3, 4, 0x90}, true
+	}
+	if n := patchAll(m, 1, start, sites, site); n != 2 || m.writes != 1 {
+		t.Errorf("patchAll: %d patched in %d writes, want 2 in 1", n, m.writes)
+	}
+	if want := []uint64{start + 0x100, start + 0x300}; len(patched) != 2 || patched[0] != want[0] || patched[1] != want[1] {
+		t.Errorf("sites patched: %#x, want %#x", patched, want)
+	}
+	if code[0x100] != 0xe9 || code[0x300] != 0xe9 || code[0x200] != 0x0f {
+		t.Errorf("memory after: % x / % x / % x", code[0x100:0x106], code[0x200:0x206], code[0x300:0x306])
+	}
+}
