@@ -126,7 +126,7 @@ func TestPatchAll(t *testing.T) {
 	}
 	put := func(off int, b ...byte) { copy(code[off:], b) }
 	put(0x100, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
-	put(0x104, 0x0f, 0x31)                          // learned elsewhere, within the first's patch here
+	put(0x104, 0x0f, 0x31)                         // learned elsewhere, within the first's patch here
 	put(0x200, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned with other code after it
 	put(0x300, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
 	learned := func(off int, b []byte) learnedSite {
