@@ -112,8 +112,8 @@ type FastWrites struct {
 	// the page's futex code (fastfutex.go); nil if the page has none.
 	FutexSite func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
 	// TSCSite is Site for an rdtsc or rdtscp at pc, code being the
-	// bytes from pc on (tscSiteBytes): its stub reads the page
-	// (tscsite.go).
+	// bytes around it, from pc - TSCSiteBefore to pc + TSCSiteAfter: its
+	// stub reads the page (tscsite.go).
 	TSCSite func(pc uint64, code []byte) (at uint64, patch []byte, ok bool)
 	// Undispatch turns thread tid's syscall user dispatch off, which the
 	// page's futex code turns on when it leaves a wake (fastfutex.go),

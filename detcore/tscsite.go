@@ -37,9 +37,18 @@ const (
 	vcTSCReads = 0x150 // rdtsc and rdtscp answered there
 )
 
-// tscSiteBytes is how many bytes from an rdtsc the tracer gets to decide
-// whether its site can be patched: the instruction and those its jmp
-// replaces.
+// TSCSiteBefore and TSCSiteAfter bound the code the tracer gets around an
+// rdtsc at pc to decide whether its site can be patched, [pc -
+// TSCSiteBefore, pc + TSCSiteAfter): the instruction, those its jmp
+// replaces, and the code around them, from which no jump may lead between
+// them (Go's runtime.cputicks jumps to the instruction after its rdtscp
+// from its other path).
+const (
+	TSCSiteBefore = 64
+	TSCSiteAfter  = 128
+)
+
+// tscSiteBytes is how many bytes from its rdtsc a learned site keeps.
 const tscSiteBytes = 24
 
 // maxLearned bounds the sites learned in all images.
@@ -90,8 +99,11 @@ func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 		}
 		o.tscLeft = 0
 	}
-	var code [tscSiteBytes]byte
-	if !e.patchCode(t.tid, c, siteKey{pc: pc, tsc: true}, pc, code[:], c.fast.TSCSite) {
+	if pc < TSCSiteBefore {
+		return false
+	}
+	var code [TSCSiteBefore + TSCSiteAfter]byte
+	if !e.patchCode(t.tid, c, siteKey{pc: pc, tsc: true}, pc-TSCSiteBefore, code[:], c.fast.TSCSite) {
 		return false
 	}
 	e.result.Stats.TSCSites++
@@ -99,7 +111,9 @@ func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 		im := &t.proc.images[i]
 		e.lookImage(t.tid, im)
 		if im.key != "" && pc >= im.start && pc < im.end {
-			e.learnTSC(im.key, learnedSite{off: pc - im.start, code: code})
+			s := learnedSite{off: pc - im.start}
+			copy(s.code[:], code[TSCSiteBefore:])
+			e.learnTSC(im.key, s)
 			break
 		}
 	}
@@ -187,7 +201,10 @@ func patchAll(tr memRW, tid int, start uint64, sites []learnedSite, site func(pc
 	for _, s := range sites {
 		lo, hi = min(lo, s.off), max(hi, s.off)
 	}
-	hi += tscSiteBytes
+	if lo < TSCSiteBefore {
+		return 0
+	}
+	lo, hi = lo-TSCSiteBefore, hi+TSCSiteAfter
 	if hi-lo > maxPatchSpan {
 		return 0
 	}
@@ -199,11 +216,11 @@ func patchAll(tr memRW, tid int, start uint64, sites []learnedSite, site func(pc
 	n := 0
 	from, to := uint64(len(code)), uint64(0)
 	for _, s := range slices.SortedFunc(slices.Values(sites), func(a, b learnedSite) int { return cmp.Compare(a.off, b.off) }) {
-		o := s.off
-		if n > 0 && o-lo < to || !bytes.Equal(code[o-lo:o-lo+tscSiteBytes], s.code[:]) {
+		o := s.off - lo // in code
+		if n > 0 && o < to || !bytes.Equal(code[o:o+tscSiteBytes], s.code[:]) {
 			continue // within the patch before, or other code than the learned
 		}
-		at, b, ok := site(start+o, code[o-lo:o-lo+tscSiteBytes])
+		at, b, ok := site(start+s.off, code[o-TSCSiteBefore:o+TSCSiteAfter])
 		if !ok || at < base || at+uint64(len(b)) > base+uint64(len(code)) {
 			continue
 		}

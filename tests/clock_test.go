@@ -35,30 +35,40 @@ func TestClockPage(t *testing.T) {
 			if nat := native(t, argv); nat.Exit != 0 || !strings.HasSuffix(string(nat.Stdout), c.want) {
 				t.Fatalf("native run: want %q at the end; %s", c.want, describe(nat))
 			}
-			var first testenv.Result
-			for i := 0; i < 5; i++ {
-				r := hermitRun(t, []string{"--summary"}, argv)
-				if r.Exit != 0 || !strings.HasSuffix(string(r.Stdout), c.want) {
-					t.Fatalf("run %d: want %q at the end; %s", i+1, c.want, describe(r))
-				}
+			runsAlike(t, argv, c.want, func(run int, r testenv.Result) {
 				m := clockLineRE.FindStringSubmatch(string(r.Stderr))
 				if m == nil {
-					t.Fatalf("run %d: no clock line in the summary:\n%s", i+1, r.Stderr)
+					t.Fatalf("run %d: no clock line in the summary:\n%s", run, r.Stderr)
 				}
 				if n, _ := strconv.Atoi(m[1]); n < 1000 || m[3] != strconv.Itoa(c.programs) || m[4] != "0" {
-					t.Errorf("run %d: %s; want many reads answered in the guest, by %d programs", i+1, m[0], c.programs)
+					t.Errorf("run %d: %s; want many reads answered in the guest, by %d programs", run, m[0], c.programs)
 				}
-				if i == 0 {
-					first = r
-					continue
-				}
-				sameRun(t, "run "+strconv.Itoa(i+1), first, r)
-			}
-			rec := recordReplay(t, nil, argv)
-			if d := firstDiff(first.Stdout, rec.Stdout); d != "" {
-				t.Errorf("record: stdout differs from run's at %s", d)
-			}
+			})
 		})
+	}
+}
+
+// runsAlike runs argv 5 times with `hermit run --summary`, each ending
+// with want and checked by check, and each printing what the first did;
+// then a recording and its replay print it too.
+func runsAlike(t *testing.T, argv []string, want string, check func(run int, r testenv.Result)) {
+	t.Helper()
+	var first testenv.Result
+	for i := 0; i < 5; i++ {
+		r := hermitRun(t, []string{"--summary"}, argv)
+		if r.Exit != 0 || !strings.HasSuffix(string(r.Stdout), want) {
+			t.Fatalf("run %d: want %q at the end; %s", i+1, want, describe(r))
+		}
+		check(i+1, r)
+		if i == 0 {
+			first = r
+			continue
+		}
+		sameRun(t, "run "+strconv.Itoa(i+1), first, r)
+	}
+	rec := recordReplay(t, nil, argv)
+	if d := firstDiff(first.Stdout, rec.Stdout); d != "" {
+		t.Errorf("record: stdout differs from run's at %s", d)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -25,10 +26,13 @@ import (
 //
 // Only instructions that a stub can make elsewhere are moved: no branch,
 // call or return, nothing relative to rip but a memory operand, and
-// nothing that traps (another rdtsc, cpuid, syscall). The instructions
-// moved follow the rdtsc in one basic block, as compilers emit them (the
-// counter's value is used by them or after them), so no jump lands
-// between them.
+// nothing that traps (another rdtsc, cpuid, syscall). No jump may land
+// between them: compilers emit them in one basic block with the rdtsc,
+// but hand-written code may share them (Go's runtime.cputicks jumps from
+// its lfence; rdtsc path to the shl after its rdtscp). So the code after
+// them is decoded (detcore.TSCSiteAfter bytes) and the bytes before them
+// searched (TSCSiteBefore) for a jump into them, which leaves the site
+// trapping.
 
 // tscPrefix is a stub's first instruction, lea rsp, [rsp - 128].
 var tscPrefix = []byte{0x48, 0x8d, 0x64, 0x24, 0x80}
@@ -36,14 +40,19 @@ var tscPrefix = []byte{0x48, 0x8d, 0x64, 0x24, 0x80}
 // maxMoved bounds the instructions a site's jmp replaces after its rdtsc.
 const maxMoved = 3
 
-// tscStub decodes the rdtsc or rdtscp at pc, code being the bytes from pc
-// on, and the instructions after it that its jmp replaces, for a stub in
-// the copy of the code at copyAt. It returns how
-// many bytes the jmp replaces and a function that makes the stub (without
-// its jmp back) at a given address, nil where a moved instruction's
-// operand would be out of reach; ok is false for code that is no rdtsc or
-// rdtscp, or whose next instructions cannot be moved.
-func tscStub(pc uint64, code []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
+// tscStub decodes the rdtsc or rdtscp at pc, window being the code around
+// it (detcore.TSCSiteBefore bytes before pc, TSCSiteAfter from it), and
+// the instructions after it that its jmp replaces, for a stub in the copy
+// of the code at copyAt. It returns how many bytes the jmp replaces and a
+// function that makes the stub (without its jmp back) at a given address,
+// nil where a moved instruction's operand would be out of reach; ok is
+// false for code that is no rdtsc or rdtscp, whose next instructions
+// cannot be moved, or that a jump may enter between them.
+func tscStub(pc uint64, window []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
+	if len(window) != detcore.TSCSiteBefore+detcore.TSCSiteAfter {
+		return 0, nil, false
+	}
+	code := window[detcore.TSCSiteBefore:]
 	var entry uint64
 	switch {
 	case len(code) >= 2 && code[0] == 0x0f && code[1] == 0x31:
@@ -62,6 +71,9 @@ func tscStub(pc uint64, code []byte, copyAt uint64) (n int, build func(at uint64
 		}
 		moved = append(moved, in)
 		n += in.Len
+	}
+	if jumpsInto(window, n) {
+		return 0, nil, false
 	}
 	build = func(at uint64) []byte {
 		b := append([]byte(nil), tscPrefix...)
@@ -86,6 +98,38 @@ func tscStub(pc uint64, code []byte, copyAt uint64) (n int, build func(at uint64
 		return b
 	}
 	return n, build, true
+}
+
+// jumpsInto reports whether the code around a site (window, as tscStub's)
+// may jump between the n bytes its jmp replaces: a jump decoded after
+// them, or the bytes of a short or near jmp or jcc before them, whose
+// target is inside them.
+func jumpsInto(window []byte, n int) bool {
+	site := detcore.TSCSiteBefore
+	into := func(target int) bool { return target > site && target < site+n }
+	for i := 0; i < site; i++ {
+		switch b := window[i]; {
+		case (b == 0xeb || b >= 0x70 && b <= 0x7f) && into(i+2+int(int8(window[i+1]))):
+			return true
+		case b == 0xe9 && into(i+5+int(int32(binary.LittleEndian.Uint32(window[i+1:])))):
+			return true
+		case b == 0x0f && window[i+1] >= 0x80 && window[i+1] <= 0x8f && into(i+6+int(int32(binary.LittleEndian.Uint32(window[i+2:])))):
+			return true
+		}
+	}
+	for at := site + n; at < len(window); {
+		in, err := x86asm.Decode(window[at:], 64)
+		if err != nil {
+			break // not code, or cut off by the window's end
+		}
+		for _, a := range in.Args {
+			if r, ok := a.(x86asm.Rel); ok && into(at+in.Len+int(r)) {
+				return true
+			}
+		}
+		at += in.Len
+	}
+	return false
 }
 
 // movable reports whether a stub can make in at another address.

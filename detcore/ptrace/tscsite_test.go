@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hermitdbg/hermit/detcore"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -28,13 +29,20 @@ func disasm(t *testing.T, b []byte, at uint64) []string {
 func TestTSCStub(t *testing.T) {
 	const pc = 0x7ffff7fc0000 + 0x1b7ab
 	const at = fioBase + fioSlowOff + 0x40
-	pad := make([]byte, 16)
+	// window lays out code at the site's place in a window of nops.
+	window := func(code []byte, before ...byte) []byte {
+		w := bytes.Repeat([]byte{0x90}, detcore.TSCSiteBefore+detcore.TSCSiteAfter)
+		copy(w[detcore.TSCSiteBefore-len(before):], before)
+		copy(w[detcore.TSCSiteBefore:], code)
+		return w
+	}
 	call := func(entry uint64) string { return fmt.Sprintf("call %#x", fioFast+entry) }
 	cases := []struct {
-		name string
-		code []byte
-		n    int
-		want []string // the stub's instructions, without its jmp back
+		name   string
+		code   []byte
+		before []byte // just before it
+		n      int
+		want   []string // the stub's instructions, without its jmp back
 	}{
 		{
 			// glibc 2.36's ld.so: the andb's operand is rip-relative, so
@@ -71,10 +79,19 @@ func TestTSCStub(t *testing.T) {
 		{name: "rdtsc, lea of rip-relative", code: []byte{0x0f, 0x31, 0x48, 0x8d, 0x05, 0, 0, 0, 0}, n: 9,
 			want: []string{"lea rsp, ptr [rsp-0x80]", call(fioTSC), "rdtsc", fmt.Sprintf("lea rax, ptr [rip+%#x]", pc+9-(at+19))}},
 		{name: "no rdtsc", code: []byte{0x0f, 0x05, 0x90, 0x90, 0x90, 0x90}},
+		// Go's runtime.cputicks: its other path jumps to the shl.
+		{name: "a jmp after it into the moved shl", code: []byte{
+			0x0f, 0x01, 0xf9, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x01, 0xd0, 0x48, 0x89, 0x44, 0x24, 0x08, 0xc3,
+			0x0f, 0xae, 0xf0, 0x0f, 0xae, 0xe8, 0x0f, 0x31, 0xeb, 0xe9}},
+		{name: "a jmp far after it into the moved shl", code: append(append([]byte{0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0xc3},
+			bytes.Repeat([]byte{0x90}, 50)...), 0xe9, 0xc7, 0xff, 0xff, 0xff)}, // to +2
+		{name: "a jcc before it into the moved shl", before: []byte{0x75, 0x04}, code: []byte{0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20}},
+		{name: "a jcc before it to it", before: []byte{0x75, 0x00}, code: []byte{0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20}, n: 6,
+			want: []string{"lea rsp, ptr [rsp-0x80]", call(fioTSC), "rdtsc", "shl rdx, 0x20"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			n, build, ok := tscStub(pc, append(append([]byte(nil), c.code...), pad...), fioFast)
+			n, build, ok := tscStub(pc, window(c.code, c.before...), fioFast)
 			if ok != (c.want != nil) || n != c.n {
 				t.Fatalf("tscStub: %d bytes, ok %v; want %d, %v", n, ok, c.n, c.want != nil)
 			}
@@ -93,14 +110,15 @@ func TestTSCStub(t *testing.T) {
 		})
 	}
 	// The andb's target is the same from the stub as from the site.
-	_, build, _ := tscStub(pc, append([]byte{0x0f, 0x31, 0x80, 0x25, 0x52, 0x86, 0x01, 0x00, 0xdf}, pad...), fioFast)
+	andb := window([]byte{0x0f, 0x31, 0x80, 0x25, 0x52, 0x86, 0x01, 0x00, 0xdf})
+	_, build, _ := tscStub(pc, andb, fioFast)
 	b := build(at)
 	target := int64(at) + int64(len(b)) + int64(int32(binary.LittleEndian.Uint32(b[14:])))
 	if want := int64(pc) + 9 + 0x18652; target != want {
 		t.Errorf("the moved andb reaches %#x, want %#x", target, want)
 	}
 	// Out of reach: nothing.
-	if _, build, _ := tscStub(pc, append([]byte{0x0f, 0x31, 0x80, 0x25, 0x52, 0x86, 0x01, 0x00, 0xdf}, pad...), fioFast); build(0x1000) != nil {
+	if _, build, _ := tscStub(pc, andb, fioFast); build(0x1000) != nil {
 		t.Error("a stub whose moved operand is out of reach was made")
 	}
 }
@@ -114,7 +132,8 @@ func TestTSCSiteReach(t *testing.T) {
 	mem := make([]byte, fioSize)
 	tr := &Tracer{}
 	fw := tr.fastWrites(mem, near)
-	code := append([]byte{0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20}, make([]byte, 18)...)
+	code := bytes.Repeat([]byte{0x90}, detcore.TSCSiteBefore+detcore.TSCSiteAfter)
+	copy(code[detcore.TSCSiteBefore:], []byte{0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20})
 	for _, c := range []struct {
 		pc   uint64
 		copy uint64

@@ -129,6 +129,18 @@ vc_end:
  * and the fast-write code (fastio.S, two pages, read-execute) after that;
  * where that address is taken, one page anywhere, and no fast writes. */
 	.set FIO_BASE, 0x7fffc0000000
+/* MAP_CODE maps the fast-write code (the memfd r12's two pages from
+ * 0x3000, read-execute) at rdi, unless that is taken: rax is its address
+ * or -errno. */
+	.macro MAP_CODE
+	mov eax, 9 /* SYS_mmap */
+	mov esi, 0x2000
+	mov edx, 5 /* PROT_READ | PROT_EXEC */
+	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
+	mov r8, r12
+	mov r9d, 0x3000
+	syscall
+	.endm
 	.globl vc_map
 vc_map:
 	mov r14, -1
@@ -153,14 +165,8 @@ vc_map:
 	jae 3f
 	cmp rax, rdi
 	jne 1f
-	mov eax, 9 /* SYS_mmap */
 	movabs rdi, FIO_BASE + 0x3000
-	mov esi, 0x2000
-	mov edx, 5 /* PROT_READ | PROT_EXEC */
-	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
-	mov r8, r12
-	mov r9d, 0x3000
-	syscall
+	MAP_CODE
 	mov r14, rax
 	/* The code again at r15 (hermit's choice: just below the executable,
 	 * out of the first copy's reach), for the stubs of sites there; r15
@@ -169,14 +175,8 @@ vc_map:
 	jz 1f
 	cmp rax, -4095
 	jae 1f
-	mov eax, 9 /* SYS_mmap */
 	mov rdi, r15
-	mov esi, 0x2000
-	mov edx, 5 /* PROT_READ | PROT_EXEC */
-	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
-	mov r8, r12
-	mov r9d, 0x3000
-	syscall
+	MAP_CODE
 	mov r15, rax
 	jmp 1f
 3:	mov eax, 9 /* SYS_mmap */
