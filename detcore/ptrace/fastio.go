@@ -200,7 +200,7 @@ func (t *Tracer) fastWrites(mem []byte, near uint64) *detcore.FastWrites {
 					return 0, nil, false
 				}
 			}
-			n, build, ok := tscStub(pc, code, copyAt)
+			n, build, ok := tscStubOf(t.tscShape(code), pc, code, copyAt)
 			if !ok {
 				return 0, nil, false
 			}

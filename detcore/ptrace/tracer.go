@@ -96,8 +96,10 @@ const seizeOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_EXITKILL |
 
 // Tracer implements detcore.Tracer with ptrace.
 type Tracer struct {
-	initPid int
-	rootTid int
+	// tscShapes are the rdtsc sites' shapes by their code (tscsite.go).
+	tscShapes map[string]tscShape
+	initPid   int
+	rootTid   int
 	// pidfds caches a pidfd per traced thread, for pidfd_getfd.
 	pidfds    map[int]int
 	trapCPUID bool

@@ -49,32 +49,78 @@ const maxMoved = 3
 // false for code that is no rdtsc or rdtscp, whose next instructions
 // cannot be moved, or that a jump may enter between them.
 func tscStub(pc uint64, window []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
+	return tscStubOf(tscShapeOf(window), pc, window, copyAt)
+}
+
+// tscShape is how an rdtsc site is patched: the length of the instruction
+// (insn) and of it and the instructions its jmp replaces (n), those
+// instructions (moved), and whether it can be (ok). It depends on the code
+// around the site alone, so a Tracer keeps the shapes of the code it has
+// seen (tscShapes): every program of a loader has the same sites.
+type tscShape struct {
+	ok      bool
+	insn, n int
+	moved   []x86asm.Inst
+}
+
+// maxShapes bounds a Tracer's shapes.
+const maxShapes = 4096
+
+// tscShapeOf decides the shape of the site in window (as tscStub's).
+func tscShapeOf(window []byte) tscShape {
+	var s tscShape
 	if len(window) != detcore.TSCSiteBefore+detcore.TSCSiteAfter {
+		return s
+	}
+	code := window[detcore.TSCSiteBefore:]
+	switch {
+	case code[0] == 0x0f && code[1] == 0x31:
+		s.insn = 2
+	case code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9:
+		s.insn = 3
+	default:
+		return s
+	}
+	s.n = s.insn
+	for s.n < 5 {
+		in, err := x86asm.Decode(code[s.n:], 64)
+		if err != nil || len(s.moved) == maxMoved || !movable(&in) {
+			return tscShape{}
+		}
+		s.moved = append(s.moved, in)
+		s.n += in.Len
+	}
+	s.ok = !jumpsInto(window, s.n)
+	return s
+}
+
+// tscShape returns the shape of the site in window, from the Tracer's
+// shapes if it has seen the code.
+func (t *Tracer) tscShape(window []byte) tscShape {
+	if s, ok := t.tscShapes[string(window)]; ok {
+		return s
+	}
+	s := tscShapeOf(window)
+	if t.tscShapes == nil {
+		t.tscShapes = make(map[string]tscShape)
+	}
+	if len(t.tscShapes) < maxShapes {
+		t.tscShapes[string(window)] = s
+	}
+	return s
+}
+
+// tscStubOf is tscStub for the site's shape s.
+func tscStubOf(s tscShape, pc uint64, window []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
+	if !s.ok {
 		return 0, nil, false
 	}
 	code := window[detcore.TSCSiteBefore:]
-	var entry uint64
-	switch {
-	case len(code) >= 2 && code[0] == 0x0f && code[1] == 0x31:
-		n, entry = 2, copyAt+fioTSC
-	case len(code) >= 3 && code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9:
-		n, entry = 3, copyAt+fioTSCP
-	default:
-		return 0, nil, false
+	entry := copyAt + fioTSC
+	if s.insn == 3 {
+		entry = copyAt + fioTSCP
 	}
-	insn := n
-	var moved []x86asm.Inst
-	for n < 5 {
-		in, err := x86asm.Decode(code[n:], 64)
-		if err != nil || len(moved) == maxMoved || !movable(&in) {
-			return 0, nil, false
-		}
-		moved = append(moved, in)
-		n += in.Len
-	}
-	if jumpsInto(window, n) {
-		return 0, nil, false
-	}
+	insn, moved := s.insn, s.moved
 	build = func(at uint64) []byte {
 		b := append([]byte(nil), tscPrefix...)
 		call := at + uint64(len(b)) + 5
@@ -97,7 +143,7 @@ func tscStub(pc uint64, window []byte, copyAt uint64) (n int, build func(at uint
 		}
 		return b
 	}
-	return n, build, true
+	return s.n, build, true
 }
 
 // jumpsInto reports whether the code around a site (window, as tscStub's)
