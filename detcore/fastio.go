@@ -422,7 +422,7 @@ func (e *Engine) patchCode(tid int, c *ClockPage, k siteKey, from uint64, code [
 	// Through the Tracer: a debugger's breakpoints (replay) are neither
 	// seen nor lost.
 	if e.t.ReadMem(tid, from, code) == nil {
-		if at, b, ok := site(k.pc, code); ok && e.t.WriteMem(tid, at, b) == nil {
+		if at, b, ok := site(k.pc, code); ok && e.writeCode(tid, at, b, [][2]uint64{{at, uint64(len(b))}}) == nil {
 			return true
 		}
 	}
@@ -433,6 +433,26 @@ func (e *Engine) patchCode(tid int, c *ClockPage, k siteKey, from uint64, code [
 		c.noSites[k] = struct{}{}
 	}
 	return false
+}
+
+// CodeMover is implemented by tracers that keep a debugger's breakpoints
+// in the guest's code (replay's debug layer): before the engine writes a
+// site's jmp, it says which bytes the jmp replaces, where an int3 kept
+// would land inside the jmp (an instruction after an rdtsc that the jmp
+// covers: tscsite.go).
+type CodeMover interface {
+	MovingCode(tid int, at, n uint64)
+}
+
+// writeCode writes b at at in tid's memory, where the sites' jmps are at
+// jmps (address and length).
+func (e *Engine) writeCode(tid int, at uint64, b []byte, jmps [][2]uint64) error {
+	if m, ok := e.t.(CodeMover); ok {
+		for _, j := range jmps {
+			m.MovingCode(tid, j[0], j[1])
+		}
+	}
+	return e.t.WriteMem(tid, at, b)
 }
 
 // siteKey is a site in a page's set of those that cannot be patched: the

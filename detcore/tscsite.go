@@ -175,15 +175,14 @@ func (e *Engine) execImages(p *process, tid int, x Exec) {
 		im := &p.images[i]
 		e.lookImage(tid, im)
 		if sites := e.tscLearned[im.key]; len(sites) > 0 {
-			e.result.Stats.TSCSites += int64(patchAll(e.t, tid, im.start, sites, c.fast.TSCSite))
+			e.result.Stats.TSCSites += int64(patchAll(e.t, e.writeCode, tid, im.start, sites, c.fast.TSCSite))
 		}
 	}
 }
 
-// memRW reads and writes a guest's memory (a Tracer).
-type memRW interface {
+// memReader reads a guest's memory (a Tracer).
+type memReader interface {
 	ReadMem(tid int, addr uint64, b []byte) error
-	WriteMem(tid int, addr uint64, b []byte) error
 }
 
 // maxPatchSpan bounds the code patchAll reads and writes at once.
@@ -196,7 +195,7 @@ const maxPatchSpan = 256 << 10
 // calls (the page is not writable: process_vm_writev refuses it), so the
 // sites' pages are read and written back in one piece, with every site
 // patched in it.
-func patchAll(tr memRW, tid int, start uint64, sites []learnedSite, site func(pc uint64, code []byte) (uint64, []byte, bool)) int {
+func patchAll(tr memReader, write func(tid int, at uint64, b []byte, jmps [][2]uint64) error, tid int, start uint64, sites []learnedSite, site func(pc uint64, code []byte) (uint64, []byte, bool)) int {
 	lo, hi := sites[0].off, sites[0].off
 	for _, s := range sites {
 		lo, hi = min(lo, s.off), max(hi, s.off)
@@ -215,6 +214,7 @@ func patchAll(tr memRW, tid int, start uint64, sites []learnedSite, site func(pc
 	}
 	n := 0
 	from, to := uint64(len(code)), uint64(0)
+	var jmps [][2]uint64
 	for _, s := range slices.SortedFunc(slices.Values(sites), func(a, b learnedSite) int { return cmp.Compare(a.off, b.off) }) {
 		o := s.off - lo // in code
 		if n > 0 && o < to || !bytes.Equal(code[o:o+tscSiteBytes], s.code[:]) {
@@ -226,9 +226,10 @@ func patchAll(tr memRW, tid int, start uint64, sites []learnedSite, site func(pc
 		}
 		copy(code[at-base:], b)
 		from, to = min(from, at-base), max(to, at-base+uint64(len(b)))
+		jmps = append(jmps, [2]uint64{at, uint64(len(b))})
 		n++
 	}
-	if n == 0 || tr.WriteMem(tid, base+from, code[from:to]) != nil {
+	if n == 0 || write(tid, base+from, code[from:to], jmps) != nil {
 		return 0
 	}
 	return n

@@ -149,7 +149,12 @@ func TestPatchAll(t *testing.T) {
 		patched = append(patched, pc)
 		return pc, []byte{0xe9, 1, 2, 3, 4, 0x90}, true
 	}
-	if n := patchAll(m, 1, start, sites, site); n != 2 || m.writes != 1 {
+	var jmps [][2]uint64
+	write := func(tid int, at uint64, b []byte, j [][2]uint64) error {
+		jmps = j
+		return m.WriteMem(tid, at, b)
+	}
+	if n := patchAll(m, write, 1, start, sites, site); n != 2 || m.writes != 1 || len(jmps) != 2 || jmps[0] != [2]uint64{start + 0x100, 6} {
 		t.Errorf("patchAll: %d patched in %d writes, want 2 in 1", n, m.writes)
 	}
 	if want := []uint64{start + 0x100, start + 0x300}; len(patched) != 2 || patched[0] != want[0] || patched[1] != want[1] {

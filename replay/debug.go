@@ -89,6 +89,8 @@ type layer struct {
 	// pending are breakpoints a new run could not insert yet (their page
 	// is not mapped); they are retried at each event.
 	pending map[uint64]bool
+	// moving are breakpoints a site's jmp is about to cover (MovingCode).
+	moving map[uint64]bool
 	// unmapped are breakpoints left out of some processes, their page
 	// not mapped there yet (a library the loader of a program just
 	// exec'd, or of the focused process, maps later): each is armed there

@@ -438,6 +438,12 @@ func (l *layer) WriteMem(tid int, addr uint64, b []byte) error {
 		if a < addr || a-addr >= uint64(len(b)) || !l.armedAt(tid, a) {
 			continue
 		}
+		if l.moving[a] {
+			// Inside a site's jmp (MovingCode): the int3 goes, and the
+			// original byte stays what other processes have.
+			delete(l.moving, a)
+			continue
+		}
 		if data == nil {
 			data = append([]byte(nil), b...)
 		}
@@ -449,6 +455,25 @@ func (l *layer) WriteMem(tid int, addr uint64, b []byte) error {
 	}
 	return l.inner.WriteMem(tid, addr, data)
 }
+
+// MovingCode implements detcore.CodeMover: the engine is about to write
+// a patched site's jmp over [at, at+n) of tid's memory. A breakpoint on
+// an instruction the jmp covers (after an rdtsc) would put its int3 in
+// the jmp's bytes: it leaves that process's memory with the write (its
+// instruction runs in hermit's stub from then on, and it is not hit
+// there, as the README says); one at the site itself stays, on the jmp.
+func (l *layer) MovingCode(tid int, at, n uint64) {
+	for a := range l.bps {
+		if a > at && a < at+n && l.armedAt(tid, a) {
+			if l.moving == nil {
+				l.moving = map[uint64]bool{}
+			}
+			l.moving[a] = true
+		}
+	}
+}
+
+var _ detcore.CodeMover = (*layer)(nil)
 
 // pageSize is the unit in which a failed read is retried.
 const pageSize = 4096

@@ -75,3 +75,27 @@ func TestTSCSitesLearned(t *testing.T) {
 		t.Errorf("%s; want every read in the page, each site of the shell's patched in the %d programs after it", tscLineRE.FindString(string(r.Stderr)), execs)
 	}
 }
+
+// TestTSCSiteUnderBreakpoint: a gdb breakpoint on an instruction that a
+// patched rdtsc site's jmp covers (set before the site is patched, at its
+// first run in the replay) does not end up inside the jmp: the program
+// runs on to its end as recorded, and the breakpoint is not hit (as the
+// README says); one on the rdtsc itself is, and a step goes over the site.
+func TestTSCSiteUnderBreakpoint(t *testing.T) {
+	testenv.RequireTSCTrap(t)
+	requireDebugging(t, "gdb")
+	t.Parallel()
+	dir := recordC(t, "step_emulated.c")
+	r := hermitClient(t, "replay", "--gdb", dir, "--", "-nx", "-batch",
+		"-ex", "break *(&L_tsc_patched + 3)", "-ex", "continue", "-ex", "p/x $pc",
+		"-ex", "delete", "-ex", "continue")
+	if out := string(r.Stdout); r.Exit != 0 || !strings.Contains(out, "done\n") || strings.Contains(out, "Breakpoint 1,") || strings.Contains(out, "SIGSEGV") {
+		t.Errorf("a breakpoint inside a patched site: want the program to run to its end without stopping there\n%s", describe(r))
+	}
+	r = hermitClient(t, "replay", "--gdb", dir, "--", "-nx", "-batch",
+		"-ex", "break *&L_tsc_patched", "-ex", "continue", "-ex", "p/x $pc == (long)&L_tsc_patched",
+		"-ex", "stepi", "-ex", "p/x $pc == (long)&L_after_tsc_patched", "-ex", "continue")
+	if out := string(r.Stdout); r.Exit != 0 || strings.Count(out, "= 0x1") != 2 || !strings.Contains(out, "done\n") {
+		t.Errorf("a breakpoint on a patched rdtsc: want a stop there, a step over the site, and the program's end\n%s", describe(r))
+	}
+}
