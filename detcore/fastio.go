@@ -407,32 +407,44 @@ const maxNoSites = 4096
 // costs no read of its code at every call. What decides is the code,
 // the same in every run, record and replay, so the set is too.
 func (e *Engine) patchSite(t *thread, c *ClockPage, k siteKey, site func(pc uint64, code []byte) (uint64, []byte, bool)) {
-	if k.pc >= 13 && e.patchCode(t.tid, c, k, k.pc-13, make([]byte, 13), site) {
+	read := func() []byte {
+		// Through the Tracer: a debugger's breakpoints (replay) are
+		// neither seen nor lost.
+		code := make([]byte, 13)
+		if e.t.ReadMem(t.tid, k.pc-13, code) != nil {
+			return nil
+		}
+		return code
+	}
+	if k.pc >= 13 && e.patchCode(t.tid, c, k, read, site) {
 		e.result.Stats.FastSites++
 	}
 }
 
-// patchCode reads code from address from in thread tid's memory and
-// patches the site at k.pc as site says, unless an earlier try found it
-// cannot be; it reports whether it patched it.
-func (e *Engine) patchCode(tid int, c *ClockPage, k siteKey, from uint64, code []byte, site func(pc uint64, code []byte) (uint64, []byte, bool)) bool {
+// patchCode patches the site at k.pc in thread tid's memory as site says
+// of its code, which read reads (nil if it cannot), unless an earlier try
+// found it cannot be; it reports whether it patched it.
+func (e *Engine) patchCode(tid int, c *ClockPage, k siteKey, read func() []byte, site func(pc uint64, code []byte) (uint64, []byte, bool)) bool {
 	if _, no := c.noSites[k]; no {
 		return false
 	}
-	// Through the Tracer: a debugger's breakpoints (replay) are neither
-	// seen nor lost.
-	if e.t.ReadMem(tid, from, code) == nil {
+	if code := read(); code != nil {
 		if at, b, ok := site(k.pc, code); ok && e.writeCode(tid, at, b, [][2]uint64{{at, uint64(len(b))}}) == nil {
 			return true
 		}
 	}
+	c.noSite(k)
+	return false
+}
+
+// noSite adds k to c's sites that are not to be patched (a bounded set).
+func (c *ClockPage) noSite(k siteKey) {
 	if c.noSites == nil {
 		c.noSites = make(map[siteKey]struct{})
 	}
 	if len(c.noSites) < maxNoSites {
 		c.noSites[k] = struct{}{}
 	}
-	return false
 }
 
 // CodeMover is implemented by tracers that keep a debugger's breakpoints

@@ -309,9 +309,13 @@ func (e *Engine) emulateInsn(t *thread) (bool, error) {
 		r.Rax, r.Rbx, r.Rcx, r.Rdx = uint64(v[0]), uint64(v[1]), uint64(v[2]), uint64(v[3])
 		r.Rip += 2
 		e.result.Stats.CPUIDs++
-	case !e.cfg.TrapTSC || t.tscMode == prTSCSigsegv:
+	case !e.cfg.TrapTSC:
+		return false, nil
+	case t.tscMode == prTSCSigsegv:
 		// The guest's own PR_SET_TSC(PR_TSC_SIGSEGV): its rdtsc faults
-		// as it asked.
+		// as it asked. Its handler may step over it and return after
+		// it, so the site is never patched (noTSCSite).
+		e.noTSCSite(t, r.Rip)
 		return false, nil
 	case (insn[0] == 0x0f && insn[1] == 0x31 || insn == [3]byte{0x0f, 0x01, 0xf9}) && e.patchTSC(t, r.Rip):
 		// Its site now jumps to a stub that reads the page: the thread

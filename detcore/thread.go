@@ -188,8 +188,8 @@ type thread struct {
 	// the thread's turn began (signals.go).
 	insnPoints int
 	// tscLeft is where the last rdtsc answered by a trap left the
-	// thread: it may still be there when its site is patched
-	// (tscsite.go).
+	// thread: it may come back there (from a signal handler) after its
+	// site would be patched (tscsite.go).
 	tscLeft uint64
 	// pt is set while a guest process traces the thread (guestptrace.go).
 	pt *tracee

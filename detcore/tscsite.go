@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"slices"
-
-	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
 // rdtsc without a stop. A trapped rdtsc or rdtscp costs a ptrace stop and
@@ -44,8 +42,8 @@ const (
 // them (Go's runtime.cputicks jumps to the instruction after its rdtscp
 // from its other path).
 const (
-	TSCSiteBefore = 64
-	TSCSiteAfter  = 128
+	TSCSiteBefore = 1024
+	TSCSiteAfter  = 512
 )
 
 // tscSiteBytes is how many bytes from its rdtsc a learned site keeps.
@@ -79,31 +77,30 @@ func (e *Engine) tscWord(t *thread) uint64 {
 // not yet answered, patched, and learns it; it reports whether it did.
 //
 // The jmp covers the instructions after the rdtsc too, so no thread may
-// be between them: none gets there but by a trapped rdtsc at pc, which
-// patches the site from the first, unless the thread that trapped could
-// not read the page (its TSC word: traced by a guest's tracer). So the
-// site waits while a thread that such an rdtsc left after it may still be
-// there.
+// ever come back between them: none gets there but by an rdtsc at pc,
+// which patches the site at its first trap, unless the thread could not
+// read the page (its TSC word 0: a guest's tracer follows it; or the
+// guest's own PR_TSC_SIGSEGV, noTSCSite). A site that such an rdtsc left
+// a thread after (which may be in a signal handler that returns there)
+// is never patched in its process.
 func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 	c := t.proc.clock
-	if c == nil || c.fast == nil || c.fast.TSCSite == nil || e.tscWord(t) == 0 {
+	if c == nil || c.fast == nil || c.fast.TSCSite == nil || e.tscWord(t) == 0 || pc < TSCSiteBefore {
 		return false
 	}
+	k := siteKey{pc: pc, tsc: true}
 	for _, o := range e.threads {
-		if o.proc.mm != t.proc.mm || o.tscLeft <= pc || o.tscLeft >= pc+tscSiteBytes {
-			continue
-		}
-		var r abi.Regs
-		if e.t.GetRegs(o.tid, &r) != nil || r.Rip > pc && r.Rip < pc+tscSiteBytes {
+		if o.proc.mm == t.proc.mm && o.tscLeft > pc && o.tscLeft < pc+tscSiteBytes {
+			c.noSite(k)
 			return false
 		}
-		o.tscLeft = 0
 	}
-	if pc < TSCSiteBefore {
-		return false
+	var code []byte
+	read := func() []byte {
+		code = e.readAround(t.tid, pc)
+		return code
 	}
-	var code [TSCSiteBefore + TSCSiteAfter]byte
-	if !e.patchCode(t.tid, c, siteKey{pc: pc, tsc: true}, pc-TSCSiteBefore, code[:], c.fast.TSCSite) {
+	if !e.patchCode(t.tid, c, k, read, c.fast.TSCSite) {
 		return false
 	}
 	e.result.Stats.TSCSites++
@@ -118,6 +115,38 @@ func (e *Engine) patchTSC(t *thread, pc uint64) bool {
 		}
 	}
 	return true
+}
+
+// readAround reads the code around the rdtsc at pc in tid's memory, as
+// TSCSite takes it, page by page: a page that cannot be read holds no
+// code that could jump to the site, and reads as nops; nil if the site's
+// own bytes cannot be read.
+func (e *Engine) readAround(tid int, pc uint64) []byte {
+	code := make([]byte, TSCSiteBefore+TSCSiteAfter)
+	from := pc - TSCSiteBefore
+	for off := 0; off < len(code); {
+		n := min(len(code)-off, int(elfPage-(from+uint64(off))%elfPage))
+		if e.t.ReadMem(tid, from+uint64(off), code[off:off+n]) != nil {
+			if off+n > TSCSiteBefore && off < TSCSiteBefore+tscSiteBytes {
+				return nil
+			}
+			for i := off; i < off+n; i++ {
+				code[i] = 0x90
+			}
+		}
+		off += n
+	}
+	return code
+}
+
+// noTSCSite keeps the rdtsc site at pc, where t faults for the guest
+// (its own PR_TSC_SIGSEGV), from being patched in its process: a handler
+// that steps over the instruction returns after it, where the jmp would
+// be.
+func (e *Engine) noTSCSite(t *thread, pc uint64) {
+	if c := t.proc.clock; c != nil && c.fast != nil {
+		c.noSite(siteKey{pc: pc, tsc: true})
+	}
 }
 
 // learnedSite is an rdtsc site learned in an image: its offset, and the

@@ -120,28 +120,28 @@ func TestBuildIDNotes(t *testing.T) {
 // and not within a patch made before; all in one write.
 func TestPatchAll(t *testing.T) {
 	const start = 0 // codeMem's code is from address 0
-	code := make([]byte, 0x400)
+	code := make([]byte, 0xa00)
 	for i := range code {
 		code[i] = 0x90
 	}
 	put := func(off int, b ...byte) { copy(code[off:], b) }
-	put(0x100, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
-	put(0x104, 0x0f, 0x31)                         // learned elsewhere, within the first's patch here
-	put(0x200, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned with other code after it
-	put(0x300, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
+	put(0x500, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
+	put(0x504, 0x0f, 0x31)                         // learned elsewhere, within the first's patch here
+	put(0x600, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned with other code after it
+	put(0x700, 0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20) // learned, the same here
 	learned := func(off int, b []byte) learnedSite {
 		s := learnedSite{off: uint64(off)}
 		copy(s.code[:], b)
 		return s
 	}
 	orig := append([]byte(nil), code...)
-	other := append([]byte(nil), orig[0x200:0x200+tscSiteBytes]...)
+	other := append([]byte(nil), orig[0x600:0x600+tscSiteBytes]...)
 	other[3] = 0xc9
 	sites := []learnedSite{
-		learned(0x300, orig[0x300:]),
-		learned(0x104, orig[0x104:]),
-		learned(0x100, orig[0x100:]),
-		learned(0x200, other),
+		learned(0x700, orig[0x700:]),
+		learned(0x504, orig[0x504:]),
+		learned(0x500, orig[0x500:]),
+		learned(0x600, other),
 	}
 	m := &codeMem{code: code}
 	var patched []uint64
@@ -154,13 +154,13 @@ func TestPatchAll(t *testing.T) {
 		jmps = j
 		return m.WriteMem(tid, at, b)
 	}
-	if n := patchAll(m, write, 1, start, sites, site); n != 2 || m.writes != 1 || len(jmps) != 2 || jmps[0] != [2]uint64{start + 0x100, 6} {
+	if n := patchAll(m, write, 1, start, sites, site); n != 2 || m.writes != 1 || len(jmps) != 2 || jmps[0] != [2]uint64{start + 0x500, 6} {
 		t.Errorf("patchAll: %d patched in %d writes, want 2 in 1", n, m.writes)
 	}
-	if want := []uint64{start + 0x100, start + 0x300}; len(patched) != 2 || patched[0] != want[0] || patched[1] != want[1] {
+	if want := []uint64{start + 0x500, start + 0x700}; len(patched) != 2 || patched[0] != want[0] || patched[1] != want[1] {
 		t.Errorf("sites patched: %#x, want %#x", patched, want)
 	}
-	if code[0x100] != 0xe9 || code[0x300] != 0xe9 || code[0x200] != 0x0f {
-		t.Errorf("memory after: % x / % x / % x", code[0x100:0x106], code[0x200:0x206], code[0x300:0x306])
+	if code[0x500] != 0xe9 || code[0x700] != 0xe9 || code[0x600] != 0x0f {
+		t.Errorf("memory after: % x / % x / % x", code[0x500:0x506], code[0x600:0x606], code[0x700:0x706])
 	}
 }

@@ -148,14 +148,16 @@ func tscStubOf(s tscShape, pc uint64, window []byte, copyAt uint64) (n int, buil
 
 // jumpsInto reports whether the code around a site (window, as tscStub's)
 // may jump between the n bytes its jmp replaces: a jump decoded after
-// them, or the bytes of a short or near jmp or jcc before them, whose
-// target is inside them.
+// them, or the bytes of a near jmp or jcc before them (or of a short one,
+// in the 130 bytes it could jump from), whose target is inside them. An
+// indirect jump, or one from farther, goes unseen: compilers emit none
+// there (`--no-fast-io` patches no site).
 func jumpsInto(window []byte, n int) bool {
 	site := detcore.TSCSiteBefore
 	into := func(target int) bool { return target > site && target < site+n }
 	for i := 0; i < site; i++ {
 		switch b := window[i]; {
-		case (b == 0xeb || b >= 0x70 && b <= 0x7f) && into(i+2+int(int8(window[i+1]))):
+		case i >= site-130 && (b == 0xeb || b >= 0x70 && b <= 0x7f) && into(i+2+int(int8(window[i+1]))):
 			return true
 		case b == 0xe9 && into(i+5+int(int32(binary.LittleEndian.Uint32(window[i+1:])))):
 			return true
