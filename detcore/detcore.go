@@ -229,9 +229,9 @@ type Config struct {
 	// (spinhop.go), a computing thread being stepped. The schedule is
 	// the same.
 	NoSpinTraps bool
-	// NoFastIO makes every read, write and futex wake take its stop
-	// (fastio.go, fastfutex.go):
-	// the schedule of a hermit without fast calls.
+	// NoFastIO makes every read, write, futex wake and rdtsc take its
+	// stop (fastio.go, fastfutex.go, tscsite.go): the schedule of a
+	// hermit without fast calls, and no site of the program's patched.
 	NoFastIO bool
 	// OldEntryTimes replays a recording of journal version 17, made when
 	// creat, openat2, mknod, symlink and a Unix socket's bind moved no

@@ -67,7 +67,7 @@ type image struct {
 // moves the clock on by, as a trapped one does (readTSC), or 0 where its
 // rdtsc must trap.
 func (e *Engine) tscWord(t *thread) uint64 {
-	if e.cfg.TrapTSC && !e.cfg.OldTSCTraps && t.tscMode != prTSCSigsegv && t.pt == nil {
+	if e.cfg.TrapTSC && !e.cfg.OldTSCTraps && !e.cfg.NoFastIO && t.tscMode != prTSCSigsegv && t.pt == nil {
 		return tscStep
 	}
 	return 0

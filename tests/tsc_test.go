@@ -74,6 +74,11 @@ func TestTSCSitesLearned(t *testing.T) {
 	if n[1] != 0 || n[2] != n[0] || n[3] < execs+1 || n[3]%(execs+1) != 0 {
 		t.Errorf("%s; want every read in the page, each site of the shell's patched in the %d programs after it", tscLineRE.FindString(string(r.Stderr)), execs)
 	}
+	// --no-fast-io patches nothing: every read traps.
+	r = hermitRun(t, []string{"--summary", "--no-fast-io"}, []string{sh, "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done"})
+	if m := tscLine(t, r); r.Exit != 0 || m[1] != n[0] || m[3] != 0 {
+		t.Errorf("--no-fast-io: %s; want all %d reads trapped, no site patched", tscLineRE.FindString(string(r.Stderr)), n[0])
+	}
 }
 
 // TestTSCSiteUnderBreakpoint: a gdb breakpoint on an instruction that a
@@ -98,4 +103,20 @@ func TestTSCSiteUnderBreakpoint(t *testing.T) {
 	if out := string(r.Stdout); r.Exit != 0 || strings.Count(out, "= 0x1") != 2 || !strings.Contains(out, "done\n") {
 		t.Errorf("a breakpoint on a patched rdtsc: want a stop there, a step over the site, and the program's end\n%s", describe(r))
 	}
+}
+
+// TestTSCSiteAfterGuestFault: a thread whose own PR_TSC_SIGSEGV made its
+// rdtsc fault, and whose handler steps over it, returns after it even
+// though another thread ran the same site meanwhile: the site stays
+// unpatched in that process (hermit used to patch it, and the handler
+// returned into the jmp). Runs and a replay agree with the native run.
+func TestTSCSiteAfterGuestFault(t *testing.T) {
+	testenv.RequireTSCTrap(t)
+	t.Parallel()
+	argv := cGuest("tsc_handler.c")(t)
+	const want = "A's rdtsc faulted 1 time(s)\n"
+	if nat := native(t, argv); nat.Exit != 0 || string(nat.Stdout) != want {
+		t.Fatalf("native run: want %q; %s", want, describe(nat))
+	}
+	runsAlike(t, argv, want, func(int, testenv.Result) {})
 }
