@@ -4,10 +4,10 @@
  * rdtsc followed by a jmp, which traps every time), interleaved with
  * CLOCK_MONOTONIC reads through the vDSO; in two threads, across a sleep,
  * in a forked child and in a program it execs (itself, "exec"). It checks
- * that the counter never goes back, on either path, nor behind the
- * monotonic clock (3 ticks a ns under hermit: natively the ratio differs,
- * so that check is made under hermit only, "hermit"), and prints a
- * checksum of every value read.
+ * under hermit ("hermit") that the counter never goes back, on either
+ * path, nor behind the monotonic clock (3 ticks a ns), and prints a
+ * checksum of every value read. Natively it only runs: the ratio differs,
+ * and two CPUs' counters may be apart.
  *
  *   tsc_sites [hermit]          the whole program
  *   tsc_sites exec [hermit]     the exec'd program's part
@@ -43,7 +43,9 @@ static uint64_t trapped(void) {
 }
 
 static void saw(uint64_t v, const char *how) {
-	if (v <= last_tsc) {
+	/* Natively, two CPUs' counters may be apart (a VM's): checked
+	 * under hermit only, where one counter is virtual. */
+	if (hermit && v <= last_tsc) {
 		say("FAIL: %s went back: %llu after %llu\n", how, (unsigned long long)v, (unsigned long long)last_tsc);
 		exit(1);
 	}
@@ -104,7 +106,7 @@ int main(int argc, char **argv) {
 	struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
 	CHECK(nanosleep(&ts, NULL) == 0);
 	uint64_t after = __rdtsc();
-	if (after <= before || (hermit && after - before < 150000000ull)) {
+	if (hermit && (after <= before || after - before < 150000000ull)) {
 		say("FAIL: across a 50 ms sleep the counter moved %llu\n", (unsigned long long)(after - before));
 		return 1;
 	}
