@@ -40,18 +40,6 @@ var tscPrefix = []byte{0x48, 0x8d, 0x64, 0x24, 0x80}
 // maxMoved bounds the instructions a site's jmp replaces after its rdtsc.
 const maxMoved = 3
 
-// tscStub decodes the rdtsc or rdtscp at pc, window being the code around
-// it (detcore.TSCSiteBefore bytes before pc, TSCSiteAfter from it), and
-// the instructions after it that its jmp replaces, for a stub in the copy
-// of the code at copyAt. It returns how many bytes the jmp replaces and a
-// function that makes the stub (without its jmp back) at a given address,
-// nil where a moved instruction's operand would be out of reach; ok is
-// false for code that is no rdtsc or rdtscp, whose next instructions
-// cannot be moved, or that a jump may enter between them.
-func tscStub(pc uint64, window []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
-	return tscStubOf(tscShapeOf(window), pc, window, copyAt)
-}
-
 // tscShape is how an rdtsc site is patched: the length of the instruction
 // (insn) and of it and the instructions its jmp replaces (n), those
 // instructions (moved), and whether it can be (ok). It depends on the code
@@ -66,7 +54,7 @@ type tscShape struct {
 // maxShapes bounds a Tracer's shapes.
 const maxShapes = 4096
 
-// tscShapeOf decides the shape of the site in window (as tscStub's).
+// tscShapeOf decides the shape of the site in window (as tscStubOf's).
 func tscShapeOf(window []byte) tscShape {
 	var s tscShape
 	if len(window) != detcore.TSCSiteBefore+detcore.TSCSiteAfter {
@@ -110,7 +98,13 @@ func (t *Tracer) tscShape(window []byte) tscShape {
 	return s
 }
 
-// tscStubOf is tscStub for the site's shape s.
+// tscStubOf makes the stub of the rdtsc or rdtscp at pc whose shape is s,
+// window being the code around it (detcore.TSCSiteBefore bytes before pc,
+// TSCSiteAfter from it), for a stub in the copy of the code at copyAt. It
+// returns how many bytes the site's jmp replaces and a function that makes
+// the stub (without its jmp back) at a given address, nil where a moved
+// instruction's operand would be out of reach; ok is false for a site
+// that cannot be patched (tscShapeOf).
 func tscStubOf(s tscShape, pc uint64, window []byte, copyAt uint64) (n int, build func(at uint64) []byte, ok bool) {
 	if !s.ok {
 		return 0, nil, false
@@ -146,7 +140,7 @@ func tscStubOf(s tscShape, pc uint64, window []byte, copyAt uint64) (n int, buil
 	return s.n, build, true
 }
 
-// jumpsInto reports whether the code around a site (window, as tscStub's)
+// jumpsInto reports whether the code around a site (window, as tscStubOf's)
 // may jump between the n bytes its jmp replaces: a jump decoded after
 // them, or the bytes of a near jmp or jcc before them (or of a short one,
 // in the 130 bytes it could jump from), whose target is inside them. An

@@ -11,6 +11,12 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
+// tscStub decides and makes the stub of the site at pc, as TSCSite does
+// without a Tracer's shapes.
+func tscStub(pc uint64, window []byte, copyAt uint64) (int, func(at uint64) []byte, bool) {
+	return tscStubOf(tscShapeOf(window), pc, window, copyAt)
+}
+
 // disasm decodes b, at address at, into one instruction a line.
 func disasm(t *testing.T, b []byte, at uint64) []string {
 	t.Helper()
