@@ -39,12 +39,9 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 var procStatPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/(stat|status)$`)
 
 // /proc/PID/mountinfo numbers mounts with ids the kernel hands out
-// host-wide (another namespace made meanwhile shifts them), and shows the
-// temporary directory of hermit's machine files: the ids are renumbered in
-// order of appearance and the directory is given one name.
+// host-wide (another namespace made meanwhile shifts them): they are
+// renumbered in order of appearance.
 var procMountinfoPath = lazyRegexp(`^/proc/(\d+|self|thread-self)(/task/\d+)?/mountinfo$`)
-
-var machineDir = lazyRegexp(`\S*/hermit-machine-[0-9a-f]+/`)
 
 // /proc/PID/sched and /proc/PID/schedstat are the host scheduler's
 // accounting: schedstat becomes the virtual run time, no wait and no
@@ -97,7 +94,7 @@ func normalizeMountinfo(b []byte, anon func(minor uint32) uint32) []byte {
 				dev = "0:" + strconv.Itoa(int(anon(uint32(n))))
 			}
 		}
-		out = fmt.Appendf(out, "%s %s %s %s", id(string(f[0]), false), id(string(f[1]), false), dev, machineDir().ReplaceAll(f[3], []byte("/hermit-machine/")))
+		out = fmt.Appendf(out, "%s %s %s %s", id(string(f[0]), false), id(string(f[1]), false), dev, f[3])
 	}
 	return out
 }

@@ -2,17 +2,17 @@ package detcore
 
 import "testing"
 
-// TestNormalizeMountinfo: mount ids, parent ids, the minor numbers of
-// filesystems without a device and hermit's machine directory come out
-// the same whatever the host numbered them.
+// TestNormalizeMountinfo: mount ids, parent ids and the minor numbers of
+// filesystems without a device come out the same whatever the host
+// numbered them.
 func TestNormalizeMountinfo(t *testing.T) {
 	in := "310 250 8:1 / / rw - ext4 /dev/vda rw\n" +
 		"311 310 0:45 / /proc rw - proc proc rw\n" +
-		"312 310 0:61 / /tmp/hermit-machine-5208020d95ff9398/x rw - tmpfs tmpfs rw\n" +
+		"312 310 0:61 /%proc%cpuinfo /proc/cpuinfo rw - tmpfs tmpfs rw\n" +
 		"313 311 0:45 /sys /proc/sys ro - proc proc rw\n"
 	want := "2 1 8:1 / / rw - ext4 /dev/vda rw\n" +
 		"3 2 0:32768 / /proc rw - proc proc rw\n" +
-		"4 2 0:32769 / /hermit-machine/x rw - tmpfs tmpfs rw\n" +
+		"4 2 0:32769 /%proc%cpuinfo /proc/cpuinfo rw - tmpfs tmpfs rw\n" +
 		"5 3 0:32768 /sys /proc/sys ro - proc proc rw\n"
 	e := &Engine{}
 	if got := string(normalizeMountinfo([]byte(in), e.files().vdevMinor)); got != want {

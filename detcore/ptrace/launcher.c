@@ -175,59 +175,6 @@ static void run_guest(char **argv, char **envp, int errfd) {
 	fail(errfd, STAGE_EXEC, err, err == ENOENT ? 127 : 126);
 }
 
-// overlay_files bind-mounts each file of dir (prepared by the tracer) over
-// the path its name encodes, '%' standing for '/': "%proc%cpuinfo" goes
-// over /proc/cpuinfo. It gives the guest a fixed view of the machine.
-static void overlay_files(const char *dir) {
-	DIR *d = opendir(dir);
-	if (!d) {
-		say("opening ", dir, errno);
-		return;
-	}
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] != '%') continue;
-		char src[512], dst[256];
-		snprintf(src, sizeof src, "%s/%s", dir, e->d_name);
-		snprintf(dst, sizeof dst, "%s", e->d_name);
-		for (char *c = dst; *c; c++)
-			if (*c == '%') *c = '/';
-		if (access(dst, F_OK) == 0 && mount(src, dst, NULL, MS_BIND, NULL) < 0) say("bind-mounting over ", dst, errno);
-	}
-	closedir(d);
-}
-
-// files_parent opens the directory that holds dir (the machine files),
-// before any mount hides it, so that remove_files can remove dir later.
-static int files_parent(const char *dir, const char **base) {
-	if (!dir || !dir[0]) return -1;
-	const char *slash = strrchr(dir, '/');
-	if (!slash || !slash[1]) return -1;
-	*base = slash + 1;
-	char parent[4096];
-	snprintf(parent, sizeof parent, "%.*s", (int)(slash - dir), dir);
-	return open(parent[0] ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-}
-
-// remove_files removes the machine files and their directory once they are
-// mounted (the mounts keep them): nothing is left behind on the host, even
-// if hermit is killed before it would remove them itself.
-static void remove_files(int parent, const char *base) {
-	if (parent < 0) return;
-	int d = openat(parent, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
-	if (dir) {
-		struct dirent *e;
-		while ((e = readdir(dir)) != NULL)
-			if (e->d_name[0] == '%') unlinkat(dirfd(dir), e->d_name, 0);
-		closedir(dir);
-	} else if (d >= 0) {
-		close(d);
-	}
-	unlinkat(parent, base, AT_REMOVEDIR);
-	close(parent);
-}
-
 // root_fail reports that building the guest's root failed at what (with
 // arg) and exits.
 static void root_fail(int errfd, const char *what, const char *arg) {
@@ -289,7 +236,7 @@ static int mount_at(const char *src, int fd, const char *type, unsigned long fla
 }
 
 // root_files bind-mounts the machine files of directory files (see
-// overlay_files) over their paths in the new root, open as mfd, creating
+// machine_files) over their paths in the new root, open as mfd, creating
 // the ones that are missing.
 static void root_files(DIR *files, int mfd) {
 	struct dirent *e;
@@ -316,18 +263,17 @@ static void root_files(DIR *files, int mfd) {
 // enter_root makes the guest's root an overlay whose lower layer is
 // directory lower and whose upper layer is a fresh tmpfs, so that the
 // guest's writes go nowhere, with the host's /dev, a fresh /proc, a /tmp
-// and the machine files of directory files (may be NULL) inside it, and
-// moves the launcher into it for good (chroot). The overlay is built
-// on a tmpfs mounted over /tmp, which no one else sees: the mounts are
-// private to the namespace. lower and files may lie under /tmp: they are
-// opened first. The host's view is then detached.
-static void enter_root(const char *lower, const char *files, int errfd) {
+// and the machine files of file files (machine_files; -1 for none) inside
+// it, and moves the launcher into it for good (chroot). The overlay is
+// built on a tmpfs mounted over /tmp, which no one else sees: the mounts
+// are private to the namespace, and the machine files are written there
+// too. lower may lie under /tmp: it is opened first. The host's view is
+// then detached.
+static void enter_root(const char *lower, int files, int errfd) {
 	int lowerfd = open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (lowerfd < 0) root_fail(errfd, "opening the replay root ", lower);
 	int devfd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (devfd < 0) root_fail(errfd, "opening ", "/dev");
-	DIR *fdir = NULL;
-	if (files && files[0] && !(fdir = opendir(files))) say("opening ", files, errno);
 	struct stat st;
 	if (fstat(lowerfd, &st) < 0) root_fail(errfd, "reading the mode of ", lower);
 
@@ -337,6 +283,7 @@ static void enter_root(const char *lower, const char *files, int errfd) {
 	if (mkdir("/tmp/l", 0700) < 0 || mkdir("/tmp/u", 0700) < 0 || chmod("/tmp/u", st.st_mode & 07777) < 0 ||
 	    mkdir("/tmp/w", 0700) < 0 || mkdir("/tmp/m", 0700) < 0)
 		root_fail(errfd, "making the overlay's directories", "");
+	DIR *fdir = files >= 0 ? machine_files(files, "/tmp/f") : NULL;
 	char src[64];
 	snprintf(src, sizeof src, "/proc/self/fd/%d", lowerfd);
 	if (mount(src, "/tmp/l", NULL, MS_BIND, NULL) < 0) root_fail(errfd, "bind-mounting ", lower);
@@ -521,26 +468,19 @@ __attribute__((constructor)) static void hermit_launcher(int argc, char **argv, 
 		fail(errfd, STAGE_MOUNT, errno, 125);
 	}
 	const char *files = getenv(ENV_PREFIX "FILES");
-	const char *files_base = NULL;
-	int files_dir = files_parent(files, &files_base);
+	int files_fd = files && files[0] ? atoi(files) : -1;
 	const char *root = getenv(ENV_PREFIX "ROOT");
 	if (root && root[0]) {
 		// The root's /tmp is already thrown away with the run.
-		enter_root(root, files, errfd);
+		enter_root(root, files_fd, errfd);
 	} else {
-		if (files && files[0]) overlay_files(files);
+		if (files_fd >= 0) overlay_machine(files_fd);
 		const char *tmp = getenv(ENV_PREFIX "TMP");
 		if (tmp && tmp[0] == '1' && private_tmp(tmp[1] == '/' ? tmp + 2 : NULL) < 0) say("no private /tmp (overlayfs on tmpfs failed); the guest uses the host's", "", errno);
 		// The working directory may lie under a mount just made (/tmp):
 		// enter it again through the new mounts.
 		char cwd[4096];
 		if (getcwd(cwd, sizeof cwd) && chdir(cwd) < 0) say("re-entering ", cwd, errno);
-	}
-	remove_files(files_dir, files_base);
-	if (files_base) {
-		// The machine files' directory has a random name, which the
-		// guest would read in /proc/1/environ: it reads X's now.
-		memset((char *)files_base, 'X', strlen(files_base));
 	}
 	const char *host = getenv(ENV_PREFIX "HOSTNAME");
 	if (host && sethostname(host, strlen(host)) < 0) say("sethostname", "", errno);

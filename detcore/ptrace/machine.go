@@ -1,44 +1,35 @@
 package ptrace
 
 import (
+	"bytes"
 	"fmt"
-	"math/rand/v2"
+	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
-	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hermitdbg/hermit/detcore/abi"
 )
 
-// fixedLengthTempDir makes a new directory in the temporary directory
-// whose name is prefix and 16 random hex digits: always as long, since the
-// guest reads it, X'd out, in /proc/1/environ, and a name one digit longer
-// (os.MkdirTemp's decimal ones) moved the launcher's stack.
-func fixedLengthTempDir(prefix string) (string, error) {
-	for {
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s%016x", prefix, rand.Uint64()))
-		err := os.Mkdir(dir, 0o700)
-		if !os.IsExist(err) {
-			return dir, err
-		}
-	}
-}
-
-// machineFiles writes, into a new directory, the files the launcher mounts
-// over the host's so that the guest sees a machine of ncpu CPUs whatever
-// the host has: /proc/cpuinfo (the host's first CPU, repeated, with fixed
-// speeds; without RDRAND and RDSEED in its flags when hideRandom, as
-// --virtualize-cpuid hides them from cpuid) and the CPU lists in
-// /sys/devices/system/cpu and of the first NUMA node. The caller removes
-// the directory once the launcher has mounted them.
-func machineFiles(ncpu int, hosts string, hideRandom bool) (string, error) {
-	removeAbandoned(os.TempDir(), time.Now().Add(-abandonedAfter))
-	dir, err := fixedLengthTempDir(machinePrefix)
-	if err != nil {
-		return "", err
-	}
+// machineFiles returns a file in memory that holds the files the launcher
+// mounts over the host's so that the guest sees a machine of ncpu CPUs
+// whatever the host has: /proc/cpuinfo (the host's first CPU, repeated,
+// with fixed speeds; without RDRAND and RDSEED in its flags when
+// hideRandom, as --virtualize-cpuid hides them from cpuid) and the CPU
+// lists in /sys/devices/system/cpu and of the first NUMA node; and, with
+// hosts, /etc/hosts with a line for that host name. Each file is a line
+// "NAME SEC NSEC LEN" and its LEN bytes, NAME its path with '%' for '/'
+// and SEC.NSEC the host file's modification time (stat of /etc/hosts,
+// whose times pass through, --real-mtimes, is the same in every run).
+// The launcher writes them on a tmpfs of its own namespace (machine.c):
+// a run writes nothing to the host's disk, where making and removing a
+// directory of files at every start cost more than the rest of the start
+// on a filesystem full of recently removed inodes (ext4 without a
+// journal skips those for a while, reading each one's inode).
+func machineFiles(ncpu int, hosts string, hideRandom bool) (*os.File, error) {
 	cpus := abi.CPUList(ncpu) + "\n"
 	files := map[string]string{
 		"/sys/devices/system/cpu/online":   cpus,
@@ -57,20 +48,29 @@ func machineFiles(ncpu int, hosts string, hideRandom bool) (string, error) {
 			files["/etc/hosts"] = string(b) + hostsLine(string(b), hosts)
 		}
 	}
-	for path, content := range files {
-		name := filepath.Join(dir, strings.ReplaceAll(path, "/", "%"))
-		if err := os.WriteFile(name, []byte(content), 0o444); err != nil {
-			os.RemoveAll(dir)
-			return "", err
-		}
-		// The host file's times, not the moment hermit started: stat of
-		// /etc/hosts (whose times pass through, --real-mtimes) is the
-		// same in every run.
+	var b bytes.Buffer
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		var mtime unix.Timespec
 		if fi, err := os.Stat(path); err == nil {
-			_ = os.Chtimes(name, fi.ModTime(), fi.ModTime())
+			mtime = unix.NsecToTimespec(fi.ModTime().UnixNano())
 		}
+		fmt.Fprintf(&b, "%s %d %d %d\n%s", strings.ReplaceAll(path, "/", "%"), mtime.Sec, mtime.Nsec, len(files[path]), files[path])
 	}
-	return dir, nil
+	return memFile("hermit-machine", b.Bytes())
+}
+
+// memFile returns a file in memory (memfd) named name that holds data.
+func memFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // nodeCPUs begins the files that list the first NUMA node's CPUs
@@ -93,26 +93,6 @@ func cpuMap(ncpu int) string {
 		b.WriteByte(d)
 	}
 	return b.String()
-}
-
-// machinePrefix begins the name of each machine-file directory.
-const machinePrefix = "hermit-machine-"
-
-// abandonedAfter is the age past which a machine-file directory is
-// abandoned: the launcher removes its own within milliseconds of the
-// start, but a hermit killed in between (SIGKILL from a test's or CI's
-// timeout, as it started a run) leaves it behind.
-const abandonedAfter = 10 * time.Minute
-
-// removeAbandoned removes the machine-file directories in tmp that were
-// last changed before cutoff.
-func removeAbandoned(tmp string, cutoff time.Time) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, machinePrefix+"*"))
-	for _, d := range dirs {
-		if st, err := os.Lstat(d); err == nil && st.IsDir() && st.ModTime().Before(cutoff) {
-			os.RemoveAll(d)
-		}
-	}
 }
 
 var (

@@ -1,10 +1,7 @@
 package ptrace
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 )
 
 // TestHostsEntry: the guest's /etc/hosts gains a line for its host name
@@ -30,34 +27,6 @@ func TestHostsEntry(t *testing.T) {
 			if got := hostsLine(tc.hosts, "hermit"); got != tc.added {
 				t.Errorf("hostsLine(%q) = %q, want %q", tc.hosts, got, tc.added)
 			}
-		}
-	}
-}
-
-// TestRemoveAbandoned: a machine-file directory older than the cutoff
-// (left by a hermit killed as it started) is removed as the next run
-// makes its own; a newer one (a run starting now) and other files stay.
-func TestRemoveAbandoned(t *testing.T) {
-	tmp := t.TempDir()
-	old, fresh, other := filepath.Join(tmp, machinePrefix+"1"), filepath.Join(tmp, machinePrefix+"2"), filepath.Join(tmp, "other")
-	for _, d := range []string{old, fresh, other} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "%proc%cpuinfo"), []byte("x"), 0o444); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hourAgo := time.Now().Add(-time.Hour)
-	for _, d := range []string{old, other} {
-		if err := os.Chtimes(d, hourAgo, hourAgo); err != nil {
-			t.Fatal(err)
-		}
-	}
-	removeAbandoned(tmp, time.Now().Add(-abandonedAfter))
-	for d, want := range map[string]bool{old: false, fresh: true, other: true} {
-		if _, err := os.Stat(d); (err == nil) != want {
-			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
 		}
 	}
 }

@@ -174,17 +174,23 @@ func Start(o Options) (*Tracer, int, error) {
 		return nil, 0, err
 	}
 	defer errR.Close()
-	var files string
+	files := ""
 	if o.CPUs > 0 {
 		hosts := ""
 		if o.HostsEntry {
 			hosts = o.Hostname
 		}
-		if files, err = machineFiles(o.CPUs, hosts, o.TrapCPUID); err != nil {
+		mf, err := machineFiles(o.CPUs, hosts, o.TrapCPUID)
+		if err == nil {
+			mf, err = inheritAbove(mf, int(errW.Fd()))
+		}
+		if err != nil {
+			errW.Close()
 			return nil, 0, fmt.Errorf("preparing /proc/cpuinfo: %w", err)
 		}
-		// Mounted by the launcher before the guest starts.
-		defer os.RemoveAll(files)
+		// The launcher reads it and closes its copy.
+		defer mf.Close()
+		files = strconv.Itoa(int(mf.Fd()))
 	}
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe",
@@ -258,18 +264,26 @@ func launcherPipe(o Options) (r, w *os.File, err error) {
 	for _, fd := range fds {
 		above = max(above, fd)
 	}
-	// Not close-on-exec: the launcher inherits it, and sets that flag
-	// itself before it execs the guest. No other launcher is started
-	// while the tracer starts this one (launchMu).
-	fd, err := unix.FcntlInt(w.Fd(), unix.F_DUPFD, above+1)
-	w.Close()
-	if err != nil {
+	if w, err = inheritAbove(w, above); err != nil {
 		r.Close()
 		return nil, nil, fmt.Errorf("the launcher's pipe: %w", err)
 	}
-	return r, os.NewFile(uintptr(fd), "launcher-errors"), nil
+	return r, w, nil
 }
 
+// inheritAbove moves f to the lowest free descriptor above n, not
+// close-on-exec, so that the launcher inherits it there; it sets that
+// flag itself before it execs the guest. No other launcher is started
+// while the tracer starts this one (launchMu).
+func inheritAbove(f *os.File, n int) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD, n+1)
+	name := f.Name()
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
 // noRandomize turns ASLR off for the calling thread's children, and
 // returns what turns it on again.
 func noRandomize() func() {
