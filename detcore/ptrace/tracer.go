@@ -284,6 +284,7 @@ func inheritAbove(f *os.File, n int) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), name), nil
 }
+
 // noRandomize turns ASLR off for the calling thread's children, and
 // returns what turns it on again.
 func noRandomize() func() {
