@@ -72,15 +72,59 @@ func TestBlobs(t *testing.T) {
 	if _, err := r.Scan(); err != nil {
 		t.Errorf("Scan() = %v", err)
 	}
-	fi, err := os.Stat(filepath.Join(dir, "blobs", ids[0].String()[:2], ids[0].String()[2:]))
+	fi, err := os.Stat(filepath.Join(dir, "blobs", ids[0].String()))
 	if err != nil || fi.Size() >= int64(len(big)) {
 		t.Errorf("stored big blob: %v, %v; want a compressed file", fi, err)
 	}
 }
 
+// TestFannedBlobs: a trace made before 2026-12-08 holds its blobs in a
+// directory per first two hex digits (blobs/ab/cdef…); it reads as
+// before, and a damaged or missing blob there is named by its own path.
+func TestFannedBlobs(t *testing.T) {
+	content := bytes.Repeat([]byte("shared library text "), 5000)
+	dir, ids := blobTrace(t, content, []byte("libm"))
+	fanned := make([]string, len(ids))
+	for i, id := range ids {
+		s := id.String()
+		fanned[i] = filepath.Join("blobs", s[:2], s[2:])
+		if err := os.MkdirAll(filepath.Join(dir, "blobs", s[:2]), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "blobs", s), filepath.Join(dir, fanned[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := openReader(t, dir)
+	if got, err := r.Blob(ids[0]); err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("Blob of a fanned trace: %d bytes, %v; want %d bytes", len(got), err, len(content))
+	}
+	if _, err := r.Scan(); err != nil {
+		t.Errorf("Scan() of a fanned trace = %v", err)
+	}
+	if n, size := r.StoredBlobs(); n != 2 || size == 0 {
+		t.Errorf("StoredBlobs() = %d, %d; want 2 blobs", n, size)
+	}
+	p := filepath.Join(dir, fanned[0])
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := append([]byte(nil), orig...)
+	b[len(b)/2] ^= 0x10
+	os.WriteFile(p, b, 0o600)
+	if _, err := r.Blob(ids[0]); !errors.Is(err, trace.ErrChecksum) || trace.DamagedFile(err) != fanned[0] {
+		t.Errorf("a damaged fanned blob: %v, in file %q; want a checksum mismatch in %s", err, trace.DamagedFile(err), fanned[0])
+	}
+	os.Remove(filepath.Join(dir, fanned[1]))
+	if _, err := r.Blob(ids[1]); !errors.Is(err, trace.ErrMissingBlob) || trace.DamagedFile(err) != fanned[1] {
+		t.Errorf("a missing fanned blob: %v, in file %q; want it missing at %s", err, trace.DamagedFile(err), fanned[1])
+	}
+}
+
 func TestMissingBlob(t *testing.T) {
 	dir, ids := blobTrace(t, []byte("libc"))
-	os.Remove(filepath.Join(dir, "blobs", ids[0].String()[:2], ids[0].String()[2:]))
+	os.Remove(filepath.Join(dir, "blobs", ids[0].String()))
 	r, err := trace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +142,7 @@ func TestMissingBlob(t *testing.T) {
 func TestDamagedBlob(t *testing.T) {
 	content := bytes.Repeat([]byte("shared library text "), 5000)
 	dir, ids := blobTrace(t, content)
-	p := filepath.Join(dir, "blobs", ids[0].String()[:2], ids[0].String()[2:])
+	p := filepath.Join(dir, "blobs", ids[0].String())
 	orig, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +168,7 @@ func TestDamagedBlob(t *testing.T) {
 	w, _ := trace.Create(other, testHeader())
 	id, _ := w.PutBlob(bytes.NewReader([]byte("other")))
 	w.Close()
-	b, _ := os.ReadFile(filepath.Join(other, "blobs", id.String()[:2], id.String()[2:]))
+	b, _ := os.ReadFile(filepath.Join(other, "blobs", id.String()))
 	os.WriteFile(p, b, 0o600)
 	rc, err := openReader(t, dir).OpenBlob(ids[0])
 	if err != nil {

@@ -167,14 +167,6 @@ func dupFile(f *os.File) *os.File {
 func (c *BlobCache) export(id BlobID, dir string) error {
 	src, dst := filepath.Join(c.dir, "blobs", id.String()), blobPath(dir, id)
 	err := os.Link(src, dst)
-	if errors.Is(err, fs.ErrNotExist) {
-		// The blob's two-character directory is not there yet, or the
-		// cache lost the blob.
-		if err := os.Mkdir(filepath.Dir(dst), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		err = os.Link(src, dst)
-	}
 	switch {
 	case err == nil, errors.Is(err, fs.ErrExist):
 		return nil

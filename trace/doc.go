@@ -9,7 +9,9 @@
 //	header          magic "HERMITTR", format version, msgpack Header, CRC-32C
 //	events          blocks of events, appended while recording
 //	index           written by Close: counts and a block table, CRC-32C
-//	blobs/ab/cdef…  one lz4 frame per blob, named by the SHA-256 of its content
+//	blobs/abcdef…   one lz4 frame per blob, named by the SHA-256 of its
+//	                content (blobs/ab/cdef… in traces made before 2026-12-08,
+//	                which are read as well)
 //
 // A directory rather than one file, because the events file can then be a
 // pure append-only sequence of blocks (what crash safety needs), blobs can be

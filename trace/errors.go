@@ -71,7 +71,8 @@ type ChecksumError struct {
 	Part  string // "events", "header", "index" or "blob <id>"
 	Block uint64
 	Event uint64
-	Off   int64 // for Part "events": where the block starts in the file
+	Off   int64  // for Part "events": where the block starts in the file
+	File  string // for a blob: its file in the trace directory
 }
 
 func (e *ChecksumError) Error() string {
@@ -106,7 +107,8 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // MissingBlobError reports a blob that the trace refers to but does not hold.
 type MissingBlobError struct {
-	ID BlobID
+	ID   BlobID
+	File string // where the trace directory would hold it ("" for blobs/ID)
 }
 
 func (e *MissingBlobError) Error() string { return "missing blob " + e.ID.String() }
@@ -118,7 +120,8 @@ const partEvents = "events"
 
 // DamagedFile returns the file of a trace directory that err, an error from Open
 // or a Reader, is about: "events", "header", "index" or a blob's path
-// ("blobs/ab/cdef…"). It returns "" if err names no file of the trace.
+// ("blobs/abcdef…", or "blobs/ab/cdef…" in a trace made before
+// 2026-12-08). It returns "" if err names no file of the trace.
 func DamagedFile(err error) string {
 	var (
 		te *TruncatedError
@@ -131,10 +134,16 @@ func DamagedFile(err error) string {
 	case errors.As(err, &te):
 		return eventsFile
 	case errors.As(err, &ce):
+		if ce.File != "" {
+			return ce.File
+		}
 		part = ce.Part
 	case errors.As(err, &co):
 		part = co.Part
 	case errors.As(err, &mb):
+		if mb.File != "" {
+			return mb.File
+		}
 		return blobPath("", mb.ID)
 	case errors.Is(err, ErrNoIndex):
 		return indexFile

@@ -310,8 +310,9 @@ func TestDamagedFile(t *testing.T) {
 		{&trace.CorruptError{Part: "events", Msg: "x"}, "events"},
 		{&trace.ChecksumError{Part: "index"}, "index"},
 		{&trace.CorruptError{Part: "header", Msg: "x"}, "header"},
-		{&trace.ChecksumError{Part: "blob " + id.String()}, filepath.Join("blobs", "ab", id.String()[2:])},
-		{&trace.MissingBlobError{ID: id}, filepath.Join("blobs", "ab", id.String()[2:])},
+		{&trace.ChecksumError{Part: "blob " + id.String()}, filepath.Join("blobs", id.String())},
+		{&trace.MissingBlobError{ID: id}, filepath.Join("blobs", id.String())},
+		{&trace.MissingBlobError{ID: id, File: filepath.Join("blobs", "ab", id.String()[2:])}, filepath.Join("blobs", "ab", id.String()[2:])},
 		{trace.ErrNoIndex, "index"},
 		{io.ErrUnexpectedEOF, ""},
 	}

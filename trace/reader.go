@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -513,19 +514,22 @@ func (r *Reader) Blob(id BlobID) ([]byte, error) {
 // StoredBlobs returns the number of blobs stored in the trace and the bytes
 // they take on disk.
 func (r *Reader) StoredBlobs() (n int, size int64) {
-	subs, _ := os.ReadDir(filepath.Join(r.dir, blobDir))
-	for _, s := range subs {
-		if !s.IsDir() {
-			continue
-		}
-		files, _ := os.ReadDir(filepath.Join(r.dir, blobDir, s.Name()))
-		for _, f := range files {
-			if fi, err := f.Info(); err == nil && fi.Mode().IsRegular() {
-				n++
-				size += fi.Size()
+	var count func(dir string, depth int)
+	count = func(dir string, depth int) {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			switch {
+			case e.IsDir() && depth == 0:
+				count(filepath.Join(dir, e.Name()), 1) // fannedBlobPath
+			case e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".tmp-"):
+				if fi, err := e.Info(); err == nil {
+					n++
+					size += fi.Size()
+				}
 			}
 		}
 	}
+	count(filepath.Join(r.dir, blobDir), 0)
 	return n, size
 }
 
