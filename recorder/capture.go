@@ -3,6 +3,7 @@ package recorder
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"io"
 	"os"
 	"path"
@@ -353,17 +354,56 @@ func interpreter(f *os.File) string {
 		}
 		return ""
 	}
-	ef, err := elf.NewFile(f)
-	if err != nil {
+	return elfInterp(f, b)
+}
+
+// elfInterp returns the interpreter (PT_INTERP) of the ELF file f, whose
+// first bytes are head, or "". It reads the program headers alone: at
+// every exec of a recording, debug/elf's parse of the whole file (its
+// sections and their names) cost more than the rest of the exec's
+// capture.
+func elfInterp(f *os.File, head []byte) string {
+	if len(head) < 64 || !bytes.HasPrefix(head, []byte(elf.ELFMAG)) || elf.Data(head[elf.EI_DATA]) != elf.ELFDATA2LSB {
 		return ""
 	}
-	for _, p := range ef.Progs {
-		if p.Type == elf.PT_INTERP {
-			s, err := io.ReadAll(p.Open())
-			if err == nil {
-				return strings.TrimRight(string(s), "\x00")
-			}
+	le := binary.LittleEndian
+	var phoff uint64
+	var phentsize, phnum int
+	switch elf.Class(head[elf.EI_CLASS]) {
+	case elf.ELFCLASS64:
+		phoff, phentsize, phnum = le.Uint64(head[32:]), int(le.Uint16(head[54:])), int(le.Uint16(head[56:]))
+	case elf.ELFCLASS32:
+		phoff, phentsize, phnum = uint64(le.Uint32(head[28:])), int(le.Uint16(head[42:])), int(le.Uint16(head[44:]))
+	default:
+		return ""
+	}
+	is64 := elf.Class(head[elf.EI_CLASS]) == elf.ELFCLASS64
+	if (is64 && phentsize < 56) || (!is64 && phentsize < 32) || phnum > 4096 {
+		return ""
+	}
+	phdrs := make([]byte, phentsize*phnum)
+	if _, err := f.ReadAt(phdrs, int64(phoff)); err != nil {
+		return ""
+	}
+	for i := 0; i < phnum; i++ {
+		ph := phdrs[i*phentsize:]
+		if elf.ProgType(le.Uint32(ph)) != elf.PT_INTERP {
+			continue
 		}
+		var off, size uint64
+		if is64 {
+			off, size = le.Uint64(ph[8:]), le.Uint64(ph[32:])
+		} else {
+			off, size = uint64(le.Uint32(ph[4:])), uint64(le.Uint32(ph[16:]))
+		}
+		if size == 0 || size > 4096 {
+			return ""
+		}
+		name := make([]byte, size)
+		if _, err := f.ReadAt(name, int64(off)); err != nil {
+			return ""
+		}
+		return strings.TrimRight(string(name), "\x00")
 	}
 	return ""
 }
