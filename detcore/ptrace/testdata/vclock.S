@@ -127,8 +127,14 @@ vc_end:
  * The descriptor is gone before the program starts. The page goes at
  * FIO_BASE with the fast-write table after it (three pages, read-write)
  * and the fast-write code (fastio.S, two pages, read-execute) after that;
- * where that address is taken, one page anywhere, and no fast writes. */
+ * where that address is taken, one page anywhere, and no fast writes.
+ * Each call carries INJECTED in the high half of its fourth argument (r10:
+ * mmap's flags, which the kernel reads as an int with MAP_SHARED, and
+ * unused by memfd_create and close), which hermit's seccomp filter lets
+ * through without a stop (injectedMark in filter.go): a stop for each
+ * cost a tracer round trip at every exec. */
 	.set FIO_BASE, 0x7fffc0000000
+	.set INJECTED, 0x6865726d00000000
 /* MAP_CODE maps the fast-write code (the memfd r12's two pages from
  * 0x3000, read-execute) at rdi, unless that is taken: rax is its address
  * or -errno. */
@@ -136,7 +142,7 @@ vc_end:
 	mov eax, 9 /* SYS_mmap */
 	mov esi, 0x2000
 	mov edx, 5 /* PROT_READ | PROT_EXEC */
-	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
+	movabs r10, INJECTED | 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
 	mov r8, r12
 	mov r9d, 0x3000
 	syscall
@@ -147,6 +153,7 @@ vc_map:
 	mov eax, 319 /* SYS_memfd_create */
 	lea rdi, [rip + vc_name]
 	mov esi, 1 /* MFD_CLOEXEC */
+	movabs r10, INJECTED
 	syscall
 	mov r12, rax
 	mov r13, rax
@@ -156,7 +163,7 @@ vc_map:
 	movabs rdi, FIO_BASE
 	mov esi, 0x3000
 	mov edx, 3 /* PROT_READ | PROT_WRITE */
-	mov r10d, 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
+	movabs r10, INJECTED | 0x100001 /* MAP_SHARED | MAP_FIXED_NOREPLACE */
 	mov r8, r12
 	xor r9d, r9d
 	syscall
@@ -183,7 +190,7 @@ vc_map:
 	xor edi, edi
 	mov esi, 4096
 	mov edx, 3 /* PROT_READ | PROT_WRITE */
-	mov r10d, 1 /* MAP_SHARED */
+	movabs r10, INJECTED | 1 /* MAP_SHARED */
 	mov r8, r12
 	xor r9d, r9d
 	syscall
@@ -193,6 +200,7 @@ vc_map:
 	js 2f
 	mov eax, 3 /* SYS_close */
 	mov rdi, r12
+	movabs r10, INJECTED
 	syscall
 2:	int3
 vc_name:
