@@ -367,18 +367,12 @@ func elfInterp(f *os.File, head []byte) string {
 		return ""
 	}
 	le := binary.LittleEndian
-	var phoff uint64
-	var phentsize, phnum int
-	switch elf.Class(head[elf.EI_CLASS]) {
-	case elf.ELFCLASS64:
-		phoff, phentsize, phnum = le.Uint64(head[32:]), int(le.Uint16(head[54:])), int(le.Uint16(head[56:]))
-	case elf.ELFCLASS32:
-		phoff, phentsize, phnum = uint64(le.Uint32(head[28:])), int(le.Uint16(head[42:])), int(le.Uint16(head[44:]))
-	default:
-		return ""
-	}
 	is64 := elf.Class(head[elf.EI_CLASS]) == elf.ELFCLASS64
-	if (is64 && phentsize < 56) || (!is64 && phentsize < 32) || phnum > 4096 {
+	phoff, phentsize, phnum := uint64(le.Uint32(head[28:])), int(le.Uint16(head[42:])), int(le.Uint16(head[44:]))
+	if is64 {
+		phoff, phentsize, phnum = le.Uint64(head[32:]), int(le.Uint16(head[54:])), int(le.Uint16(head[56:]))
+	}
+	if !is64 && elf.Class(head[elf.EI_CLASS]) != elf.ELFCLASS32 || is64 && phentsize < 56 || !is64 && phentsize < 32 || phnum > 4096 {
 		return ""
 	}
 	phdrs := make([]byte, phentsize*phnum)

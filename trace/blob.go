@@ -134,9 +134,13 @@ func putBlob(dir string, r io.Reader) (id BlobID, err error) {
 func openBlob(dir string, id BlobID) (io.ReadCloser, error) {
 	file := blobPath("", id)
 	f, err := os.Open(filepath.Join(dir, file))
-	if errors.Is(err, fs.ErrNotExist) && fanned(dir) {
-		file = fannedBlobPath("", id)
-		f, err = os.Open(filepath.Join(dir, file))
+	if errors.Is(err, fs.ErrNotExist) {
+		old := fannedBlobPath("", id)
+		if g, gerr := os.Open(filepath.Join(dir, old)); !errors.Is(gerr, fs.ErrNotExist) {
+			f, err, file = g, gerr, old
+		} else if fanned(dir) {
+			file = old // missing from a trace that fans them out
+		}
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &MissingBlobError{ID: id, File: file}
