@@ -165,6 +165,9 @@ type lthread struct {
 	// they hold a watchpoint.
 	drGen int
 	drSet bool
+	// leave is a watchpoint's stop that came in hermit's stub code, to
+	// report once the thread's steps have left it (pauseOut).
+	leave *Stop
 	// tf keeps the trap flag of the steps the layer makes out of the
 	// program (detcore.TrapFlag).
 	tf detcore.TrapFlag
@@ -487,6 +490,8 @@ func (l *layer) swallow(st detcore.Stop) bool {
 	done := c.step && l.count(th)
 	counts := c.watch >= 0 && c.watch == l.goal.countSlot || c.brk && l.goal.countAt != 0 && regs.Rip == l.goal.countAt
 	switch {
+	case th.leave != nil && c.step && ourStep:
+		l.stepOutStub(th)
 	case counts && l.goal.countTid != 0 && l.intr.Load():
 		// A count of arrivals (a trap each, millions in a long loop)
 		// ends at an Interrupt too.
@@ -495,7 +500,7 @@ func (l *layer) swallow(st detcore.Stop) bool {
 		// An arrival the Session counts (Session.countHits).
 		if th.tid == l.goal.countTid {
 			if l.goal.counted++; l.goal.counted >= l.goal.countN {
-				l.pause(Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: l.wps[c.watch].addr, Watch: c.watch})
+				l.pauseOut(th, Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: l.wps[c.watch].addr, Watch: c.watch})
 			}
 		}
 	case c.brk && l.goal.countAt != 0 && regs.Rip == l.goal.countAt:
@@ -508,7 +513,7 @@ func (l *layer) swallow(st detcore.Stop) bool {
 		}
 	case c.watch >= 0 && l.goal.breaks:
 		w := l.wps[c.watch]
-		l.pause(Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: w.addr, Watch: c.watch})
+		l.pauseOut(th, Stop{Reason: ReasonWatchpoint, Tid: th.tid, Addr: w.addr, Watch: c.watch})
 	case c.brk && l.goal.breaks:
 		l.pause(Stop{Reason: ReasonBreakpoint, Tid: th.tid, Addr: regs.Rip})
 	case done:
@@ -641,7 +646,7 @@ func (l *layer) resume(th *lthread, sig int) error {
 	mode := th.intent
 	runs := mode == detcore.ResumeCont || mode == detcore.ResumeCount
 	switch {
-	case runs && l.goal.stepTid == th.tid:
+	case runs && (l.goal.stepTid == th.tid || th.leave != nil):
 		mode = stepMode(mode)
 		th.ourStep, th.sigStep = true, sig != 0
 		th.resultOf = 0

@@ -105,6 +105,24 @@ func TestTSCSiteUnderBreakpoint(t *testing.T) {
 	}
 }
 
+// TestTSCSiteUnderWatchpoint: a store that a patched rdtsc site's jmp
+// covers runs, moved, in hermit's stub; the watchpoint it triggers is
+// reported in the program, right after the site (hermit stopped in its
+// stub, where gdb showed ?? ()), at each hit forwards, and at the site
+// itself, before the store, by reverse-continue.
+func TestTSCSiteUnderWatchpoint(t *testing.T) {
+	testenv.RequireTSCTrap(t)
+	testenv.RequireDebugRegs(t)
+	requireDebugging(t, "gdb")
+	t.Parallel()
+	got, r := gdbValues(t, recordC(t, "tsc_watch.c"), "watch stamp", "continue",
+		"p $pc == (long)&L_after_tsc_store", "p stamp", "continue", "p $pc == (long)&L_after_tsc_store",
+		"reverse-continue", "p $pc == (long)&L_tsc_store", "p stamp", "delete", "continue")
+	if len(got) != 5 || got[0] != "1" || got[2] != "1" || got[3] != "1" || got[4] != got[1] || !strings.Contains(string(r.Stdout), "done\n") {
+		t.Errorf("a watchpoint on a store moved into a patched site's stub: want stops after the site forwards (1, 1), at the site backwards (1) with the first store's value, and the program's end; got %v\n%s", got, describe(r))
+	}
+}
+
 // TestTSCSiteAfterGuestFault: a thread whose own PR_TSC_SIGSEGV made its
 // rdtsc fault, and whose handler steps over it, returns after it even
 // though another thread ran the same site meanwhile: the site stays
