@@ -53,7 +53,11 @@ func (t *Tracer) clockPage(in *injector, v *vdso, exe uint64) (*detcore.ClockPag
 	if need := uint64(len(vclockCode) + len(vclockMap)); home.Size < need {
 		return nil, fmt.Sprintf("its vDSO's clock_gettime is %d bytes, too small for hermit's clock code (%d)", home.Size, need), nil
 	}
-	if err := v.write(mapAt, vclockMap); err != nil {
+	err := v.write(mapAt, vclockMap)
+	if err == nil {
+		err = v.flush()
+	}
+	if err != nil {
 		return nil, "", fmt.Errorf("writing the code that maps it: %w", err)
 	}
 	if near := exe - fioCodeSize; exe%4096 == 0 && exe > minNear+fioCodeSize && !reaches(fioFast, exe) {
@@ -104,6 +108,10 @@ func (t *Tracer) clockPage(in *injector, v *vdso, exe uint64) (*detcore.ClockPag
 			release()
 			return nil, "", fmt.Errorf("writing %s: %w", e.name, err)
 		}
+	}
+	if err := v.flush(); err != nil {
+		release()
+		return nil, "", fmt.Errorf("writing the clock code: %w", err)
 	}
 	c := detcore.NewClockPage(mem, release)
 	c.SetCode(home.Value, home.Value+uint64(len(vclockCode)))
