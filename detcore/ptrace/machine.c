@@ -102,7 +102,9 @@ DIR *machine_files(int fd, const char *dir) {
 
 // overlay_files bind-mounts each file of files over the path its name
 // encodes, '%' standing for '/': "%proc%cpuinfo" goes over /proc/cpuinfo,
-// where that path exists.
+// where that path exists. Unlike root_files (launcher.c), which stays
+// beneath a replay's root, it follows the host's links as any path
+// would: /etc/hosts may be a link to an absolute path.
 static void overlay_files(DIR *files) {
 	struct dirent *e;
 	while ((e = readdir(files)) != NULL) {
