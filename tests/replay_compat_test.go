@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,9 +25,17 @@ import (
 // must be 0).
 func recordReplay(t *testing.T, flags, argv []string) testenv.Result {
 	t.Helper()
+	return recordReplayIn(t, nil, flags, argv)
+}
+
+// recordReplayIn is recordReplay with the recording started by the
+// command wrap, which runs its arguments (hermit record ...).
+func recordReplayIn(t *testing.T, wrap, flags, argv []string) testenv.Result {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "trace")
 	args := append(append(append([]string{"record", "-o", dir}, flags...), "--"), argv...)
-	rec := testenv.RunWith(t, hermitOpts(t, nil), testenv.Hermit(t), args...)
+	cmd := append(append(slices.Clone(wrap), testenv.Hermit(t)), args...)
+	rec := testenv.RunWith(t, hermitOpts(t, nil), cmd[0], cmd[1:]...)
 	if !strings.Contains(string(rec.Stderr), savedLine+dir) {
 		t.Fatalf("hermit %s: no trace saved\n%s", strings.Join(args, " "), describe(rec))
 	}
@@ -246,21 +255,23 @@ func TestReplayMremapPlacement(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root to mount a tmpfs")
 	}
+	unshare := testenv.Require(t, "unshare")
 	// Not below /tmp, which the guest sees through an overlay of its own.
 	mnt, err := os.MkdirTemp("/var/tmp", "hermit-mremap-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(mnt)
-	if err := syscall.Mount("none", mnt, "tmpfs", 0, "size=16m"); err != nil {
-		testenv.Skip(t, fmt.Sprintf("mount tmpfs: %v", err))
+	// The tmpfs is mounted in a mount namespace of the recording's own,
+	// not the host's, where every guest started meanwhile would show it
+	// in its mountinfo (TestRecordDiskFull).
+	if r := testenv.Run(t, runTimeout, unshare, "--mount", "--propagation", "private", "mount", "-t", "tmpfs", "-o", "size=16m", "none", mnt); r.Exit != 0 {
+		testenv.Skip(t, "cannot mount a tmpfs: "+strings.TrimSpace(string(r.Stderr)))
 	}
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
 	data := filepath.Join(mnt, "data")
-	if err := os.WriteFile(data, bytes.Repeat([]byte("mremapme"), 700_000), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rec := recordReplay(t, nil, []string{testenv.BuildC(t, "mremap_move.c"), data})
+	wrap := []string{unshare, "--mount", "--propagation", "private", "sh", "-c",
+		`mount -t tmpfs -o size=16m none "$1" && yes mremapme | tr -d '\n' | head -c 5600000 >"$2" && shift 2 && exec "$@"`, "sh", mnt, data}
+	rec := recordReplayIn(t, wrap, nil, []string{testenv.BuildC(t, "mremap_move.c"), data})
 	if !strings.Contains(string(rec.Stdout), "file mapping moved") {
 		t.Errorf("recording: the file mapping did not move\n%s", describe(rec))
 	}
